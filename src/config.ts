@@ -1,0 +1,36 @@
+// Configuration, read once from the environment and validated; a bad value stops start-up with
+// an error that names the variable.
+import { z } from "zod";
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  HOST: z.string().default("0.0.0.0"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:|postgres(ql)?:\/\/)/, "must start with file: (SQLite) or postgresql:// (PostgreSQL)")
+    .default("file:./data/guidegate.db"),
+  CORS_ORIGINS: z.string().default("*"),
+  GRAPHIQL: bool.default(true),
+  INTROSPECTION: bool.default(true),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  SEED_DEMO: bool.default(true),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  NODE_ENV: z.string().default("development"),
+});
+
+export type Config = z.infer<typeof Env>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
