@@ -25,7 +25,7 @@ export const databaseUrl = loadConfig().DATABASE_URL;
 export const dbKind: "sqlite" | "postgres" = isPostgresUrl(databaseUrl) ? "postgres" : "sqlite";
 
 function createClient(): Db {
-  const log = [{ emit: "event", level: "query" }] as const;
+  const log: [{ emit: "event"; level: "query" }] = [{ emit: "event", level: "query" }];
   const client =
     dbKind === "postgres"
       ? (new PgPrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 10 }), log }) as unknown as Db)

@@ -1,0 +1,98 @@
+// Administrative operations shared by the CLI, start-up seeding and tests: accounts, users,
+// memberships, keys. Each is one transaction; keys are returned in clear exactly once.
+import { generateKey, KEY_SCOPES, type KeyScope } from "./auth/keys.js";
+import { prisma } from "./db/index.js";
+
+export const ID_METHODS = ["app_user_id", "crm_user_id", "cookie"] as const;
+export type IdMethodValue = (typeof ID_METHODS)[number];
+
+export class AdminError extends Error {}
+
+const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export async function createAccount(id: string, opts: { name?: string; idMethod?: string } = {}) {
+  if (!ACCOUNT_ID.test(id)) throw new AdminError(`account id '${id}' must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit`);
+  const idMethod = opts.idMethod ?? "cookie";
+  if (!(ID_METHODS as readonly string[]).includes(idMethod)) throw new AdminError(`--id-method must be one of ${ID_METHODS.join(", ")}`);
+  if (await prisma.account.findUnique({ where: { id } })) throw new AdminError(`account '${id}' already exists`);
+  return prisma.account.create({ data: { id, name: opts.name ?? id, idMethod } });
+}
+
+export async function setAccount(id: string, opts: { auditTokenTtl?: number; rateLimitPerMinute?: number | null; idMethod?: string }) {
+  if (!(await prisma.account.findUnique({ where: { id } }))) throw new AdminError(`account '${id}' does not exist`);
+  if (opts.auditTokenTtl !== undefined && (!Number.isInteger(opts.auditTokenTtl) || opts.auditTokenTtl < 1)) {
+    throw new AdminError("--audit-token-ttl must be a positive whole number of seconds");
+  }
+  if (opts.idMethod !== undefined && !(ID_METHODS as readonly string[]).includes(opts.idMethod)) throw new AdminError(`--id-method must be one of ${ID_METHODS.join(", ")}`);
+  return prisma.account.update({
+    where: { id },
+    data: {
+      ...(opts.auditTokenTtl !== undefined ? { auditTokenTtlSeconds: opts.auditTokenTtl } : {}),
+      ...(opts.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: opts.rateLimitPerMinute } : {}),
+      ...(opts.idMethod !== undefined ? { idMethod: opts.idMethod } : {}),
+    },
+  });
+}
+
+const EMAIL = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
+
+/** Creates the user if needed and grants access to the accounts (granting again is harmless). */
+export async function createUser(email: string, accountIds: string[]) {
+  const normalized = email.trim().toLowerCase();
+  if (!EMAIL.test(normalized)) throw new AdminError(`'${email}' is not an e-mail address`);
+  if (accountIds.length === 0) throw new AdminError("--account names at least one account");
+  const accounts = await prisma.account.findMany({ where: { id: { in: accountIds } }, select: { id: true } });
+  const missing = accountIds.filter((a) => !accounts.some((x) => x.id === a));
+  if (missing.length) throw new AdminError(`unknown account(s): ${missing.join(", ")}`);
+  return prisma.$transaction(async (tx) => {
+    const user = await tx.user.upsert({ where: { email: normalized }, create: { email: normalized }, update: {} });
+    for (const accountId of accountIds) {
+      await tx.membership.upsert({
+        where: { userId_accountId: { userId: user.id, accountId } },
+        create: { userId: user.id, accountId },
+        update: {},
+      });
+    }
+    return user;
+  });
+}
+
+/**
+ * A new key for the user. `auditlogs` keys expire after the shortest audit-token TTL of the user's
+ * accounts (the administrator's setting) unless a shorter --ttl is given.
+ */
+export async function createKey(email: string, opts: { ttlSeconds?: number; scope?: string } = {}) {
+  const scope = (opts.scope ?? "integration") as KeyScope;
+  if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw new AdminError(`--scope must be one of ${KEY_SCOPES.join(", ")}`);
+  if (opts.ttlSeconds !== undefined && (!Number.isInteger(opts.ttlSeconds) || opts.ttlSeconds < 1)) throw new AdminError("--ttl must be a positive whole number of seconds");
+  const user = await prisma.user.findUnique({
+    where: { email: email.trim().toLowerCase() },
+    include: { memberships: { include: { account: { select: { auditTokenTtlSeconds: true } } } } },
+  });
+  if (!user) throw new AdminError(`no user '${email}': create it with 'user create ${email} --account <id>'`);
+  let ttl = opts.ttlSeconds;
+  if (scope === "auditlogs") {
+    const accountTtl = Math.min(...user.memberships.map((m) => m.account.auditTokenTtlSeconds), 30 * 24 * 3600);
+    ttl = Math.min(ttl ?? accountTtl, accountTtl);
+  }
+  const { key, prefix, hash } = generateKey();
+  const row = await prisma.apiKey.create({
+    data: { prefix, hash, userId: user.id, scope, expiresAt: ttl ? new Date(Date.now() + ttl * 1000) : null },
+  });
+  return { key, prefix, scope, expiresAt: row.expiresAt };
+}
+
+export async function listKeys(email?: string) {
+  return prisma.apiKey.findMany({
+    where: email ? { user: { email: email.trim().toLowerCase() } } : {},
+    select: { prefix: true, scope: true, expiresAt: true, revokedAt: true, lastUsedAt: true, createdAt: true, user: { select: { email: true } } },
+    orderBy: { createdAt: "asc" },
+  });
+}
+
+export async function revokeKey(prefix: string) {
+  const row = await prisma.apiKey.findUnique({ where: { prefix } });
+  if (!row) throw new AdminError(`no key with prefix '${prefix}' (see 'key list')`);
+  if (row.revokedAt) return row;
+  return prisma.apiKey.update({ where: { prefix }, data: { revokedAt: new Date() } });
+}

@@ -1,0 +1,100 @@
+// The app factory: Express with GraphQL Yoga at /graphql and the REST route table beside it.
+// It does not listen; src/main.ts does. Tests, the CLI and the bench build the same app.
+import cors from "cors";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { GraphQLError } from "graphql";
+import { createYoga, maskError as defaultMaskError } from "graphql-yoga";
+import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
+import type { Config } from "./config.js";
+import { createContext } from "./context.js";
+import { prisma } from "./db/index.js";
+import { AppError } from "./errors.js";
+import { logger } from "./logger.js";
+import { problem, sendProblem } from "./rest/problem.js";
+import { JSON_BODY_LIMIT, restRouter } from "./rest/router.js";
+import { routes } from "./rest/routes.js";
+import { schema } from "./schema/index.js";
+import { KEY_HEADER, USER_HEADER } from "./auth/identity.js";
+import { randomUUID } from "node:crypto";
+
+type ServerContext = { req: Request; res: Response };
+
+/** Prisma's expected failures, as the HTTP errors they are. */
+function prismaError(error: unknown): AppError | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "P2002") return new AppError(409, "A record with the same unique value already exists (a concurrent change?); retry.");
+  if (code === "P2025") return new AppError(404, "The record was not found (it may have just been deleted).");
+  return null;
+}
+
+export function createApp(config: Config) {
+  const yoga = createYoga<ServerContext>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    graphiql: config.GRAPHIQL ? { title: "guidegate GraphiQL", headers: JSON.stringify({ [KEY_HEADER]: "<API key>", [USER_HEADER]: "<e-mail>" }) } : false,
+    landingPage: false,
+    logging: logger.child({ component: "graphql" }),
+    plugins: config.INTROSPECTION ? [] : [useDisableIntrospection()],
+    context: ({ request, req }) => createContext(request.headers, req),
+    maskedErrors: {
+      maskError(error, message, isDev) {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        const known = prismaError(original);
+        if (known) return known;
+        if (!(original instanceof GraphQLError) && !(error instanceof GraphQLError && !error.originalError)) {
+          logger.error({ err: original ?? error }, "unexpected error in GraphQL execution");
+        }
+        return defaultMaskError(error, message, isDev);
+      },
+    },
+  });
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("query parser", "extended");
+  app.use((req, res, next) => {
+    const id = req.get("x-request-id") ?? randomUUID();
+    req.headers["x-request-id"] = id;
+    res.set("x-request-id", id);
+    next();
+  });
+  app.use(
+    cors({
+      origin: config.CORS_ORIGINS === "*" ? "*" : config.CORS_ORIGINS.split(",").map((s) => s.trim()),
+      allowedHeaders: ["content-type", KEY_HEADER, USER_HEADER, "x-request-id"],
+      exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"],
+      maxAge: 600,
+    }),
+  );
+
+  app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
+  app.get("/readyz", async (_req, res) => {
+    try {
+      await prisma.$queryRawUnsafe("SELECT 1");
+      res.json({ status: "ready" });
+    } catch {
+      res.status(503).json({ status: "unavailable", detail: "database not reachable" });
+    }
+  });
+
+  // GraphQL bodies are read by Yoga; hold them to the same size limit as REST bodies.
+  app.use("/graphql", (req, res, next) => {
+    if (Number(req.get("content-length") ?? 0) > 10 * 1024 * 1024) {
+      return sendProblem(res, problem(413, `Request body larger than ${JSON_BODY_LIMIT}.`));
+    }
+    next();
+  });
+  app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
+  app.use(restRouter(routes, yoga));
+
+  app.use((req, res) => sendProblem(res, problem(404, `No route for ${req.method} ${req.path}.`)));
+  app.use((err: { type?: string; status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === "entity.parse.failed") return sendProblem(res, problem(400, `Malformed JSON body: ${err.message}`));
+    if (err.type === "entity.too.large") return sendProblem(res, problem(413, `Request body larger than ${JSON_BODY_LIMIT}.`));
+    if (err.status && err.status >= 400 && err.status < 500) return sendProblem(res, problem(err.status, err.message ?? "Bad request"));
+    logger.error({ err }, "unhandled error");
+    sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
+  });
+
+  return { app, yoga };
+}

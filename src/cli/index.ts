@@ -1,0 +1,112 @@
+// Administration from the command line: `npm run cli -- <command>`. Applies pending migrations
+// first, like the server, so it works on a brand-new database. Output for people goes to stderr;
+// what scripts capture (a new key) is the last line of stdout.
+import { parseArgs } from "node:util";
+import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../admin.js";
+import { loadConfig } from "../config.js";
+import { migrate } from "../db/migrate.js";
+
+const USAGE = `usage: npm run cli -- <command>
+  account create <accountId> [--name <name>] [--id-method app_user_id|crm_user_id|cookie]
+  account set <accountId> [--audit-token-ttl <seconds>] [--rate-limit <perMinute>] [--id-method <method>]
+  user create <email> --account <accountId>[,<accountId>...]
+  key create <email> [--ttl <seconds>] [--scope integration|auditlogs]
+  key list [--email <email>]
+  key revoke <keyPrefix>
+  seed --demo`;
+
+const int = (v: string | undefined, flag: string) => {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new AdminError(`${flag} must be a whole number`);
+  return Number(v);
+};
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: "string" }, "id-method": { type: "string" }, "audit-token-ttl": { type: "string" },
+      "rate-limit": { type: "string" }, account: { type: "string" }, ttl: { type: "string" },
+      scope: { type: "string" }, email: { type: "string" }, demo: { type: "boolean" }, help: { type: "boolean", short: "h" },
+    },
+  });
+  const [group, action, arg] = positionals;
+  if (values.help || !group) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const config = loadConfig();
+  await migrate(config.DATABASE_URL, (m) => console.error(m));
+  const { prisma, prepareDb } = await import("../db/index.js");
+  await prepareDb();
+  try {
+    switch (`${group} ${group === "seed" ? "" : action ?? ""}`.trim()) {
+      case "account create": {
+        if (!arg) throw new AdminError("account create needs <accountId>");
+        const a = await createAccount(arg, { name: values.name, idMethod: values["id-method"] });
+        console.log(`account ${a.id} created (id method ${a.idMethod})`);
+        return 0;
+      }
+      case "account set": {
+        if (!arg) throw new AdminError("account set needs <accountId>");
+        const a = await setAccount(arg, {
+          auditTokenTtl: int(values["audit-token-ttl"], "--audit-token-ttl"),
+          rateLimitPerMinute: int(values["rate-limit"], "--rate-limit"),
+          idMethod: values["id-method"],
+        });
+        console.log(`account ${a.id}: audit-token TTL ${a.auditTokenTtlSeconds}s, rate limit ${a.rateLimitPerMinute ?? "default"}/min, id method ${a.idMethod}`);
+        return 0;
+      }
+      case "user create": {
+        if (!arg) throw new AdminError("user create needs <email>");
+        const accounts = (values.account ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+        const u = await createUser(arg, accounts);
+        console.log(`user ${u.email} has access to ${accounts.join(", ")}`);
+        return 0;
+      }
+      case "key create": {
+        if (!arg) throw new AdminError("key create needs <email>");
+        const k = await createKey(arg, { ttlSeconds: int(values.ttl, "--ttl"), scope: values.scope });
+        console.error(`key ${k.prefix}… (scope ${k.scope}, ${k.expiresAt ? `expires ${k.expiresAt.toISOString()}` : "no expiry"}); it is shown once:`);
+        console.log(k.key);
+        return 0;
+      }
+      case "key list": {
+        const rows = await listKeys(values.email);
+        for (const k of rows) {
+          console.log([k.prefix, k.user.email, k.scope, k.expiresAt?.toISOString() ?? "never", k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active", `last used ${k.lastUsedAt?.toISOString() ?? "never"}`].join("\t"));
+        }
+        if (!rows.length) console.error("no keys");
+        return 0;
+      }
+      case "key revoke": {
+        if (!arg) throw new AdminError("key revoke needs <keyPrefix>");
+        const k = await revokeKey(arg);
+        console.log(`key ${k.prefix} revoked`);
+        return 0;
+      }
+      case "seed": {
+        if (!values.demo) throw new AdminError("seed needs --demo");
+        const { seedDemo, consoleProgress, DEMO_EMAIL } = await import("../seed/demo.js");
+        const { key, accountId } = await seedDemo({ progress: consoleProgress() });
+        console.error(`demo account '${accountId}' seeded; user ${DEMO_EMAIL}; its key:`);
+        console.log(key);
+        return 0;
+      }
+      default:
+        console.error(USAGE);
+        return 2;
+    }
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof AdminError || err?.name === "TypeError" && /parseArgs|option/i.test(err.message) ? `error: ${err.message}` : err);
+    process.exit(err instanceof AdminError ? 2 : 1);
+  },
+);

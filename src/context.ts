@@ -1,0 +1,23 @@
+// The per-request GraphQL context: request id, client IP, the caller's credentials, and the identity
+// they resolve to (looked up once, on first use). REST routes run through the same factory.
+import { randomUUID } from "node:crypto";
+import type { Request as ExpressRequest } from "express";
+import { authenticate, KEY_HEADER, USER_HEADER, type Credentials, type Identity } from "./auth/identity.js";
+
+export interface Context {
+  requestId: string;
+  ip: string | null;
+  credentials: Credentials;
+  identity(): Promise<Identity>;
+}
+
+export function createContext(headers: Headers, req?: ExpressRequest): Context {
+  const credentials: Credentials = { key: headers.get(KEY_HEADER), email: headers.get(USER_HEADER) };
+  let identity: Promise<Identity> | undefined;
+  return {
+    requestId: headers.get("x-request-id") ?? randomUUID(),
+    ip: req?.ip ?? null,
+    credentials,
+    identity: () => (identity ??= authenticate(credentials)),
+  };
+}

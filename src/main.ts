@@ -1,0 +1,45 @@
+// Entry point: validate configuration, apply migrations, seed the demo account on a new database,
+// then listen. SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
+import { loadConfig } from "./config.js";
+import { migrate } from "./db/migrate.js";
+import { logger } from "./logger.js";
+
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(2);
+  }
+})();
+
+const { applied, fresh } = await migrate(config.DATABASE_URL, (msg) => logger.info(msg));
+const { prisma, prepareDb, dbKind } = await import("./db/index.js");
+await prepareDb();
+if (fresh && config.SEED_DEMO) {
+  const { seedDemo, consoleProgress, DEMO_EMAIL } = await import("./seed/demo.js");
+  const { key } = await seedDemo({ progress: consoleProgress() });
+  logger.info({ account: "demo", user: DEMO_EMAIL }, "seeded the demo account on the new database");
+  console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
+}
+const { createApp } = await import("./app.js");
+const { app } = createApp(config);
+const server = app.listen(config.PORT, config.HOST, () => {
+  logger.info({ port: config.PORT, db: dbKind, migrationsApplied: applied.length }, `guidegate listening on http://localhost:${config.PORT}`);
+});
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "shutting down: finishing in-flight requests");
+  server.close(async () => {
+    await prisma.$disconnect();
+    logger.info("stopped");
+    process.exit(0);
+  });
+  server.closeIdleConnections();
+  setTimeout(() => process.exit(1), 25_000).unref();
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

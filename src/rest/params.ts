@@ -1,0 +1,61 @@
+// Parsing of REST inputs that GraphQL cannot check for us because they arrive as strings: query
+// parameters, comma-separated path lists, and the overall shape of JSON bodies.
+import type { FieldError } from "../errors.js";
+import { MAX_BULK_ITEMS } from "../schema/bulk.js";
+import { HttpProblem } from "./problem.js";
+
+const bad = (path: string, message: string) => new HttpProblem(400, `${path} ${message}`, [{ path, message }] as FieldError[]);
+
+export function intParam(query: Record<string, unknown>, name: string, opts: { min?: number; max?: number; required?: boolean } = {}): number | undefined {
+  const raw = query[name];
+  if (raw === undefined || raw === "") {
+    if (opts.required) throw bad(name, "is required");
+    return undefined;
+  }
+  if (typeof raw !== "string" || !/^-?\d+$/.test(raw)) throw bad(name, "must be an integer");
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw bad(name, "is out of range");
+  if ((opts.min !== undefined && n < opts.min) || (opts.max !== undefined && n > opts.max)) {
+    throw bad(name, opts.max !== undefined ? `must be between ${opts.min ?? 0} and ${opts.max}` : `must be at least ${opts.min}`);
+  }
+  return n;
+}
+
+export function stringParam(query: Record<string, unknown>, name: string, opts: { required?: boolean; oneOf?: readonly string[] } = {}): string | undefined {
+  const raw = query[name];
+  if (raw === undefined || raw === "") {
+    if (opts.required) throw bad(name, "is required");
+    return undefined;
+  }
+  if (typeof raw !== "string") throw bad(name, "must be given once");
+  if (opts.oneOf && !opts.oneOf.includes(raw)) throw bad(name, `must be one of ${opts.oneOf.join(", ")}`);
+  return raw;
+}
+
+/** `limit` within the list's bounds, defaulted. */
+export function limitParam(query: Record<string, unknown>, limits: { default: number; max: number }): number {
+  return intParam(query, "limit", { min: 1, max: limits.max }) ?? limits.default;
+}
+
+export function cursorParam(query: Record<string, unknown>): string | undefined {
+  return stringParam(query, "cursor");
+}
+
+/** A comma-separated path segment: trimmed, no empty entries, at most MAX_BULK_ITEMS. */
+export function commaList(value: string | undefined, name: string): string[] {
+  const items = (value ?? "").split(",").map((s) => s.trim());
+  if (items.some((s) => s === "")) throw bad(name, "must be a comma-separated list without empty entries");
+  if (items.length > MAX_BULK_ITEMS) throw bad(name, `must list at most ${MAX_BULK_ITEMS} entries`);
+  return items;
+}
+
+/** A JSON body that must be an array of 1..MAX_BULK_ITEMS objects. */
+export function objectArrayBody(body: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(body)) throw bad("body", "must be a JSON array of objects (send Content-Type: application/json)");
+  if (body.length === 0) throw bad("body", "must hold at least one item");
+  if (body.length > MAX_BULK_ITEMS) throw bad("body", `must hold at most ${MAX_BULK_ITEMS} items`);
+  body.forEach((item, i) => {
+    if (item === null || typeof item !== "object" || Array.isArray(item)) throw bad(`body[${i}]`, "must be an object");
+  });
+  return body as Record<string, unknown>[];
+}

@@ -1,0 +1,55 @@
+// RFC 9457 problem+json: the one error body of the REST layer, built from AppErrors, GraphQL
+// errors of a routed operation, and body-parser failures alike. 5xx bodies never carry internals.
+import { STATUS_CODES } from "node:http";
+import type { Response } from "express";
+import type { GraphQLFormattedError } from "graphql";
+import { statusOfCode, type FieldError } from "../errors.js";
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: FieldError[];
+}
+
+export class HttpProblem extends Error {
+  constructor(readonly status: number, detail: string, readonly errors?: FieldError[], readonly headers?: Record<string, string>) {
+    super(detail);
+  }
+}
+
+export function problem(status: number, detail: string, errors?: FieldError[]): Problem {
+  return { type: "about:blank", title: STATUS_CODES[status] ?? "Error", status, detail, ...(errors?.length ? { errors } : {}) };
+}
+
+export function sendProblem(res: Response, p: Problem, headers?: Record<string, string>): void {
+  if (headers) res.set(headers);
+  res.status(p.status).type("application/problem+json").send(JSON.stringify(p));
+}
+
+/** The status a GraphQL error stands for: its own, 500 when masked, otherwise 400 (document/variable errors). */
+export function statusOf(error: GraphQLFormattedError): number {
+  const ext = error.extensions as { code?: string } | undefined;
+  const status = statusOfCode(ext?.code);
+  if (status) return status;
+  if (ext?.code === "INTERNAL_SERVER_ERROR") return 500;
+  return 400;
+}
+
+/** One problem for the errors of a routed GraphQL operation: the most severe status wins. */
+export function problemFromGraphQL(errors: readonly GraphQLFormattedError[]): Problem {
+  const worst = [...errors].sort((a, b) => statusOf(b) - statusOf(a))[0]!;
+  const status = statusOf(worst);
+  const ext = worst.extensions as { errors?: FieldError[] } | undefined;
+  const detail = status >= 500 ? "Unexpected error; the request may succeed on retry." : restMessage(worst.message);
+  return { problem: problem(status, detail, status >= 500 ? undefined : ext?.errors) };
+}
+
+// GraphQL variable errors name GraphQL variables; REST callers know the request body.
+function restMessage(message: string): string {
+  return message
+    .replace(/^Variable "\$input" got invalid value .*? at "input(\[\d+\])(\.[\w]+)?"; /s, "body$1$2: ")
+    .replace(/^Variable "\$input" got invalid value .*?; /s, "body: ")
+    .replace(/^Variable "\$(\w+)" got invalid value .*?; /s, "$1: ");
+}

@@ -1,0 +1,57 @@
+// Serves the route table. Every route runs its GraphQL document through Yoga (yoga.fetch), so REST
+// and GraphQL share one context factory, one auth model, one set of plugins and one error masking.
+import express, { type Request, type Response, type Router } from "express";
+import type { ExecutionResult } from "graphql";
+import type { YogaServerInstance } from "graphql-yoga";
+import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
+import { logger } from "../logger.js";
+import { HttpProblem, problem, problemFromGraphQL, sendProblem } from "./problem.js";
+import type { RestRoute } from "./routes.js";
+
+export const JSON_BODY_LIMIT = "10mb";
+type ServerContext = { req: Request; res: Response };
+
+export function restRouter(routes: RestRoute[], yoga: YogaServerInstance<ServerContext, object>): Router {
+  const router = express.Router();
+  const json = express.json({ limit: JSON_BODY_LIMIT, type: ["application/json", "application/*+json"] });
+  for (const route of routes) {
+    const handlers = route.jsonBody ? [json] : [];
+    router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
+      try {
+        await runRoute(route, yoga, req, res);
+      } catch (err) {
+        if (err instanceof HttpProblem) return sendProblem(res, problem(err.status, err.message, err.errors), err.headers);
+        logger.error({ err, route: route.name, requestId: req.get("x-request-id") }, "REST route failed");
+        sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
+      }
+    });
+  }
+  return router;
+}
+
+async function runRoute(route: RestRoute, yoga: YogaServerInstance<ServerContext, object>, req: Request, res: Response) {
+  if (route.jsonBody && req.body === undefined) {
+    throw new HttpProblem(415, "Send the body as JSON with Content-Type: application/json.");
+  }
+  const input = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
+  const variables = route.variables(input);
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+  for (const h of [KEY_HEADER, USER_HEADER, "x-request-id"]) {
+    const v = req.get(h);
+    if (v !== undefined) headers[h] = v;
+  }
+  const response = await yoga.fetch(
+    "http://rest.internal/graphql",
+    { method: "POST", headers, body: JSON.stringify({ query: route.document, variables }) },
+    { req, res },
+  );
+  const result = (await response.json()) as ExecutionResult;
+  if (result.errors?.length) {
+    return sendProblem(res, problemFromGraphQL(result.errors));
+  }
+  const reply = route.reply(result.data, input);
+  if (reply.headers) res.set(reply.headers);
+  if (reply.problem) return sendProblem(res, reply.problem);
+  if (reply.body === undefined) return void res.status(reply.status).end();
+  res.status(reply.status).json(reply.body);
+}

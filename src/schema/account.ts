@@ -1,0 +1,54 @@
+// The tenant boundary. Every domain query hangs off `account(id)`, and every mutation takes an
+// `accountId`; both go through requireAccount, which is where 401/403 are decided.
+import type { Context } from "../context.js";
+import { authorize, type Identity } from "../auth/identity.js";
+import type { KeyScope } from "../auth/keys.js";
+import { prisma } from "../db/index.js";
+import { notFound } from "../errors.js";
+import { builder } from "./builder.js";
+
+export async function requireAccount(ctx: Context, accountId: string, scope: KeyScope = "integration"): Promise<Identity> {
+  return authorize(await ctx.identity(), accountId, scope);
+}
+
+export const IdMethod = builder.enumType("IdMethod", {
+  description: "How the account identifies end users (spec: end-user identification rules).",
+  values: ["app_user_id", "crm_user_id", "cookie"] as const,
+});
+
+export const Account = builder.prismaObject("Account", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    idMethod: t.field({ type: IdMethod, resolve: (a) => a.idMethod as "cookie" }),
+  }),
+});
+
+builder.queryField("account", (t) =>
+  t.prismaField({
+    type: Account,
+    description: "An account the caller's key has access to. 401 without a valid key, 403 without access.",
+    args: { id: t.arg.string({ required: true }) },
+    resolve: async (query, _root, { id }, ctx) => {
+      await requireAccount(ctx, id);
+      const account = await prisma.account.findUnique({ ...query, where: { id } });
+      if (!account) throw notFound(`Account '${id}' does not exist.`);
+      return account;
+    },
+  }),
+);
+
+const Viewer = builder.objectRef<{ email: string; scope: string; accountIds: string[] }>("Viewer").implement({
+  fields: (t) => ({ email: t.exposeString("email"), scope: t.exposeString("scope"), accountIds: t.exposeStringList("accountIds") }),
+});
+
+builder.queryField("viewer", (t) =>
+  t.field({
+    type: Viewer,
+    description: "Who the credentials of this request belong to.",
+    resolve: async (_root, _args, ctx) => {
+      const id = await ctx.identity();
+      return { email: id.email, scope: id.scope, accountIds: [...id.accountIds].sort() };
+    },
+  }),
+);

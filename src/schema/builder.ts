@@ -1,0 +1,61 @@
+// Schema builder configuration only: plugins, context, scalars, root types. Domain types live in
+// one file per domain next to this one.
+import SchemaBuilder from "@pothos/core";
+import DataloaderPlugin from "@pothos/plugin-dataloader";
+import PrismaPlugin from "@pothos/plugin-prisma";
+import RelayPlugin from "@pothos/plugin-relay";
+import ZodPlugin from "@pothos/plugin-zod";
+import { GraphQLError } from "graphql";
+import type { Context } from "../context.js";
+import { prisma } from "../db/index.js";
+import type PrismaTypes from "../generated/pothos-types.js";
+import { getDatamodel } from "../generated/pothos-types.js";
+import { badRequest } from "../errors.js";
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  PrismaTypes: PrismaTypes;
+  DefaultFieldNullability: false;
+  Scalars: {
+    /** Epoch milliseconds */
+    Timestamp: { Input: Date; Output: Date };
+  };
+}>({
+  defaultFieldNullability: false,
+  plugins: [PrismaPlugin, RelayPlugin, DataloaderPlugin, ZodPlugin],
+  prisma: {
+    client: prisma,
+    dmmf: getDatamodel(),
+    exposeDescriptions: true,
+    filterConnectionTotalCount: true,
+    // Every prisma field must spread its `query`, or selections silently stop folding into SQL.
+    onUnusedQuery: process.env.NODE_ENV === "production" ? null : "error",
+  },
+  relay: {
+    clientMutationId: "omit",
+    cursorType: "String",
+    nodesOnConnection: true,
+  },
+  zod: {
+    // Argument validation failures are the caller's fault: 400 with one entry per bad argument.
+    validationError: (error) =>
+      badRequest(
+        error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; "),
+        error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+      ),
+  },
+});
+
+builder.queryType({});
+builder.mutationType({});
+
+builder.scalarType("Timestamp", {
+  description: "A point in time, as integer milliseconds since the Unix epoch (UTC).",
+  serialize: (value) => (value instanceof Date ? value.getTime() : Number(value)),
+  parseValue: (value) => {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+      throw new GraphQLError("Timestamp must be a non-negative integer of epoch milliseconds");
+    }
+    return new Date(value);
+  },
+});

@@ -1,0 +1,360 @@
+// Content (links, videos, text, flows, widgets, folders): the type, the account's filtered list,
+// lookups, and bulk create / update / delete with per-item results. Validation is per item: a bad
+// item fails alone (REST answers 207), the good ones are written together in one transaction.
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import DataLoader from "dataloader";
+import { prisma } from "../db/index.js";
+import type { Prisma } from "../generated/sqlite/client.js";
+import { newId } from "../ids.js";
+import { Account, requireAccount } from "./account.js";
+import { builder } from "./builder.js";
+import { bulkArg, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
+import { Tag } from "./tags.js";
+
+export const CONTENT_TYPES = ["link", "video", "text", "flow", "widget", "folder"] as const;
+export const STATIC_TYPES = ["link", "video", "text"] as const;
+type ContentTypeValue = (typeof CONTENT_TYPES)[number];
+
+const LIMITS = { title: 500, url: 2_048, description: 10_000, descriptionMd: 100_000, tags: 100 } as const;
+
+export const ContentType = builder.enumType("ContentType", { values: CONTENT_TYPES });
+export const ContentState = builder.enumType("ContentState", { values: ["draft", "ready", "production"] as const });
+export const ContentStage = builder.enumType("ContentStage", { values: ["design", "production"] as const });
+export const ContentSource = builder.enumType("ContentSource", { values: ["default", "knowledgebase"] as const });
+const ContentOrder = builder.enumType("ContentOrder", {
+  values: { CREATED: { description: "By creation time, oldest first" }, UPDATED: { description: "By last update time, oldest first" } } as const,
+});
+
+/** The stage follows from the state: production content is in the production stage. */
+const stageOf = (state: string) => (state === "production" ? "production" : "design");
+
+export const Content = builder.prismaObject("Content", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    title: t.exposeString("title"),
+    type: t.field({ type: ContentType, resolve: (c) => c.type as ContentTypeValue }),
+    url: t.exposeString("url", { nullable: true }),
+    source: t.field({ type: ContentSource, nullable: true, resolve: (c) => c.source as "default" | null }),
+    description: t.exposeString("description", { nullable: true }),
+    descriptionMd: t.exposeString("descriptionMd", { nullable: true }),
+    state: t.field({ type: ContentState, resolve: (c) => c.state as "draft" }),
+    stage: t.field({ type: ContentStage, resolve: (c) => c.stage as "design" }),
+    parentId: t.exposeString("parentId", { nullable: true }),
+    creationTime: t.expose("createdAt", { type: "Timestamp" }),
+    lastUpdateTime: t.expose("updatedAt", { type: "Timestamp" }),
+    tags: t.field({
+      type: [Tag],
+      description: "Tags on this content, by name.",
+      select: (_args, _ctx, nested) => ({ tags: { select: { tag: nested(true) } } }),
+      resolve: (c) => c.tags.map((l) => l.tag).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    }),
+  }),
+});
+
+const ContentFilter = builder.inputType("ContentFilter", {
+  fields: (t) => ({
+    state: t.field({ type: [ContentState], required: false, description: "Any of these states." }),
+    stage: t.field({ type: ContentStage, required: false }),
+    type: t.field({ type: ContentType, required: false }),
+    createdAfter: t.field({ type: "Timestamp", required: false, description: "Created strictly after this time." }),
+    updatedAfter: t.field({ type: "Timestamp", required: false, description: "Last updated strictly after this time." }),
+    tagId: t.string({ required: false }),
+    tagName: t.string({ required: false }),
+    parentId: t.string({ required: false }),
+  }),
+});
+
+function filterWhere(f: typeof ContentFilter.$inferInput | null | undefined): Prisma.ContentWhereInput {
+  if (!f) return {};
+  return {
+    ...(f.state?.length ? { state: { in: f.state } } : {}),
+    ...(f.stage ? { stage: f.stage } : {}),
+    ...(f.type ? { type: f.type } : {}),
+    ...(f.createdAfter ? { createdAt: { gt: f.createdAfter } } : {}),
+    ...(f.updatedAfter ? { updatedAt: { gt: f.updatedAfter } } : {}),
+    ...(f.parentId ? { parentId: f.parentId } : {}),
+    ...(f.tagId ? { tags: { some: { tagId: f.tagId } } } : {}),
+    ...(f.tagName ? { tags: { some: { tag: { name: f.tagName } } } } : {}),
+  };
+}
+
+builder.prismaObjectField(Account, "contents", (t) =>
+  t.connection({
+    type: Content,
+    description: "The account's content, filtered, in keyset order (creation or update time, then id).",
+    args: {
+      filter: t.arg({ type: ContentFilter, required: false }),
+      orderBy: t.arg({ type: ContentOrder, required: false, defaultValue: "CREATED" }),
+    },
+    resolve: async (account, args, ctx, info) => {
+      const limit = pageLimit(args, LIST_LIMITS.standard);
+      const field = args.orderBy === "UPDATED" ? "updatedAt" : "createdAt";
+      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const rows = await prisma.content.findMany({
+        ...query,
+        where: { AND: [{ accountId: account.id }, filterWhere(args.filter), afterCursor(field, args.after, true)] },
+        orderBy: [{ [field]: "asc" }, { id: "asc" }],
+        take: limit + 1,
+      });
+      return connectionFrom(toPage(rows, limit), (r) => r[field]);
+    },
+  }),
+);
+
+// Several `content(id:)` lookups in one document share one query.
+const contentLoaders = new WeakMap<object, DataLoader<string, string | null>>();
+builder.prismaObjectField(Account, "content", (t) =>
+  t.prismaField({
+    type: Content,
+    nullable: true,
+    description: "One content by id (null when the account has none with that id).",
+    args: { id: t.arg.string({ required: true }) },
+    resolve: async (query, account, { id }, ctx) => {
+      let loader = contentLoaders.get(ctx);
+      if (!loader) {
+        loader = new DataLoader(async (keys: readonly string[]) => {
+          const rows = await prisma.content.findMany({ where: { accountId: account.id, id: { in: [...keys] } }, select: { id: true } });
+          const found = new Set(rows.map((r) => r.id));
+          return keys.map((k) => (found.has(k) ? k : null));
+        });
+        contentLoaders.set(ctx, loader);
+      }
+      if (!(await loader.load(id))) return null;
+      return prisma.content.findUnique({ ...query, where: { id } });
+    },
+  }),
+);
+
+// ---- writes ----------------------------------------------------------------------------------
+
+const ContentInput = builder.inputType("ContentInput", {
+  description: "A content to create (no id) or update (id required; absent fields stay as they are, null clears).",
+  fields: (t) => ({
+    id: t.string({ required: false }),
+    title: t.string({ required: false }),
+    type: t.field({ type: ContentType, required: false }),
+    url: t.string({ required: false }),
+    source: t.field({ type: ContentSource, required: false, description: "Links only; default `default`." }),
+    description: t.string({ required: false, description: "Not allowed on videos." }),
+    descriptionMd: t.string({ required: false, description: "Markdown description, text content only." }),
+    tagIds: t.stringList({ required: false, description: "Replaces the content's tags (style A: tag ids)." }),
+    tagNames: t.stringList({ required: false, description: "Replaces the content's tags (style B: tag names)." }),
+    state: t.field({ type: ContentState, required: false, description: "Default draft; the stage follows." }),
+    parentId: t.string({ required: false, description: "A folder of the same account." }),
+  }),
+});
+type ContentInputShape = typeof ContentInput.$inferInput;
+
+interface ContentItem extends ItemResult<unknown> {}
+const ContentResult = builder.objectRef<ContentItem>("ContentResult").implement({
+  interfaces: [ItemResultInterface],
+  isTypeOf: () => true,
+  fields: (t) => ({ content: t.field({ type: Content, nullable: true, resolve: (r) => (r.record ?? null) as never }) }),
+});
+const ContentPayload = payloadType<ContentItem>("ContentPayload", ContentResult);
+
+/** The record a write would leave, checked against the rules of its type. */
+interface Draft {
+  title: string | null; type: string | null; url: string | null; source: string | null;
+  description: string | null; descriptionMd: string | null; state: string; parentId: string | null;
+}
+
+function draftProblems(d: Draft, allowedTypes: readonly string[] | null): string[] {
+  const p: string[] = [];
+  if (d.title == null || d.title.trim() === "") p.push("title is required");
+  else if (d.title.length > LIMITS.title) p.push(`title must be at most ${LIMITS.title} characters`);
+  if (d.type == null) p.push(`type is required (one of ${STATIC_TYPES.join(", ")})`);
+  else if (allowedTypes && !allowedTypes.includes(d.type)) p.push(`type '${d.type}' cannot be written here (allowed: ${allowedTypes.join(", ")})`);
+  if (d.url != null) {
+    if (d.url.length > LIMITS.url) p.push(`url must be at most ${LIMITS.url} characters`);
+    else if (!/^https?:\/\/[^\s]+$/i.test(d.url) || !URL.canParse(d.url)) p.push("url must be an absolute http(s) URL");
+  } else if (d.type === "link" || d.type === "video") p.push(`url is required for ${d.type} content`);
+  if (d.source != null && d.type !== "link") p.push("source is allowed on link content only");
+  if (d.description != null) {
+    if (d.type === "video") p.push("description is not allowed on video content");
+    else if (d.description.length > LIMITS.description) p.push(`description must be at most ${LIMITS.description} characters`);
+  }
+  if (d.descriptionMd != null) {
+    if (d.type !== "text") p.push("description_md is allowed on text content only");
+    else if (d.descriptionMd.length > LIMITS.descriptionMd) p.push(`description_md must be at most ${LIMITS.descriptionMd} characters`);
+  }
+  return p;
+}
+
+/** Resolves tag references (ids or names) and parent folders of all items in two queries. */
+async function resolveReferences(accountId: string, items: ContentInputShape[]) {
+  const ids = new Set<string>(), names = new Set<string>(), parents = new Set<string>();
+  for (const it of items) {
+    it.tagIds?.forEach((v) => ids.add(v));
+    it.tagNames?.forEach((v) => names.add(v));
+    if (it.parentId) parents.add(it.parentId);
+  }
+  const [tags, folders] = await Promise.all([
+    ids.size || names.size
+      ? prisma.tag.findMany({ where: { accountId, OR: [{ id: { in: [...ids] } }, { name: { in: [...names] } }] }, select: { id: true, name: true } })
+      : [],
+    parents.size ? prisma.content.findMany({ where: { accountId, id: { in: [...parents] } }, select: { id: true, type: true } }) : [],
+  ]);
+  const tagById = new Set(tags.map((t) => t.id));
+  const tagIdByName = new Map(tags.map((t) => [t.name, t.id]));
+  const folderTypes = new Map(folders.map((f) => [f.id, f.type]));
+  /** The tag ids an item asks for, or the problems with its references. */
+  return (it: ContentInputShape): { tagIds: string[] | undefined; problems: string[] } => {
+    const problems: string[] = [];
+    if (it.tagIds && it.tagNames) problems.push("give tags as ids or as names, not both");
+    let tagIds: string[] | undefined;
+    if (it.tagIds) {
+      for (const id of it.tagIds) if (!tagById.has(id)) problems.push(`unknown tag id '${id}'`);
+      tagIds = [...new Set(it.tagIds)];
+    } else if (it.tagNames) {
+      tagIds = [];
+      for (const n of new Set(it.tagNames)) {
+        const id = tagIdByName.get(n);
+        if (id) tagIds.push(id);
+        else problems.push(`unknown tag '${n}' (create it with PUT /tags first)`);
+      }
+    }
+    if (tagIds && tagIds.length > LIMITS.tags) problems.push(`at most ${LIMITS.tags} tags per content`);
+    if (it.parentId) {
+      const type = folderTypes.get(it.parentId);
+      if (!type) problems.push(`unknown parent '${it.parentId}'`);
+      else if (type !== "folder") problems.push(`parent '${it.parentId}' is not a folder`);
+    }
+    return { tagIds, problems };
+  };
+}
+
+const TX = { timeout: 120_000, maxWait: 10_000 } as const;
+
+/** Loads the written rows with the selection the document asked for under results.content. */
+async function attachRecords(results: ContentItem[], ctx: object, info: Parameters<typeof queryFromInfo>[0]["info"]) {
+  const ok = results.filter((r) => r.statusCode < 300 && r.id);
+  if (!ok.length) return;
+  const query = queryFromInfo({ context: ctx, info, path: ["results", "content"], typeName: "Content" });
+  const rows = await prisma.content.findMany({ ...query, where: { id: { in: ok.map((r) => r.id!) } } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const r of ok) r.record = byId.get(r.id!) ?? null;
+}
+
+builder.mutationField("createContents", (t) =>
+  t.field({
+    type: ContentPayload,
+    description: "Creates contents. Per-item status: 201 created, 400 invalid. Valid items are written together in one transaction.",
+    args: {
+      accountId: t.arg.string({ required: true }),
+      input: t.arg({ type: [ContentInput], required: true, validate: bulkArg }),
+      allowedTypes: t.arg({ type: [ContentType], required: false, description: "Restricts the types this call may create (REST: link, video, text)." }),
+    },
+    resolve: async (_root, { accountId, input, allowedTypes }, ctx, info) => {
+      await requireAccount(ctx, accountId);
+      const refs = await resolveReferences(accountId, input);
+      const now = new Date();
+      const rows: Prisma.ContentCreateManyInput[] = [];
+      const links: Prisma.ContentTagCreateManyInput[] = [];
+      const results: ContentItem[] = input.map((it, index) => {
+        const state = it.state ?? "draft";
+        const draft: Draft = {
+          title: it.title ?? null, type: it.type ?? null, url: it.url ?? null,
+          source: it.source ?? (it.type === "link" ? "default" : null),
+          description: it.description ?? null, descriptionMd: it.descriptionMd ?? null, state, parentId: it.parentId ?? null,
+        };
+        const { tagIds, problems } = refs(it);
+        const all = [...(it.id != null ? ["id must not be given when creating (it is assigned)"] : []), ...draftProblems(draft, allowedTypes ?? null), ...problems];
+        if (all.length) return fail(index, 400, all);
+        const id = newId("c");
+        rows.push({ ...draft, title: draft.title!, type: draft.type!, id, accountId, stage: stageOf(state), createdAt: now, updatedAt: now });
+        for (const tagId of tagIds ?? []) links.push({ contentId: id, tagId });
+        return { index, statusCode: 201, id, errors: [] };
+      });
+      if (rows.length) {
+        await prisma.$transaction(async (tx) => {
+          await tx.content.createMany({ data: rows });
+          if (links.length) await tx.contentTag.createMany({ data: links });
+        }, TX);
+      }
+      await attachRecords(results, ctx, info);
+      return { results };
+    },
+  }),
+);
+
+builder.mutationField("updateContents", (t) =>
+  t.field({
+    type: ContentPayload,
+    description: "Updates contents by id. Per-item status: 200 updated, 400 invalid, 404 unknown id. Valid items are written together in one transaction.",
+    args: {
+      accountId: t.arg.string({ required: true }),
+      input: t.arg({ type: [ContentInput], required: true, validate: bulkArg }),
+      allowedTypes: t.arg({ type: [ContentType], required: false, description: "Restricts the types this call may update (REST: link, video, text)." }),
+    },
+    resolve: async (_root, { accountId, input, allowedTypes }, ctx, info) => {
+      await requireAccount(ctx, accountId);
+      const ids = input.map((it) => it.id).filter((id): id is string => !!id);
+      const [existing, refs] = await Promise.all([
+        prisma.content.findMany({ where: { accountId, id: { in: ids } } }),
+        resolveReferences(accountId, input),
+      ]);
+      const byId = new Map(existing.map((c) => [c.id, c]));
+      const first = firstOccurrences(input.map((it) => it.id));
+      const writes: { id: string; data: Prisma.ContentUpdateInput; tagIds: string[] | undefined }[] = [];
+      const results: ContentItem[] = input.map((it, index) => {
+        if (!it.id) return fail(index, 400, ["id is required to update"]);
+        if (first.get(it.id) !== index) return fail(index, 400, [`id '${it.id}' appears more than once in this request`], it.id);
+        const cur = byId.get(it.id);
+        if (!cur) return fail(index, 404, [`no content with id '${it.id}'`], it.id);
+        const pick = <K extends keyof Draft>(k: K, v: Draft[K] | undefined): Draft[K] => (v === undefined ? (cur[k] as Draft[K]) : v);
+        const draft: Draft = {
+          title: pick("title", it.title), type: cur.type, url: pick("url", it.url), source: pick("source", it.source),
+          description: pick("description", it.description), descriptionMd: pick("descriptionMd", it.descriptionMd),
+          state: it.state ?? cur.state, parentId: pick("parentId", it.parentId),
+        };
+        const { tagIds, problems } = refs(it);
+        const all = [
+          ...(it.type != null && it.type !== cur.type ? [`type cannot be changed (it is '${cur.type}')`] : []),
+          ...(it.parentId === it.id ? ["a content cannot be its own parent"] : []),
+          ...draftProblems(draft, allowedTypes ?? null), ...problems,
+        ];
+        if (all.length) return fail(index, 400, all, it.id);
+        const { type: _type, ...fields } = draft;
+        writes.push({ id: it.id, data: { ...fields, title: fields.title!, stage: stageOf(draft.state), parent: undefined }, tagIds });
+        return { index, statusCode: 200, id: it.id, errors: [] };
+      });
+      if (writes.length) {
+        await prisma.$transaction(async (tx) => {
+          for (const w of writes) {
+            const { parent: _p, ...data } = w.data as Prisma.ContentUpdateInput & { parentId?: string | null };
+            await tx.content.update({ where: { id: w.id }, data: data as Prisma.ContentUncheckedUpdateInput });
+            if (w.tagIds) {
+              await tx.contentTag.deleteMany({ where: { contentId: w.id } });
+              if (w.tagIds.length) await tx.contentTag.createMany({ data: w.tagIds.map((tagId) => ({ contentId: w.id, tagId })) });
+            }
+          }
+        }, TX);
+      }
+      await attachRecords(results, ctx, info);
+      return { results };
+    },
+  }),
+);
+
+builder.mutationField("deleteContents", (t) =>
+  t.field({
+    type: DeletePayload,
+    description: "Deletes contents by id. Per-item status: 204 deleted, 404 not found.",
+    args: {
+      accountId: t.arg.string({ required: true }),
+      ids: t.arg.stringList({ required: true, validate: bulkArg }),
+    },
+    resolve: async (_root, { accountId, ids }, ctx) => {
+      await requireAccount(ctx, accountId);
+      const found = new Set(
+        (await prisma.content.findMany({ where: { accountId, id: { in: ids } }, select: { id: true } })).map((r) => r.id),
+      );
+      if (found.size) await prisma.content.deleteMany({ where: { accountId, id: { in: [...found] } } });
+      return {
+        results: ids.map((id, index) => (found.has(id) ? { index, statusCode: 204, id, errors: [] } : fail(index, 404, [`no content with id '${id}'`], id))),
+      };
+    },
+  }),
+);

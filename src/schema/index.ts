@@ -1,0 +1,9 @@
+// Builds the GraphQL schema from the domain files.
+import { lexicographicSortSchema } from "graphql";
+import { builder } from "./builder.js";
+import "./account.js";
+import "./tags.js";
+import "./content.js";
+
+export const schema = builder.toSchema();
+export const sortedSchema = () => lexicographicSortSchema(schema);

@@ -1,0 +1,90 @@
+// Keyset pagination shared by every list: rows are ordered by (sort key, id) and the opaque cursor
+// holds the last row's pair, so a walk returns every row once even while rows are inserted.
+// Cursors are base64url JSON; anything that does not decode to the expected pair is a 400.
+import { z } from "zod";
+import { badRequest } from "../errors.js";
+
+/** Defaults and maxima of `limit` / `first`, from the spec's Limits table. */
+export const LIST_LIMITS = {
+  standard: { default: 10, max: 10_000 },
+  files: { default: 50, max: 10_000 },
+  auditLogs: { default: 100, max: 500 },
+} as const;
+
+export type SortValue = string | number;
+
+export function encodeCursor(sort: SortValue | Date, id: string): string {
+  const v = sort instanceof Date ? sort.getTime() : sort;
+  return Buffer.from(JSON.stringify([v, id])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): [SortValue, string] {
+  try {
+    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(v) && v.length === 2 && (typeof v[0] === "string" || typeof v[0] === "number") && typeof v[1] === "string") {
+      return [v[0], v[1]];
+    }
+  } catch {
+    // fall through
+  }
+  throw badRequest("cursor is malformed: pass the cursor value of a previous page unchanged", [
+    { path: "cursor", message: "malformed cursor" },
+  ]);
+}
+
+/** Prisma `where` selecting the rows after the cursor in (field, id) order. */
+export function afterCursor(field: string, cursor: string | null | undefined, isDate: boolean): object {
+  if (!cursor) return {};
+  const [sort, id] = decodeCursor(cursor);
+  if (isDate !== (typeof sort === "number")) throw decodeCursorMismatch();
+  const value = isDate ? new Date(sort as number) : sort;
+  return { OR: [{ [field]: { gt: value } }, { [field]: value, id: { gt: id } }] };
+}
+
+function decodeCursorMismatch() {
+  return badRequest("cursor does not belong to this list", [{ path: "cursor", message: "cursor from another list" }]);
+}
+
+export function limitSchema(limits: { max: number }) {
+  return z.number().int().min(1, `must be between 1 and ${limits.max}`).max(limits.max, `must be between 1 and ${limits.max}`);
+}
+
+export interface Page<T> {
+  rows: T[];
+  hasNextPage: boolean;
+}
+
+/** Takes `limit + 1` rows (the extra one only tells whether there is a next page). */
+export function toPage<T>(rows: T[], limit: number): Page<T> {
+  return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
+}
+
+/** Relay connection shape for a keyset page. */
+export function connectionFrom<T extends { id: string }>(page: Page<T>, sortKey: (row: T) => SortValue | Date) {
+  const edges = page.rows.map((node) => ({ node, cursor: encodeCursor(sortKey(node), node.id) }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: page.hasNextPage,
+      hasPreviousPage: false,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+/** The page size of a forward-only connection: `first` within limits; `last`/`before` refused. */
+export function pageLimit(
+  args: { first?: number | null; last?: number | null; before?: string | null },
+  limits: { default: number; max: number },
+): number {
+  if (args.last != null || args.before != null) {
+    throw badRequest("Only forward pagination is supported: use first and after.", [{ path: "last", message: "not supported" }]);
+  }
+  const first = args.first ?? limits.default;
+  if (!Number.isInteger(first) || first < 1 || first > limits.max) {
+    throw badRequest(`limit must be between 1 and ${limits.max}`, [{ path: "limit", message: `must be between 1 and ${limits.max}` }]);
+  }
+  return first;
+}

@@ -1,0 +1,187 @@
+// Content tags: types, the account's tag list, and bulk upsert (create, describe, rename) / delete.
+// Names are unique per account and identify a tag in REST paths, so they cannot hold commas.
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import DataLoader from "dataloader";
+import { prisma } from "../db/index.js";
+import { newId } from "../ids.js";
+import { Account, requireAccount } from "./account.js";
+import { builder } from "./builder.js";
+import { bulkArg, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
+import type { Tag as TagRow } from "../generated/sqlite/client.js";
+
+export const TAG_NAME_MAX = 100;
+export const TAG_DESCRIPTION_MAX = 2_000;
+
+export const TagType = builder.enumType("TagType", { values: ["USER", "PAGE", "ROLE"] as const });
+
+export const Tag = builder.prismaObject("Tag", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    description: t.exposeString("description", { nullable: true }),
+    type: t.field({ type: TagType, resolve: (tag) => tag.type as "USER" }),
+    contentCount: t.relationCount("contents", { description: "Number of contents carrying this tag." }),
+  }),
+});
+
+builder.prismaObjectField(Account, "tags", (t) =>
+  t.connection({
+    type: Tag,
+    description: "The account's tags, ordered by name.",
+    args: {},
+    resolve: async (account, args, ctx, info) => {
+      const limit = pageLimit(args, LIST_LIMITS.standard);
+      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const rows = await prisma.tag.findMany({
+        ...query,
+        where: { AND: [{ accountId: account.id }, afterCursor("name", args.after, false)] },
+        orderBy: [{ name: "asc" }, { id: "asc" }],
+        take: limit + 1,
+      });
+      return connectionFrom(toPage(rows, limit), (r) => r.name);
+    },
+  }, {}, {}),
+);
+
+// Lookups by natural key batch through a per-request DataLoader (several `tag(name:)` in one document → one query).
+const tagByName = new WeakMap<object, DataLoader<string, TagRow | null>>();
+function tagLoader(ctx: object, accountId: string) {
+  let loader = tagByName.get(ctx);
+  if (!loader) {
+    loader = new DataLoader(async (keys: readonly string[]) => {
+      const pairs = keys.map((k) => JSON.parse(k) as [string, string]);
+      const rows = await prisma.tag.findMany({
+        where: { OR: pairs.map(([accountId, name]) => ({ accountId, name })) },
+      });
+      const byKey = new Map(rows.map((r) => [JSON.stringify([r.accountId, r.name]), r]));
+      return keys.map((k) => byKey.get(k) ?? null);
+    });
+    tagByName.set(ctx, loader);
+  }
+  return { load: (name: string) => loader.load(JSON.stringify([accountId, name])) };
+}
+
+builder.prismaObjectField(Account, "tag", (t) =>
+  t.field({
+    type: Tag,
+    nullable: true,
+    description: "One tag by name (null when there is none).",
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (account, { name }, ctx) => tagLoader(ctx, account.id).load(name),
+  }),
+);
+
+// ---- mutations -------------------------------------------------------------------------------
+
+const TagInput = builder.inputType("TagInput", {
+  description: "Create a tag (type USER), or update the one named `name`: its description, and its name via `newName`.",
+  fields: (t) => ({
+    name: t.string({ required: false, description: "Identifies the tag; required." }),
+    description: t.string({ required: false }),
+    newName: t.string({ required: false, description: "Renames an existing tag." }),
+  }),
+});
+
+interface TagItem extends ItemResult<TagRow> {}
+const TagResult = builder.objectRef<TagItem>("TagResult").implement({
+  interfaces: [ItemResultInterface],
+  isTypeOf: () => true,
+  fields: (t) => ({ tag: t.field({ type: Tag, nullable: true, resolve: (r) => r.record ?? null }) }),
+});
+
+const TagsPayload = payloadType<TagItem>("TagsPayload", TagResult);
+
+function nameProblem(value: string | null | undefined, field: string): string | null {
+  if (value == null || value.trim() === "") return `${field} is required`;
+  if (value.length > TAG_NAME_MAX) return `${field} must be at most ${TAG_NAME_MAX} characters`;
+  return checkListSafeName(value, field);
+}
+
+builder.mutationField("upsertTags", (t) =>
+  t.field({
+    type: TagsPayload,
+    description: "Creates or updates tags by name, in request order, all in one transaction. Per-item status: 201 created, 200 updated, 400 invalid, 404 nothing to rename, 409 name taken.",
+    args: {
+      accountId: t.arg.string({ required: true }),
+      input: t.arg({ type: [TagInput], required: true, validate: bulkArg }),
+    },
+    resolve: async (_root, { accountId, input }, ctx) => {
+      await requireAccount(ctx, accountId);
+      const names = new Set<string>();
+      for (const item of input) {
+        if (item.name) names.add(item.name.trim());
+        if (item.newName) names.add(item.newName.trim());
+      }
+      const existing = await prisma.tag.findMany({ where: { accountId, name: { in: [...names] } } });
+      // Simulate the whole request on a name → tag map, so each item sees the items before it.
+      const byName = new Map(existing.map((tag) => [tag.name, { ...tag }]));
+      type Op = { kind: "create"; row: TagRow } | { kind: "update"; id: string; name: string; description: string | null | undefined };
+      const ops: { op: Op; result: TagItem }[] = [];
+      const results: TagItem[] = input.map((item, index) => {
+        const errors = [nameProblem(item.name, "name")];
+        if (item.newName != null) errors.push(nameProblem(item.newName, "newName"));
+        if (item.description != null && item.description.length > TAG_DESCRIPTION_MAX) errors.push(`description must be at most ${TAG_DESCRIPTION_MAX} characters`);
+        const problems = errors.filter((e): e is string => e !== null);
+        if (problems.length) return fail(index, 400, problems);
+        const name = item.name!.trim();
+        const newName = item.newName?.trim();
+        const current = byName.get(name);
+        if (!current) {
+          if (newName && newName !== name) return fail(index, 404, [`no tag named '${name}' to rename`]);
+          const now = new Date();
+          const row: TagRow = { id: newId("t"), accountId, name, description: item.description ?? null, type: "USER", createdAt: now, updatedAt: now };
+          byName.set(name, row);
+          const result: TagItem = { index, statusCode: 201, id: row.id, errors: [] };
+          ops.push({ op: { kind: "create", row }, result });
+          return result;
+        }
+        if (newName && newName !== name) {
+          if (byName.has(newName)) return fail(index, 409, [`a tag named '${newName}' already exists`], current.id);
+          byName.delete(name);
+          current.name = newName;
+          byName.set(newName, current);
+        }
+        if (item.description !== undefined) current.description = item.description;
+        const result: TagItem = { index, statusCode: 200, id: current.id, errors: [] };
+        ops.push({ op: { kind: "update", id: current.id, name: current.name, description: item.description }, result });
+        return result;
+      });
+      if (ops.length) {
+        await prisma.$transaction(async (tx) => {
+          for (const { op } of ops) {
+            if (op.kind === "create") await tx.tag.create({ data: op.row });
+            else await tx.tag.update({ where: { id: op.id }, data: { name: op.name, ...(op.description !== undefined ? { description: op.description } : {}) } });
+          }
+        }, { timeout: 120_000, maxWait: 10_000 });
+        const rows = await prisma.tag.findMany({ where: { id: { in: ops.map((o) => o.result.id!) } } });
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        for (const { result } of ops) result.record = byId.get(result.id!) ?? null;
+      }
+      return { results };
+    },
+  }),
+);
+
+builder.mutationField("deleteTags", (t) =>
+  t.field({
+    type: DeletePayload,
+    description: "Deletes tags of any type by name. Per-item status: 204 deleted, 404 not found.",
+    args: {
+      accountId: t.arg.string({ required: true }),
+      names: t.arg.stringList({ required: true, validate: bulkArg }),
+    },
+    resolve: async (_root, { accountId, names }, ctx) => {
+      await requireAccount(ctx, accountId);
+      const found = await prisma.tag.findMany({ where: { accountId, name: { in: names } }, select: { id: true, name: true } });
+      const idByName = new Map(found.map((r) => [r.name, r.id]));
+      if (found.length) await prisma.tag.deleteMany({ where: { accountId, id: { in: found.map((r) => r.id) } } });
+      return {
+        results: names.map((name, index) => {
+          const id = idByName.get(name);
+          return id ? { index, statusCode: 204, id, errors: [] } : fail(index, 404, [`no tag named '${name}'`], name);
+        }),
+      };
+    },
+  }),
+);

@@ -1,0 +1,102 @@
+// The demo account: `demo`, user admin@example.com, tags and content of every type and state, made
+// from a seeded random generator so every seed is the same. Shows progress as it goes.
+import { createAccount, createKey, createUser } from "../admin.js";
+import { prisma } from "../db/index.js";
+import { newId } from "../ids.js";
+import type { Prisma } from "../generated/sqlite/client.js";
+
+export const DEMO_ACCOUNT = "demo";
+export const DEMO_EMAIL = "admin@example.com";
+
+/** mulberry32: small, fast, deterministic. */
+export function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export type Progress = (step: string, done: number, total: number) => void;
+
+export function consoleProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
+  let lastLine = "";
+  return (step, done, total) => {
+    const pct = Math.floor((done / total) * 100);
+    const line = `seed: ${step} ${done}/${total} (${pct}%)`;
+    if (stream.isTTY) stream.write(`\r${line}${done === total ? "\n" : ""}`);
+    else if (done === total || line.split(" (")[0] !== lastLine) {
+      if (done === total || pct % 25 === 0) stream.write(`${line}\n`);
+    }
+    lastLine = line.split(" (")[0]!;
+  };
+}
+
+const TAGS = ["onboarding", "billing", "reports", "admin", "sales", "support", "hr", "security", "mobile", "beta",
+  "finance", "crm", "analytics", "release-notes", "training", "faq", "integrations", "settings", "search", "dashboard"];
+const TOPICS = ["Create an invoice", "Export a report", "Reset your password", "Invite a teammate", "Set up SSO",
+  "Import contacts", "Build a dashboard", "Approve expenses", "Schedule a meeting", "Configure alerts"];
+
+export async function seedDemo(opts: { contents?: number; progress?: Progress } = {}): Promise<{ key: string; accountId: string }> {
+  const progress = opts.progress ?? (() => {});
+  const total = opts.contents ?? 200;
+  const random = rng(42);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+
+  if (!(await prisma.account.findUnique({ where: { id: DEMO_ACCOUNT } }))) {
+    await createAccount(DEMO_ACCOUNT, { name: "Demo account" });
+  }
+  await createUser(DEMO_EMAIL, [DEMO_ACCOUNT]);
+
+  const tagIds: string[] = [];
+  for (const [i, name] of TAGS.entries()) {
+    const tag = await prisma.tag.upsert({
+      where: { accountId_name: { accountId: DEMO_ACCOUNT, name } },
+      create: { id: newId("t"), accountId: DEMO_ACCOUNT, name, description: `Content about ${name}`, type: i % 7 === 0 ? "PAGE" : i % 5 === 0 ? "ROLE" : "USER" },
+      update: {},
+    });
+    tagIds.push(tag.id);
+    progress("tags", i + 1, TAGS.length);
+  }
+
+  const folders = ["Getting started", "Advanced", "Admin guides"].map((title) => ({ id: newId("c"), title }));
+  const base = Date.UTC(2026, 0, 1);
+  const rows: Prisma.ContentCreateManyInput[] = folders.map((f, i) => ({
+    id: f.id, accountId: DEMO_ACCOUNT, title: f.title, type: "folder", state: "production", stage: "production",
+    createdAt: new Date(base + i), updatedAt: new Date(base + i),
+  }));
+  const links: Prisma.ContentTagCreateManyInput[] = [];
+  const types = ["link", "video", "text", "flow", "flow", "widget"] as const;
+  for (let i = 0; i < total; i++) {
+    const type = pick(types);
+    const state = pick(["draft", "ready", "production"] as const);
+    const at = new Date(base + (i + 3) * 3_600_000);
+    const id = newId("c");
+    rows.push({
+      id, accountId: DEMO_ACCOUNT, type, state, stage: state === "production" ? "production" : "design",
+      title: `${pick(TOPICS)} #${i + 1}`,
+      url: type === "link" || type === "video" ? `https://help.example.com/${type}/${i + 1}` : null,
+      source: type === "link" ? pick(["default", "knowledgebase"] as const) : null,
+      description: type === "video" ? null : `How to ${pick(TOPICS).toLowerCase()}.`,
+      descriptionMd: type === "text" ? `## Steps\n1. Open the app\n2. ${pick(TOPICS)}` : null,
+      parentId: random() < 0.5 ? pick(folders).id : null,
+      createdAt: at, updatedAt: at,
+    });
+    for (const tagId of new Set([pick(tagIds), pick(tagIds)])) links.push({ contentId: id, tagId });
+  }
+  const BATCH = 100;
+  for (let i = 0; i < rows.length; i += BATCH) {
+    const chunk = rows.slice(i, i + BATCH);
+    const ids = new Set(chunk.map((r) => r.id));
+    await prisma.$transaction([
+      prisma.content.createMany({ data: chunk }),
+      prisma.contentTag.createMany({ data: links.filter((l) => ids.has(l.contentId)) }),
+    ]);
+    progress("content", Math.min(i + BATCH, rows.length), rows.length);
+  }
+  const { key } = await createKey(DEMO_EMAIL);
+  return { key, accountId: DEMO_ACCOUNT };
+}
