@@ -43,7 +43,7 @@ export function problemFromGraphQL(errors: readonly GraphQLFormattedError[]): Pr
   const status = statusOf(worst);
   const ext = worst.extensions as { errors?: FieldError[] } | undefined;
   const detail = status >= 500 ? "Unexpected error; the request may succeed on retry." : restMessage(worst.message);
-  return { problem: problem(status, detail, status >= 500 ? undefined : ext?.errors) };
+  return problem(status, detail, status >= 500 ? undefined : ext?.errors);
 }
 
 // GraphQL variable errors name GraphQL variables; REST callers know the request body.

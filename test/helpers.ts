@@ -1,0 +1,75 @@
+// Test fixtures: a real server on an ephemeral port, tenants with keys, and SQL capture.
+import type { AddressInfo } from "node:net";
+import { createAccount, createKey, createUser } from "../src/admin.js";
+import { createApp } from "../src/app.js";
+import { loadConfig } from "../src/config.js";
+import { onQuery, prepareDb, prisma } from "../src/db/index.js";
+
+export { prisma };
+
+export interface Server { url: string; yoga: ReturnType<typeof createApp>["yoga"]; close(): Promise<void> }
+
+export async function startServer(env: Record<string, string> = {}): Promise<Server> {
+  await prepareDb();
+  const { app, yoga } = createApp(loadConfig({ ...process.env, ...env }));
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    yoga,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+let n = 0;
+export interface Tenant { accountId: string; email: string; key: string; headers: Record<string, string> }
+
+/** A new account with its own user and integration key. */
+export async function tenant(prefix = "acct", opts: { idMethod?: string } = {}): Promise<Tenant> {
+  const accountId = `${prefix}-${process.pid}-${++n}`;
+  await createAccount(accountId, opts);
+  const email = `${accountId}@example.com`;
+  await createUser(email, [accountId]);
+  const { key } = await createKey(email);
+  return { accountId, email, key, headers: { "x-service-integration-key": key, "x-service-user": email } };
+}
+
+export interface Reply<T = any> { status: number; headers: Headers; body: T; text: string }
+
+/** fetch + JSON body, for REST assertions. */
+export async function call<T = any>(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: string } = {}): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  let body: string | undefined = init.raw;
+  if (init.body !== undefined) {
+    body = JSON.stringify(init.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await fetch(url, { method: init.method ?? "GET", headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** Runs `fn` and returns the SQL statements it issued (transaction control excluded). */
+export async function sqlOf<T>(fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
+  const sql: string[] = [];
+  const stop = onQuery((q) => { if (!/^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)/i.test(q.trim())) sql.push(q); });
+  try {
+    const result = await fn();
+    return { result, sql };
+  } finally {
+    stop();
+  }
+}
+
+/** In-process GraphQL through the same Yoga instance (no HTTP). */
+export async function gql<T = any>(server: Server, t: Tenant | null, query: string, variables: Record<string, unknown> = {}) {
+  const res = await server.yoga.fetch("http://test/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(t?.headers ?? {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: res.status, ...(await res.json()) } as { status: number; data?: T; errors?: { message: string; extensions?: any }[] };
+}

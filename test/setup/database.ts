@@ -1,0 +1,44 @@
+// Gives every test file a database of its own before any app module loads: a fresh SQLite file by
+// default, or a fresh PostgreSQL database when TEST_DATABASE_URL names a server (the suite runs
+// unchanged on both). Migrations are applied the way the server applies them.
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import pg from "pg";
+import { afterAll } from "vitest";
+import { migrate } from "../../src/db/migrate.js";
+
+const tag = `${process.pid}_${randomBytes(3).toString("hex")}`;
+const server = process.env.TEST_DATABASE_URL;
+let drop: () => Promise<void>;
+
+if (server && /^postgres(ql)?:/.test(server)) {
+  const name = `gg_test_${tag}`;
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  process.env.DATABASE_URL = url.toString();
+  drop = async () => {
+    const c = new pg.Client({ connectionString: server });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.end();
+  };
+} else {
+  const file = `data/test/${tag}.db`;
+  process.env.DATABASE_URL = `file:./${file}`;
+  drop = async () => {
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
+  };
+}
+process.env.SEED_DEMO = "false";
+process.env.LOG_LEVEL ??= "silent";
+await migrate(process.env.DATABASE_URL);
+
+afterAll(async () => {
+  const { prisma } = await import("../../src/db/index.js");
+  await prisma.$disconnect();
+  await drop();
+});
