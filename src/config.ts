@@ -15,6 +15,7 @@ const Env = z.object({
   GRAPHIQL: bool.default(true),
   INTROSPECTION: bool.default(true),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  ENCRYPTION_KEY: z.string().optional(),
   SEED_DEMO: bool.default(true),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().default("development"),

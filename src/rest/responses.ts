@@ -30,12 +30,12 @@ export interface ItemOutcome<N> { index: number; statusCode: number; id: string 
  * Bulk outcome → response. All succeeded: `successStatus(results)` with `{data}` (or an empty 204).
  * All failed with one status: that status, a problem listing each item's errors. Otherwise 207.
  */
-export function bulkReply<N>(results: ItemOutcome<N>[], record: ((n: N) => unknown) | null): RestReply {
+export function bulkReply<N>(results: ItemOutcome<N>[], record: ((n: N) => unknown) | null, opts: { created?: number } = {}): RestReply {
   const ok = results.filter((r) => r.statusCode < 300);
   const failed = results.filter((r) => r.statusCode >= 300);
   if (failed.length === 0) {
     if (!record) return { status: 204 };
-    const status = ok.some((r) => r.statusCode === 201) ? 201 : 200;
+    const status = ok.some((r) => r.statusCode === 201) ? (opts.created ?? 201) : 200;
     return { status, body: { data: ok.map((r) => (r.record == null ? null : record(r.record))) } };
   }
   const statuses = new Set(failed.map((r) => r.statusCode));

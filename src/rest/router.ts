@@ -5,8 +5,8 @@ import type { ExecutionResult } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import { logger } from "../logger.js";
-import { HttpProblem, problem, problemFromGraphQL, sendProblem } from "./problem.js";
-import type { RestRoute } from "./routes.js";
+import { HttpProblem, problem, problemFromGraphQL, sendProblem, type Problem } from "./problem.js";
+import type { RestInput, RestRoute } from "./routes.js";
 
 export const JSON_BODY_LIMIT = "10mb";
 type ServerContext = { req: Request; res: Response };
@@ -17,23 +17,31 @@ export function restRouter(routes: RestRoute[], yoga: YogaServerInstance<ServerC
   for (const route of routes) {
     const handlers = route.jsonBody ? [json] : [];
     router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
+      const input: RestInput = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
       try {
-        await runRoute(route, yoga, req, res);
+        await runRoute(route, yoga, input, req, res);
       } catch (err) {
-        if (err instanceof HttpProblem) return sendProblem(res, problem(err.status, err.message, err.errors), err.headers);
+        if (err instanceof HttpProblem) return fail(route, input, res, problem(err.status, err.message, err.errors), err.headers);
         logger.error({ err, route: route.name, requestId: req.get("x-request-id") }, "REST route failed");
-        sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
+        fail(route, input, res, problem(500, "Unexpected error; the request may succeed on retry."));
       }
     });
   }
   return router;
 }
 
-async function runRoute(route: RestRoute, yoga: YogaServerInstance<ServerContext, object>, req: Request, res: Response) {
+/** Failure response: problem+json, or the route's own error body where the spec gives one. */
+function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, headers?: Record<string, string>) {
+  if (!route.errorBody) return sendProblem(res, p, headers);
+  if (headers) res.set(headers);
+  const messages = p.errors?.length ? p.errors.map((e) => e.message) : [p.detail];
+  res.status(p.status).json(route.errorBody(p.status, p.status >= 500 ? [p.detail] : messages, input));
+}
+
+async function runRoute(route: RestRoute, yoga: YogaServerInstance<ServerContext, object>, input: RestInput, req: Request, res: Response) {
   if (route.jsonBody && req.body === undefined) {
     throw new HttpProblem(415, "Send the body as JSON with Content-Type: application/json.");
   }
-  const input = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
   const variables = route.variables(input);
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
   for (const h of [KEY_HEADER, USER_HEADER, "x-request-id"]) {
@@ -47,11 +55,11 @@ async function runRoute(route: RestRoute, yoga: YogaServerInstance<ServerContext
   );
   const result = (await response.json()) as ExecutionResult;
   if (result.errors?.length) {
-    return sendProblem(res, problemFromGraphQL(result.errors));
+    return fail(route, input, res, problemFromGraphQL(result.errors));
   }
   const reply = route.reply(result.data, input);
   if (reply.headers) res.set(reply.headers);
-  if (reply.problem) return sendProblem(res, reply.problem);
+  if (reply.problem) return fail(route, input, res, reply.problem);
   if (reply.body === undefined) return void res.status(reply.status).end();
   res.status(reply.status).json(reply.body);
 }

@@ -7,6 +7,7 @@ import { HttpProblem } from "./problem.js";
 import { commaList, cursorParam, intParam, limitParam, objectArrayBody, stringParam } from "./params.js";
 import { CONTENT_FIELDS, TAG_FIELDS, contentInput, contentRecord, tagRecord, type Style } from "./records.js";
 import { bulkReply, oneReply, pageReply, type RestReply } from "./responses.js";
+import { endUserRoutes } from "./endUserRoutes.js";
 
 export interface RestInput {
   params: Record<string, string>;
@@ -27,6 +28,8 @@ export interface RestRoute {
   reply(data: any, input: RestInput): RestReply;
   /** Whether the route reads a JSON body. */
   jsonBody?: boolean;
+  /** A body other than problem+json for failures (the spec's single end-user update shape). */
+  errorBody?: (status: number, messages: string[], input: RestInput) => unknown;
 }
 
 const A = "/api/v1/:accountId";
@@ -181,6 +184,8 @@ export const routes: RestRoute[] = [
     variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.names, "names") }),
     reply: (d) => bulkReply(d.deleteTags.results, null),
   },
+
+  ...endUserRoutes,
 ];
 
 /** Moves a result's named record field to `record`, the shape bulkReply reads. */

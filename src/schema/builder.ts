@@ -19,6 +19,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     /** Epoch milliseconds */
     Timestamp: { Input: Date; Output: Date };
+    JSON: { Input: unknown; Output: unknown };
   };
 }>({
   defaultFieldNullability: false,
@@ -53,9 +54,16 @@ builder.scalarType("Timestamp", {
   description: "A point in time, as integer milliseconds since the Unix epoch (UTC).",
   serialize: (value) => (value instanceof Date ? value.getTime() : Number(value)),
   parseValue: (value) => {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    // 8.64e15 ms is the largest time a Date holds; beyond it `new Date` is invalid and Prisma throws.
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 8.64e15) {
       throw new GraphQLError("Timestamp must be a non-negative integer of epoch milliseconds");
     }
     return new Date(value);
   },
+});
+
+builder.scalarType("JSON", {
+  description: "Any JSON value.",
+  serialize: (value) => value,
+  parseValue: (value) => value,
 });

@@ -2,7 +2,6 @@
 // lookups, and bulk create / update / delete with per-item results. Validation is per item: a bad
 // item fails alone (REST answers 207), the good ones are written together in one transaction.
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import DataLoader from "dataloader";
 import { prisma } from "../db/index.js";
 import type { Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
@@ -102,27 +101,17 @@ builder.prismaObjectField(Account, "contents", (t) =>
   }),
 );
 
-// Several `content(id:)` lookups in one document share one query.
-const contentLoaders = new WeakMap<object, DataLoader<string, string | null>>();
+// Several `content(id:)` lookups in one document share one query: Prisma batches the findUnique
+// calls of one tick into a single `WHERE (id = ? AND accountId = ?) OR ...` (its built-in DataLoader).
+// The accountId in the key keeps each lookup inside the account it hangs off, also when one
+// document asks under several accounts.
 builder.prismaObjectField(Account, "content", (t) =>
   t.prismaField({
     type: Content,
     nullable: true,
     description: "One content by id (null when the account has none with that id).",
     args: { id: t.arg.string({ required: true }) },
-    resolve: async (query, account, { id }, ctx) => {
-      let loader = contentLoaders.get(ctx);
-      if (!loader) {
-        loader = new DataLoader(async (keys: readonly string[]) => {
-          const rows = await prisma.content.findMany({ where: { accountId: account.id, id: { in: [...keys] } }, select: { id: true } });
-          const found = new Set(rows.map((r) => r.id));
-          return keys.map((k) => (found.has(k) ? k : null));
-        });
-        contentLoaders.set(ctx, loader);
-      }
-      if (!(await loader.load(id))) return null;
-      return prisma.content.findUnique({ ...query, where: { id } });
-    },
+    resolve: (query, account, { id }) => prisma.content.findUnique({ ...query, where: { id, accountId: account.id } }),
   }),
 );
 

@@ -4,6 +4,8 @@ import { builder } from "./builder.js";
 import "./account.js";
 import "./tags.js";
 import "./content.js";
+import "./endUserSchema.js";
+import "./endUsers.js";
 
 export const schema = builder.toSchema();
 export const sortedSchema = () => lexicographicSortSchema(schema);

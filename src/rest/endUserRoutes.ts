@@ -1,0 +1,169 @@
+// REST rows for end users and the end-user schema (style A Group A tables; style B B10–B15).
+import { LIST_LIMITS } from "../schema/pagination.js";
+import { HttpProblem } from "./problem.js";
+import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from "./params.js";
+import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord, type Style } from "./records.js";
+import { bulkReply, oneReply, pageReply } from "./responses.js";
+import type { RestInput, RestRoute } from "./routes.js";
+
+const A = "/api/v1/:accountId";
+const B = "/v1/accounts/:accountId";
+
+const LIST = `query EndUserPage($accountId: String!, $first: Int, $after: String, $custom: Boolean! = true, $actions: Boolean!) {
+  account(id: $accountId) { endUsers(first: $first, after: $after) { nodes { ${END_USER_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
+const GET = `query EndUser($accountId: String!, $id: String!, $idType: EndUserIdType, $custom: Boolean!, $actions: Boolean!) {
+  account(id: $accountId) { endUser(id: $id, idType: $idType) { ${END_USER_FIELDS} } } }`;
+const UPSERT_MANY = `mutation UpsertEndUsers($accountId: String!, $input: [EndUserInput!]!, $custom: Boolean! = true, $actions: Boolean!) {
+  upsertEndUsers(accountId: $accountId, input: $input) { results { index statusCode id errors endUser { ${END_USER_FIELDS} } } } }`;
+const UPSERT_ONE = `mutation UpsertEndUser($accountId: String!, $id: String!, $custom: JSON!) {
+  upsertEndUser(accountId: $accountId, id: $id, custom: $custom) { index statusCode id errors } }`;
+const DELETE = `mutation DeleteEndUsers($accountId: String!, $ids: [String!]!) {
+  deleteEndUsers(accountId: $accountId, ids: $ids) { results { index statusCode id errors } } }`;
+const SCHEMA = `query EndUserSchema($accountId: String!, $fieldName: String) {
+  account(id: $accountId) { endUserSchema(fieldName: $fieldName) { ${SCHEMA_FIELD_FIELDS} } } }`;
+const SCHEMA_UPSERT = `mutation UpsertEndUserFields($accountId: String!, $input: [SchemaFieldInput!]!) {
+  upsertEndUserFields(accountId: $accountId, input: $input) { results { index statusCode id errors field { ${SCHEMA_FIELD_FIELDS} } } } }`;
+const SCHEMA_DELETE = `mutation DeleteEndUserFields($accountId: String!, $names: [String!]!) {
+  deleteEndUserFields(accountId: $accountId, names: $names) { results { index statusCode id errors } } }`;
+
+const ID_TYPES: Record<string, "APP" | "COOKIE"> = { "svc-app-user-id": "APP", "svc-cookie-user-id": "COOKIE" };
+const FIELD_SETS = ["custom", "useraction"] as const;
+
+function idType(value: unknown, name: string): "APP" | "COOKIE" | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const t = typeof value === "string" ? ID_TYPES[value] : undefined;
+  if (!t) throw new HttpProblem(400, `${name} must be one of ${Object.keys(ID_TYPES).join(", ")}`, [{ path: name, message: "unknown id type" }]);
+  return t;
+}
+
+/** `fields` (custom, useraction) decides what is read: none given means both. */
+function fieldSelection(value: unknown): { custom: boolean; actions: boolean } {
+  if (value === undefined || value === null || value === "") return { custom: true, actions: true };
+  const raw = (Array.isArray(value) ? value : [value]).flatMap((v) => (typeof v === "string" ? v.split(",") : [v]));
+  const names = raw.map((v) => (typeof v === "string" ? v.trim().toLowerCase() : v));
+  const unknown = names.filter((n) => !(FIELD_SETS as readonly unknown[]).includes(n));
+  if (unknown.length || !names.length) throw new HttpProblem(400, `fields must list ${FIELD_SETS.join(" and/or ")}`, [{ path: "fields", message: "unknown field set" }]);
+  return { custom: names.includes("custom"), actions: names.includes("useraction") };
+}
+
+/** Style A end users carry no user-action maps; style B's do. */
+function endUserItems(style: Style) {
+  const allowed = new Set(["id", "custom", ...(style === "B" ? ["userActionCount", "userActions"] : [])]);
+  return (input: RestInput) =>
+    objectArrayBody(input.body).map((item, i) => {
+      const { creationTime: _c, lastUpdateTime: _u, ...rest } = item;
+      const extra = Object.keys(rest).filter((k) => !allowed.has(k));
+      if (extra.length) throw new HttpProblem(400, `body[${i}]: unknown field(s) ${extra.join(", ")}`, [{ path: `[${i}]`, message: `allowed: ${[...allowed].join(", ")}` }]);
+      return rest;
+    });
+}
+
+function customBody(body: unknown): Record<string, unknown> {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new HttpProblem(400, "body must be a JSON object of custom field name → value");
+  }
+  return body as Record<string, unknown>;
+}
+
+/** The spec's own failure shape for single end-user updates: {errors, id, statusCode}. */
+const singleUpdateError = (status: number, messages: string[], input: RestInput) => ({ errors: messages, id: input.params.id ?? null, statusCode: status });
+
+const schemaRows = (prefix: string, style: Style, names: { list: string; get: string; put: string; del: string }, labels: { list: string; put: string }): RestRoute[] => [
+  {
+    name: names.list, method: "get", path: `${prefix}/endUserSchema`, summary: labels.list,
+    document: SCHEMA,
+    variables: (i) => ({ accountId: i.params.accountId, fieldName: stringParam(i.query, "fieldName") }),
+    reply: (d, i) => {
+      const fields = d.account.endUserSchema;
+      if (i.query.fieldName && !fields.length) return oneReply(null, schemaFieldRecord, `No end-user schema field named '${String(i.query.fieldName)}'.`);
+      return { status: 200, body: { data: fields.map(schemaFieldRecord) } };
+    },
+  },
+  {
+    name: names.put, method: "put", path: `${prefix}/endUserSchema`, summary: labels.put,
+    document: SCHEMA_UPSERT, jsonBody: true,
+    variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
+    // The spec answers 200 for schema PUTs, whether fields were added or updated.
+    reply: (d) => bulkReply(d.upsertEndUserFields.results.map((r: any) => ({ ...r, record: r.field })), schemaFieldRecord, { created: 200 }),
+  },
+  {
+    name: names.get, method: "get", path: `${prefix}/endUserSchema/:fieldName`, summary: "Get one end-user schema field",
+    document: SCHEMA,
+    variables: (i) => ({ accountId: i.params.accountId, fieldName: i.params.fieldName }),
+    reply: (d, i) => oneReply(d.account.endUserSchema[0], schemaFieldRecord, `No end-user schema field named '${i.params.fieldName}'.`),
+  },
+  {
+    name: names.del, method: "delete", path: `${prefix}/endUserSchema/:fieldsToDelete`, summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
+    document: SCHEMA_DELETE,
+    variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.fieldsToDelete, "fieldsToDelete") }),
+    reply: (d) => bulkReply(d.deleteEndUserFields.results, null),
+  },
+];
+
+const singleUpdate = (prefix: string, name: string, summary: string): RestRoute => ({
+  name, method: "put", path: `${prefix}/endUsers/:id`, summary,
+  document: UPSERT_ONE, jsonBody: true, errorBody: singleUpdateError,
+  variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: customBody(i.body) }),
+  reply: (d) => {
+    const r = d.upsertEndUser;
+    return { status: r.statusCode, body: { errors: r.errors, id: r.id, statusCode: r.statusCode } };
+  },
+});
+
+export const endUserRoutes: RestRoute[] = [
+  // Style A
+  {
+    name: "listEndUsersA", method: "get", path: `${A}/endUsers`, summary: "List end users (paginated)",
+    document: LIST,
+    variables: (i) => ({ accountId: i.params.accountId, first: limitParam(i.query, LIST_LIMITS.standard), after: cursorParam(i.query), actions: false }),
+    reply: (d) => pageReply(d.account.endUsers, endUserRecord("A")),
+  },
+  {
+    name: "upsertEndUsersA", method: "put", path: `${A}/endUsers`, summary: "Create or update end users (array)",
+    document: UPSERT_MANY, jsonBody: true,
+    variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("A")(i), actions: false }),
+    reply: (d) => bulkReply(d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("A")),
+  },
+  {
+    name: "deleteEndUsersA", method: "delete", path: `${A}/endUsers/:ids`, summary: "Delete end users by comma-separated ids",
+    document: DELETE,
+    variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.ids, "ids") }),
+    reply: (d) => bulkReply(d.deleteEndUsers.results, null),
+  },
+  {
+    name: "getEndUserA", method: "get", path: `${A}/endUsers/:id`, summary: "Get one end user",
+    document: GET,
+    variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: true, actions: false }),
+    reply: (d, i) => oneReply(d.account.endUser, endUserRecord("A"), `No end user with id '${i.params.id}'.`),
+  },
+  singleUpdate(A, "upsertEndUserA", "Create or update one end user's custom fields"),
+  ...schemaRows(A, "A", { list: "getEndUserSchemaA", get: "getEndUserSchemaFieldA", put: "upsertEndUserSchemaA", del: "deleteEndUserSchemaA" },
+    { list: "Get the end-user schema (optionally one field via fieldName)", put: "Add or update custom fields (max 50 custom fields)" }),
+
+  // Style B
+  ...schemaRows(B, "B", { list: "getEndUserSchemaB", get: "getEndUserSchemaFieldB", put: "upsertEndUserSchemaB", del: "deleteEndUserSchemaB" },
+    { list: "B10: get the end-user schema (fieldName narrows it)", put: "B11: add or update custom fields" }),
+  {
+    name: "upsertEndUsersB", method: "put", path: `${B}/endUsers`, summary: "B12: update or add end users (with userActionCount, userActions)",
+    document: UPSERT_MANY, jsonBody: true,
+    variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("B")(i), actions: true }),
+    reply: (d) => bulkReply(d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("B")),
+  },
+  {
+    name: "lookupEndUser", method: "post", path: `${B}/endUsers/lookup`, summary: "B13: fetch an end user by id for segmentation (fields decide what is read)",
+    document: GET, jsonBody: true,
+    variables: (i) => {
+      const body = customBody(i.body);
+      if (typeof body.id !== "string" || !body.id) throw new HttpProblem(400, "id is required", [{ path: "id", message: "required" }]);
+      return { accountId: i.params.accountId, id: body.id, idType: idType(body.useridType, "useridType"), ...fieldSelection(body.fields) };
+    },
+    reply: (d, i) => oneReply(d.account.endUser, endUserRecord("B"), `No end user with id '${String((i.body as { id?: unknown }).id)}'.`),
+  },
+  {
+    name: "getEndUserB", method: "get", path: `${B}/endUsers/:id`, summary: "B14: fetch custom and user-action fields of an end user (fields decide what is read)",
+    document: GET,
+    variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, idType: idType(i.query["userid-type"], "userid-type"), ...fieldSelection(i.query.fields) }),
+    reply: (d, i) => oneReply(d.account.endUser, endUserRecord("B"), `No end user with id '${i.params.id}'.`),
+  },
+  singleUpdate(B, "upsertEndUserB", "B15: update or add one end user's custom fields"),
+];

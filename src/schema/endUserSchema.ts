@@ -1,0 +1,183 @@
+// The end-user schema: service-provided default fields (constants, undeletable) plus at most 50
+// custom fields per account. Every custom value written is checked against its field's type here.
+import { prisma } from "../db/index.js";
+import { encrypt, decrypt } from "../crypto.js";
+import type { EndUserField as FieldRow } from "../generated/sqlite/client.js";
+import { Account, requireAccount } from "./account.js";
+import { builder } from "./builder.js";
+import { bulkArg, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
+
+export const FIELD_TYPES = ["string", "double", "boolean", "timestamp", "encrypted_string"] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+export const MAX_CUSTOM_FIELDS = 50;
+export const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+const FIELD_NAME_RULE = "a letter first, then letters, digits or _; at most 64 characters";
+export const STRING_VALUE_MAX = 10_000;
+const DESCRIPTION_MAX = 2_000;
+
+export interface SchemaField { name: string; type: FieldType; description: string | null; default: boolean }
+
+/** Service-provided fields every account has. */
+export const DEFAULT_FIELDS: readonly SchemaField[] = [
+  { name: "email", type: "string", description: "E-mail address of the end user.", default: true },
+  { name: "name", type: "string", description: "Display name of the end user.", default: true },
+  { name: "role", type: "string", description: "Role of the end user in the parent application.", default: true },
+  { name: "locale", type: "string", description: "Preferred locale, e.g. en-US.", default: true },
+  { name: "signupTime", type: "timestamp", description: "When the end user signed up (epoch ms).", default: true },
+];
+const DEFAULT_BY_NAME = new Map(DEFAULT_FIELDS.map((f) => [f.name, f]));
+
+export const FieldTypeEnum = builder.enumType("FieldType", { values: FIELD_TYPES });
+
+export const SchemaFieldType = builder.objectRef<SchemaField>("SchemaField").implement({
+  description: "A field of a schema (end users, integration attributes).",
+  fields: (t) => ({
+    name: t.exposeString("name"),
+    type: t.field({ type: FieldTypeEnum, resolve: (f) => f.type }),
+    description: t.exposeString("description", { nullable: true }),
+    default: t.exposeBoolean("default", { description: "Service-provided; cannot be changed or deleted." }),
+  }),
+});
+
+const toField = (r: FieldRow): SchemaField => ({ name: r.name, type: r.type as FieldType, description: r.description, default: false });
+
+/** The whole schema of an account: defaults first, then custom fields by name. */
+export async function endUserSchema(accountId: string): Promise<SchemaField[]> {
+  const rows = await prisma.endUserField.findMany({ where: { accountId }, orderBy: { name: "asc" } });
+  return [...DEFAULT_FIELDS, ...rows.map(toField)];
+}
+
+builder.prismaObjectField(Account, "endUserSchema", (t) =>
+  t.field({
+    type: [SchemaFieldType],
+    description: "The end-user schema: default fields, then custom fields by name. `fieldName` narrows it to one field.",
+    args: { fieldName: t.arg.string({ required: false }) },
+    resolve: async (account, { fieldName }) => {
+      const all = await endUserSchema(account.id);
+      return fieldName ? all.filter((f) => f.name === fieldName) : all;
+    },
+  }),
+);
+
+// ---- values ------------------------------------------------------------------------------------
+
+export interface StoredValue { type: FieldType; text: string | null; num: number | null; bool: boolean | null; time: Date | null }
+
+/** Checks a value against its field's type and returns the columns to store, or the problem. */
+export function encodeValue(field: SchemaField, value: unknown): { stored: StoredValue } | { problem: string } {
+  const bad = (what: string) => ({ problem: `custom.${field.name} must be ${what}` });
+  const base = { type: field.type, text: null, num: null, bool: null, time: null };
+  switch (field.type) {
+    case "string":
+    case "encrypted_string":
+      if (typeof value !== "string") return bad("a string");
+      if (value.length > STRING_VALUE_MAX) return bad(`at most ${STRING_VALUE_MAX} characters`);
+      return { stored: { ...base, text: field.type === "encrypted_string" ? encrypt(value) : value } };
+    case "double":
+      if (typeof value !== "number" || !Number.isFinite(value)) return bad("a number");
+      return { stored: { ...base, num: value } };
+    case "boolean":
+      if (typeof value !== "boolean") return bad("true or false");
+      return { stored: { ...base, bool: value } };
+    case "timestamp":
+      if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return bad("an integer of epoch milliseconds");
+      return { stored: { ...base, time: new Date(value) } };
+  }
+}
+
+export function decodeValue(v: StoredValue): unknown {
+  switch (v.type) {
+    case "string": return v.text;
+    case "encrypted_string": return v.text == null ? null : decrypt(v.text);
+    case "double": return v.num;
+    case "boolean": return v.bool;
+    case "timestamp": return v.time ? v.time.getTime() : null;
+  }
+}
+
+// ---- mutations -----------------------------------------------------------------------------------
+
+const SchemaFieldInput = builder.inputType("SchemaFieldInput", {
+  fields: (t) => ({
+    name: t.string({ required: false, description: `Required; ${FIELD_NAME_RULE}.` }),
+    type: t.field({ type: FieldTypeEnum, required: false, description: "Required when adding a field; cannot change afterwards." }),
+    description: t.string({ required: false }),
+  }),
+});
+
+type FieldItem = ItemResult<SchemaField>;
+const SchemaFieldResult = builder.objectRef<FieldItem>("SchemaFieldResult").implement({
+  interfaces: [ItemResultInterface],
+  isTypeOf: () => true,
+  fields: (t) => ({ field: t.field({ type: SchemaFieldType, nullable: true, resolve: (r) => r.record ?? null }) }),
+});
+const SchemaFieldsPayload = payloadType<FieldItem>("SchemaFieldsPayload", SchemaFieldResult);
+
+export function nameProblem(name: string | null | undefined): string | null {
+  if (name == null || name === "") return "name is required";
+  if (!FIELD_NAME.test(name)) return `name '${name.slice(0, 80)}' is invalid: ${FIELD_NAME_RULE}`;
+  return checkListSafeName(name, "name");
+}
+
+builder.mutationField("upsertEndUserFields", (t) =>
+  t.field({
+    type: SchemaFieldsPayload,
+    description: `Adds custom fields, or updates the description of existing ones, matched by name. At most ${MAX_CUSTOM_FIELDS} custom fields per account: items past the limit fail (400) while earlier ones stay. Per-item status: 201 added, 200 updated, 400 invalid.`,
+    args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: [SchemaFieldInput], required: true, validate: bulkArg }) },
+    resolve: async (_root, { accountId, input }, ctx) => {
+      await requireAccount(ctx, accountId);
+      return prisma.$transaction(async (tx) => {
+        const existing = new Map((await tx.endUserField.findMany({ where: { accountId } })).map((r) => [r.name, r]));
+        let count = existing.size;
+        const results: FieldItem[] = [];
+        for (const [index, it] of input.entries()) {
+          const problem = nameProblem(it.name);
+          if (problem) { results.push(fail(index, 400, [problem])); continue; }
+          const name = it.name!;
+          if (it.description != null && it.description.length > DESCRIPTION_MAX) { results.push(fail(index, 400, [`description must be at most ${DESCRIPTION_MAX} characters`], name)); continue; }
+          if (DEFAULT_BY_NAME.has(name)) { results.push(fail(index, 400, [`'${name}' is a default field and cannot be changed`], name)); continue; }
+          const cur = existing.get(name);
+          if (cur) {
+            if (it.type != null && it.type !== cur.type) { results.push(fail(index, 400, [`the type of '${name}' is ${cur.type} and cannot change (delete the field and add it again)`], name)); continue; }
+            const row = it.description !== undefined ? await tx.endUserField.update({ where: { accountId_name: { accountId, name } }, data: { description: it.description } }) : cur;
+            existing.set(name, row);
+            results.push({ index, statusCode: 200, id: name, errors: [], record: toField(row) });
+            continue;
+          }
+          if (it.type == null) { results.push(fail(index, 400, [`type is required to add '${name}' (one of ${FIELD_TYPES.join(", ")})`], name)); continue; }
+          if (count >= MAX_CUSTOM_FIELDS) { results.push(fail(index, 400, [`the account already has ${MAX_CUSTOM_FIELDS} custom fields, the maximum`], name)); continue; }
+          const row = await tx.endUserField.create({ data: { accountId, name, type: it.type, description: it.description ?? null } });
+          existing.set(name, row);
+          count++;
+          results.push({ index, statusCode: 201, id: name, errors: [], record: toField(row) });
+        }
+        return { results };
+      }, { timeout: 60_000, maxWait: 10_000 });
+    },
+  }),
+);
+
+builder.mutationField("deleteEndUserFields", (t) =>
+  t.field({
+    type: DeletePayload,
+    description: "Deletes custom fields and every end user's value of them. Default fields cannot be deleted (400). Per-item status: 204, 400, 404.",
+    args: { accountId: t.arg.string({ required: true }), names: t.arg.stringList({ required: true, validate: bulkArg }) },
+    resolve: async (_root, { accountId, names }, ctx) => {
+      await requireAccount(ctx, accountId);
+      const found = new Set((await prisma.endUserField.findMany({ where: { accountId, name: { in: names } }, select: { name: true } })).map((r) => r.name));
+      const doomed = [...found];
+      if (doomed.length) {
+        await prisma.$transaction([
+          prisma.endUserValue.deleteMany({ where: { accountId, field: { in: doomed } } }),
+          prisma.endUserField.deleteMany({ where: { accountId, name: { in: doomed } } }),
+        ]);
+      }
+      return {
+        results: names.map((name, index) =>
+          DEFAULT_BY_NAME.has(name) ? fail(index, 400, [`'${name}' is a default field and cannot be deleted`], name)
+          : found.has(name) ? { index, statusCode: 204, id: name, errors: [] }
+          : fail(index, 404, [`no custom field named '${name}'`], name)),
+      };
+    },
+  }),
+);

@@ -1,0 +1,360 @@
+// End users: anyone who engages with content in the parent application, identified by the id of
+// the account's identification method. Custom values (typed by the end-user schema) and user
+// actions live in separate tables, so a read asks the database only for what the query selects.
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import DataLoader from "dataloader";
+import type { GraphQLResolveInfo } from "graphql";
+import { prisma } from "../db/index.js";
+import { badRequest } from "../errors.js";
+import type { EndUserAction, Prisma } from "../generated/sqlite/client.js";
+import { newId } from "../ids.js";
+import { Account, requireAccount } from "./account.js";
+import { builder } from "./builder.js";
+import { bulkArg, checkListSafeName, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
+import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./endUserSchema.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
+
+const ID_MAX = 256;
+const ACTION_ID_MAX = 128;
+const TX = { timeout: 300_000, maxWait: 10_000 } as const;
+
+// ---- identification --------------------------------------------------------------------------
+
+export const EndUserIdType = builder.enumType("EndUserIdType", {
+  description: "The identification method a caller used for an end-user id (REST: svc-app-user-id, svc-cookie-user-id).",
+  values: {
+    APP: { description: "An id passed or detected by an application (account method app_user_id or crm_user_id)." },
+    COOKIE: { description: "The id of the cookie set in the user's browser (account method cookie)." },
+  } as const,
+});
+
+/** A caller-declared id type must match the account's method; a mismatch is the caller's error. */
+export async function checkIdType(accountId: string, idType: "APP" | "COOKIE" | null | undefined): Promise<void> {
+  if (!idType) return;
+  const account = await prisma.account.findUniqueOrThrow({ where: { id: accountId }, select: { idMethod: true } });
+  const matches = idType === "COOKIE" ? account.idMethod === "cookie" : account.idMethod !== "cookie";
+  if (!matches) {
+    throw badRequest(`the id type does not match the account's identification method (${account.idMethod})`, [
+      { path: "useridType", message: `account uses ${account.idMethod}` },
+    ]);
+  }
+}
+
+// ---- types -----------------------------------------------------------------------------------
+
+type ActionMaps = { counts: Record<string, number>; values: Record<string, number> };
+
+// User actions of many end users in one query per request, whichever fields ask for them.
+const actionLoaders = new WeakMap<object, DataLoader<string, ActionMaps>>();
+function actionsOf(ctx: object, endUserId: string): Promise<ActionMaps> {
+  let loader = actionLoaders.get(ctx);
+  if (!loader) {
+    loader = new DataLoader(async (ids: readonly string[]) => {
+      const rows = await prisma.endUserAction.findMany({ where: { endUserId: { in: [...ids] } } });
+      const by = new Map<string, ActionMaps>(ids.map((id) => [id, { counts: {}, values: {} }]));
+      for (const r of rows) {
+        const m = by.get(r.endUserId)!;
+        m.counts[r.actionId] = r.count;
+        if (r.value != null) m.values[r.actionId] = Number(r.value);
+      }
+      return ids.map((id) => by.get(id)!);
+    }, { maxBatchSize: 5_000 });
+    actionLoaders.set(ctx, loader);
+  }
+  return loader.load(endUserId);
+}
+
+export const EndUser = builder.prismaObject("EndUser", {
+  fields: (t) => ({
+    id: t.exposeID("externalId", { description: "The id in the account's identification method." }),
+    creationTime: t.expose("createdAt", { type: "Timestamp" }),
+    lastUpdateTime: t.expose("updatedAt", { type: "Timestamp" }),
+    custom: t.field({
+      type: "JSON",
+      description: "Custom field values by field name (encrypted_string values decrypted).",
+      select: { values: true },
+      resolve: (u) => Object.fromEntries(u.values.map((v) => [v.field, decodeValue(v as StoredValue)])),
+    }),
+    userActionCount: t.field({
+      type: "JSON",
+      description: "Count per user-action id.",
+      resolve: async (u, _a, ctx) => (await actionsOf(ctx, u.id)).counts,
+    }),
+    userActions: t.field({
+      type: "JSON",
+      description: "The integer last reported per user-action id (e.g. a time in epoch ms).",
+      resolve: async (u, _a, ctx) => (await actionsOf(ctx, u.id)).values,
+    }),
+  }),
+});
+
+const CustomFilter = builder.inputType("CustomFieldFilter", {
+  fields: (t) => ({
+    field: t.string({ required: true }),
+    equals: t.field({ type: "JSON", required: true, description: "A value of the field's type." }),
+  }),
+});
+
+const EndUserFilter = builder.inputType("EndUserFilter", {
+  fields: (t) => ({
+    createdAfter: t.field({ type: "Timestamp", required: false }),
+    updatedAfter: t.field({ type: "Timestamp", required: false }),
+    custom: t.field({ type: [CustomFilter], required: false, description: "All must match." }),
+  }),
+});
+
+async function endUserWhere(accountId: string, f: typeof EndUserFilter.$inferInput | null | undefined): Promise<Prisma.EndUserWhereInput> {
+  if (!f) return {};
+  const conditions: Prisma.EndUserWhereInput[] = [];
+  if (f.createdAfter) conditions.push({ createdAt: { gt: f.createdAfter } });
+  if (f.updatedAfter) conditions.push({ updatedAt: { gt: f.updatedAfter } });
+  if (f.custom?.length) {
+    const schema = new Map((await endUserSchema(accountId)).map((s) => [s.name, s]));
+    for (const c of f.custom) {
+      const field = schema.get(c.field);
+      if (!field) throw badRequest(`unknown custom field '${c.field}'`, [{ path: "filter.custom", message: "unknown field" }]);
+      if (field.type === "encrypted_string") throw badRequest(`'${c.field}' is encrypted and cannot be filtered on`);
+      const enc = encodeValue(field, c.equals);
+      if ("problem" in enc) throw badRequest(enc.problem, [{ path: "filter.custom", message: enc.problem }]);
+      const { type: _t, ...cols } = enc.stored;
+      const column = Object.entries(cols).find(([, v]) => v !== null)!;
+      conditions.push({ values: { some: { field: c.field, [column[0]]: column[1] } } });
+    }
+  }
+  return { AND: conditions };
+}
+
+builder.prismaObjectField(Account, "endUsers", (t) =>
+  t.connection({
+    type: EndUser,
+    description: "The account's end users in creation order (keyset pagination), optionally filtered.",
+    args: {
+      filter: t.arg({ type: EndUserFilter, required: false }),
+      orderBy: t.arg({ type: builder.enumType("EndUserOrder", { values: ["CREATED", "UPDATED"] as const }), required: false, defaultValue: "CREATED" }),
+    },
+    resolve: async (account, args, ctx, info) => {
+      const limit = pageLimit(args, LIST_LIMITS.standard);
+      const field = args.orderBy === "UPDATED" ? "updatedAt" : "createdAt";
+      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const rows = await prisma.endUser.findMany({
+        ...query,
+        where: { AND: [{ accountId: account.id }, await endUserWhere(account.id, args.filter), afterCursor(field, args.after, true)] },
+        orderBy: [{ [field]: "asc" }, { id: "asc" }],
+        take: limit + 1,
+      });
+      return connectionFrom(toPage(rows, limit), (r) => r[field]);
+    },
+  }),
+);
+
+builder.prismaObjectField(Account, "endUser", (t) =>
+  t.prismaField({
+    type: EndUser,
+    nullable: true,
+    description: "One end user by id; `idType` (if given) must match the account's identification method.",
+    args: { id: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
+    resolve: async (query, account, { id, idType }) => {
+      await checkIdType(account.id, idType);
+      return prisma.endUser.findUnique({ ...query, where: { accountId_externalId: { accountId: account.id, externalId: id } } });
+    },
+  }),
+);
+
+// ---- writes ----------------------------------------------------------------------------------
+
+const EndUserInput = builder.inputType("EndUserInput", {
+  fields: (t) => ({
+    id: t.string({ required: false, description: "Required: the end user's id." }),
+    custom: t.field({ type: "JSON", required: false, description: "Field → value; null clears a value; absent fields stay." }),
+    userActionCount: t.field({ type: "JSON", required: false, description: "User-action id → count (non-negative integer)." }),
+    userActions: t.field({ type: "JSON", required: false, description: "User-action id → integer." }),
+  }),
+});
+
+type EndUserItem = ItemResult<unknown>;
+const EndUserResult = builder.objectRef<EndUserItem>("EndUserResult").implement({
+  interfaces: [ItemResultInterface],
+  isTypeOf: () => true,
+  fields: (t) => ({ endUser: t.field({ type: EndUser, nullable: true, resolve: (r) => (r.record ?? null) as never }) }),
+});
+const EndUsersPayload = payloadType<EndUserItem>("EndUsersPayload", EndUserResult);
+
+interface WriteItem { id?: unknown; custom?: unknown; userActionCount?: unknown; userActions?: unknown }
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+function actionMap(value: unknown, what: string, min: number | null): { map?: Map<string, number>; problems: string[] } {
+  if (value == null) return { problems: [] };
+  if (!isPlainObject(value)) return { problems: [`${what} must be an object of user-action id → integer`] };
+  const map = new Map<string, number>();
+  const problems: string[] = [];
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "" || k.length > ACTION_ID_MAX) problems.push(`${what}: user-action ids must be 1-${ACTION_ID_MAX} characters`);
+    else if (typeof v !== "number" || !Number.isSafeInteger(v) || (min !== null && v < min)) problems.push(`${what}.${k} must be ${min === 0 ? "a non-negative" : "an"} integer`);
+    else map.set(k, v);
+  }
+  return { map, problems };
+}
+
+/**
+ * Creates or updates end users. Each item is checked alone (id, custom values against the schema,
+ * action maps); the valid ones are then written in one transaction, merging into what is stored:
+ * named custom fields and actions change, the others stay.
+ */
+export async function upsertEndUsers(accountId: string, items: WriteItem[]): Promise<EndUserItem[]> {
+  const schema = new Map<string, SchemaField>((await endUserSchema(accountId)).map((f) => [f.name, f]));
+  const first = firstOccurrences(items.map((it) => it.id));
+  type Valid = { index: number; externalId: string; values: Map<string, StoredValue | null>; counts?: Map<string, number>; actionValues?: Map<string, number> };
+  const valid: Valid[] = [];
+  const results: EndUserItem[] = items.map((it, index) => {
+    const problems: string[] = [];
+    const externalId = it.id;
+    if (typeof externalId !== "string" || externalId.trim() === "") return fail(index, 400, ["id is required (a non-empty string)"]);
+    if (externalId.length > ID_MAX) problems.push(`id must be at most ${ID_MAX} characters`);
+    const comma = checkListSafeName(externalId, "id");
+    if (comma) problems.push(comma);
+    if (first.get(externalId) !== index) problems.push(`id '${externalId}' appears more than once in this request`);
+    const values = new Map<string, StoredValue | null>();
+    if (it.custom != null) {
+      if (!isPlainObject(it.custom)) problems.push("custom must be an object of field name → value");
+      else for (const [name, value] of Object.entries(it.custom)) {
+        const field = schema.get(name);
+        if (!field) { problems.push(`unknown custom field '${name.slice(0, 80)}' (add it to the end-user schema first)`); continue; }
+        if (value === null) { values.set(name, null); continue; }
+        const enc = encodeValue(field, value);
+        if ("problem" in enc) problems.push(enc.problem);
+        else values.set(name, enc.stored);
+      }
+    }
+    const counts = actionMap(it.userActionCount, "userActionCount", 0);
+    const actionValues = actionMap(it.userActions, "userActions", null);
+    problems.push(...counts.problems, ...actionValues.problems);
+    if (problems.length) return fail(index, 400, problems, externalId);
+    valid.push({ index, externalId, values, counts: counts.map, actionValues: actionValues.map });
+    return { index, statusCode: 0, id: externalId, errors: [] }; // status set once we know new vs existing
+  });
+  if (!valid.length) return results;
+
+  const now = new Date();
+  await prisma.$transaction(async (tx) => {
+    const existing = new Map((await tx.endUser.findMany({
+      where: { accountId, externalId: { in: valid.map((v) => v.externalId) } }, select: { id: true, externalId: true },
+    })).map((r) => [r.externalId, r.id]));
+    const created: Prisma.EndUserCreateManyInput[] = [];
+    const rowId = new Map<string, string>();
+    for (const v of valid) {
+      const id = existing.get(v.externalId);
+      results[v.index]!.statusCode = id ? 200 : 201;
+      if (id) rowId.set(v.externalId, id);
+      else {
+        const nid = newId("u");
+        rowId.set(v.externalId, nid);
+        created.push({ id: nid, accountId, externalId: v.externalId, createdAt: now, updatedAt: now });
+      }
+    }
+    if (created.length) await tx.endUser.createMany({ data: created });
+    if (existing.size) await tx.endUser.updateMany({ where: { id: { in: [...existing.values()] } }, data: { updatedAt: now } });
+
+    // Custom values: replace exactly the (user, field) pairs named; null leaves the pair empty.
+    const valueKeys = valid.flatMap((v) => [...v.values.keys()].map((field) => ({ endUserId: rowId.get(v.externalId)!, field })));
+    if (valueKeys.length) {
+      const existingUsers = valid.filter((v) => existing.has(v.externalId) && v.values.size);
+      for (const group of groupByFields(existingUsers, (v) => [...v.values.keys()])) {
+        await tx.endUserValue.deleteMany({ where: { endUserId: { in: group.items.map((v) => rowId.get(v.externalId)!) }, field: { in: group.fields } } });
+      }
+      const rows = valid.flatMap((v) => [...v.values.entries()].filter(([, s]) => s !== null)
+        .map(([field, s]) => ({ endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })));
+      if (rows.length) await tx.endUserValue.createMany({ data: rows });
+    }
+
+    // User actions: counts and values merge per action id with what is stored.
+    const withActions = valid.filter((v) => v.counts?.size || v.actionValues?.size);
+    if (withActions.length) {
+      const ids = withActions.map((v) => rowId.get(v.externalId)!);
+      const actionIds = [...new Set(withActions.flatMap((v) => [...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])]))];
+      const stored = new Map<string, EndUserAction>();
+      for (const r of await tx.endUserAction.findMany({ where: { endUserId: { in: ids }, actionId: { in: actionIds } } })) stored.set(`${r.endUserId}\u0000${r.actionId}`, r);
+      const rows: Prisma.EndUserActionCreateManyInput[] = [];
+      for (const v of withActions) {
+        const endUserId = rowId.get(v.externalId)!;
+        for (const actionId of new Set([...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])])) {
+          const old = stored.get(`${endUserId}\u0000${actionId}`);
+          const value = v.actionValues?.get(actionId);
+          rows.push({ endUserId, actionId, count: v.counts?.get(actionId) ?? old?.count ?? 0, value: value !== undefined ? BigInt(value) : old?.value ?? null });
+        }
+      }
+      if (stored.size) await tx.endUserAction.deleteMany({ where: { endUserId: { in: ids }, actionId: { in: actionIds } } });
+      await tx.endUserAction.createMany({ data: rows });
+    }
+  }, TX);
+  return results;
+}
+
+/** Groups items that name the same set of fields, so one delete serves each group. */
+function groupByFields<T>(items: T[], fieldsOf: (t: T) => string[]): { fields: string[]; items: T[] }[] {
+  const groups = new Map<string, { fields: string[]; items: T[] }>();
+  for (const it of items) {
+    const fields = fieldsOf(it).sort();
+    const key = fields.join("\u0000");
+    const g = groups.get(key) ?? { fields, items: [] };
+    g.items.push(it);
+    groups.set(key, g);
+  }
+  return [...groups.values()];
+}
+
+async function attachEndUsers(accountId: string, results: EndUserItem[], ctx: object, info: GraphQLResolveInfo, path: string[]) {
+  const ok = results.filter((r) => r.statusCode < 300 && r.id);
+  if (!ok.length) return;
+  const query = queryFromInfo({ context: ctx, info, path, typeName: "EndUser" });
+  const rows = await prisma.endUser.findMany({ ...query, where: { accountId, externalId: { in: ok.map((r) => r.id!) } } });
+  const byId = new Map(rows.map((r) => [r.externalId, r]));
+  for (const r of ok) r.record = byId.get(r.id!) ?? null;
+}
+
+builder.mutationField("upsertEndUsers", (t) =>
+  t.field({
+    type: EndUsersPayload,
+    description: "Creates or updates end users (up to 10,000). Per-item status: 201 created, 200 updated, 400 invalid.",
+    args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: [EndUserInput], required: true, validate: bulkArg }) },
+    resolve: async (_root, { accountId, input }, ctx, info) => {
+      await requireAccount(ctx, accountId);
+      const results = await upsertEndUsers(accountId, input);
+      await attachEndUsers(accountId, results, ctx, info, ["results", "endUser"]);
+      return { results };
+    },
+  }),
+);
+
+builder.mutationField("upsertEndUser", (t) =>
+  t.field({
+    type: EndUserResult,
+    description: "Creates or updates one end user's custom fields. statusCode: 201 created, 200 updated, 400 invalid.",
+    args: {
+      accountId: t.arg.string({ required: true }),
+      id: t.arg.string({ required: true }),
+      custom: t.arg({ type: "JSON", required: true }),
+    },
+    resolve: async (_root, { accountId, id, custom }, ctx, info) => {
+      await requireAccount(ctx, accountId);
+      const [result] = await upsertEndUsers(accountId, [{ id, custom }]);
+      await attachEndUsers(accountId, [result!], ctx, info, ["endUser"]);
+      return result!;
+    },
+  }),
+);
+
+builder.mutationField("deleteEndUsers", (t) =>
+  t.field({
+    type: DeletePayload,
+    description: "Deletes end users by id with their values and actions. Per-item status: 204, 404.",
+    args: { accountId: t.arg.string({ required: true }), ids: t.arg.stringList({ required: true, validate: bulkArg }) },
+    resolve: async (_root, { accountId, ids }, ctx) => {
+      await requireAccount(ctx, accountId);
+      const found = new Map((await prisma.endUser.findMany({ where: { accountId, externalId: { in: ids } }, select: { id: true, externalId: true } })).map((r) => [r.externalId, r.id]));
+      if (found.size) await prisma.endUser.deleteMany({ where: { accountId, id: { in: [...found.values()] } } });
+      return {
+        results: ids.map((id, index) => (found.has(id) ? { index, statusCode: 204, id, errors: [] } : fail(index, 404, [`no end user with id '${id}'`], id))),
+      };
+    },
+  }),
+);
