@@ -1,7 +1,7 @@
 // Administrative operations shared by the CLI, start-up seeding and tests: accounts, users,
 // memberships, keys. Each is one transaction; keys are returned in clear exactly once.
 import { generateKey, KEY_SCOPES, type KeyScope } from "./auth/keys.js";
-import { prisma } from "./db/index.js";
+import { prisma, withTransaction } from "./db/index.js";
 
 export const ID_METHODS = ["app_user_id", "crm_user_id", "cookie"] as const;
 export type IdMethodValue = (typeof ID_METHODS)[number];
@@ -15,7 +15,7 @@ export async function createAccount(id: string, opts: { name?: string; idMethod?
   const idMethod = opts.idMethod ?? "cookie";
   if (!(ID_METHODS as readonly string[]).includes(idMethod)) throw new AdminError(`--id-method must be one of ${ID_METHODS.join(", ")}`);
   if (await prisma.account.findUnique({ where: { id } })) throw new AdminError(`account '${id}' already exists`);
-  return prisma.account.create({ data: { id, name: opts.name ?? id, idMethod } });
+  return withTransaction((tx) => tx.account.create({ data: { id, name: opts.name ?? id, idMethod } }));
 }
 
 export async function setAccount(id: string, opts: { auditTokenTtl?: number; rateLimitPerMinute?: number | null; idMethod?: string }) {
@@ -24,14 +24,14 @@ export async function setAccount(id: string, opts: { auditTokenTtl?: number; rat
     throw new AdminError("--audit-token-ttl must be a positive whole number of seconds");
   }
   if (opts.idMethod !== undefined && !(ID_METHODS as readonly string[]).includes(opts.idMethod)) throw new AdminError(`--id-method must be one of ${ID_METHODS.join(", ")}`);
-  return prisma.account.update({
+  return withTransaction((tx) => tx.account.update({
     where: { id },
     data: {
       ...(opts.auditTokenTtl !== undefined ? { auditTokenTtlSeconds: opts.auditTokenTtl } : {}),
       ...(opts.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: opts.rateLimitPerMinute } : {}),
       ...(opts.idMethod !== undefined ? { idMethod: opts.idMethod } : {}),
     },
-  });
+  }));
 }
 
 const EMAIL = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
@@ -44,7 +44,7 @@ export async function createUser(email: string, accountIds: string[]) {
   const accounts = await prisma.account.findMany({ where: { id: { in: accountIds } }, select: { id: true } });
   const missing = accountIds.filter((a) => !accounts.some((x) => x.id === a));
   if (missing.length) throw new AdminError(`unknown account(s): ${missing.join(", ")}`);
-  return prisma.$transaction(async (tx) => {
+  return withTransaction(async (tx) => {
     const user = await tx.user.upsert({ where: { email: normalized }, create: { email: normalized }, update: {} });
     for (const accountId of accountIds) {
       await tx.membership.upsert({
@@ -76,9 +76,9 @@ export async function createKey(email: string, opts: { ttlSeconds?: number; scop
     ttl = Math.min(ttl ?? accountTtl, accountTtl);
   }
   const { key, prefix, hash } = generateKey();
-  const row = await prisma.apiKey.create({
+  const row = await withTransaction((tx) => tx.apiKey.create({
     data: { prefix, hash, userId: user.id, scope, expiresAt: ttl ? new Date(Date.now() + ttl * 1000) : null },
-  });
+  }));
   return { key, prefix, scope, expiresAt: row.expiresAt };
 }
 
@@ -94,5 +94,5 @@ export async function revokeKey(prefix: string) {
   const row = await prisma.apiKey.findUnique({ where: { prefix } });
   if (!row) throw new AdminError(`no key with prefix '${prefix}' (see 'key list')`);
   if (row.revokedAt) return row;
-  return prisma.apiKey.update({ where: { prefix }, data: { revokedAt: new Date() } });
+  return withTransaction((tx) => tx.apiKey.update({ where: { prefix }, data: { revokedAt: new Date() } }));
 }

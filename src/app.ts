@@ -16,6 +16,7 @@ import { routes } from "./rest/routes.js";
 import { schema } from "./schema/index.js";
 import { KEY_HEADER, USER_HEADER } from "./auth/identity.js";
 import { randomUUID } from "node:crypto";
+import { requestScope } from "./audit/requestScope.js";
 
 type ServerContext = { req: Request; res: Response };
 
@@ -56,7 +57,8 @@ export function createApp(config: Config) {
     const id = req.get("x-request-id") ?? randomUUID();
     req.headers["x-request-id"] = id;
     res.set("x-request-id", id);
-    next();
+    // Everything this request does (REST, GraphQL, audit entries) runs in its scope.
+    requestScope.run({ requestId: id, ip: req.ip ?? null, actor: null }, next);
   });
   app.use(
     cors({

@@ -2,6 +2,7 @@
 // they resolve to (looked up once, on first use). REST routes run through the same factory.
 import { randomUUID } from "node:crypto";
 import type { Request as ExpressRequest } from "express";
+import { currentScope } from "./audit/requestScope.js";
 import { authenticate, KEY_HEADER, USER_HEADER, type Credentials, type Identity } from "./auth/identity.js";
 
 export interface Context {
@@ -13,11 +14,16 @@ export interface Context {
 
 export function createContext(headers: Headers, req?: ExpressRequest): Context {
   const credentials: Credentials = { key: headers.get(KEY_HEADER), email: headers.get(USER_HEADER) };
+  const scope = currentScope();
   let identity: Promise<Identity> | undefined;
   return {
     requestId: headers.get("x-request-id") ?? randomUUID(),
     ip: req?.ip ?? null,
     credentials,
-    identity: () => (identity ??= authenticate(credentials)),
+    identity: () =>
+      (identity ??= authenticate(credentials).then((id) => {
+        if (scope) scope.actor = id.email; // audit entries name the acting user
+        return id;
+      })),
   };
 }

@@ -18,7 +18,8 @@ const { prisma, prepareDb, dbKind } = await import("./db/index.js");
 await prepareDb();
 if (fresh && config.SEED_DEMO) {
   const { seedDemo, consoleProgress, DEMO_EMAIL } = await import("./seed/demo.js");
-  const { key } = await seedDemo({ progress: consoleProgress() });
+  const { requestScope } = await import("./audit/requestScope.js");
+  const { key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ progress: consoleProgress() }));
   logger.info({ account: "demo", user: DEMO_EMAIL }, "seeded the demo account on the new database");
   console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
 }

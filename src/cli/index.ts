@@ -1,7 +1,9 @@
 // Administration from the command line: `npm run cli -- <command>`. Applies pending migrations
 // first, like the server, so it works on a brand-new database. Output for people goes to stderr;
 // what scripts capture (a new key) is the last line of stdout.
+import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
+import { requestScope } from "../audit/requestScope.js";
 import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../admin.js";
 import { loadConfig } from "../config.js";
 import { migrate } from "../db/migrate.js";
@@ -103,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
+requestScope.run({ requestId: null, ip: null, actor: `cli:${userInfo().username}` }, () => main(process.argv.slice(2))).then(
   (code) => process.exit(code),
   (err) => {
     console.error(err instanceof AdminError || err?.name === "TypeError" && /parseArgs|option/i.test(err.message) ? `error: ${err.message}` : err);

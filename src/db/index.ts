@@ -7,6 +7,7 @@ import { PrismaClient } from "../generated/sqlite/client.js";
 import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js";
 import { isPostgresUrl, loadConfig } from "../config.js";
 import { sqliteFile } from "./migrate.js";
+import { guardedClient, runAudited, type TransactionClient } from "../audit/recorder.js";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => ...)` callbacks. */
@@ -36,7 +37,17 @@ function createClient(): Db {
   return client;
 }
 
-export const prisma: Db = createClient();
+/** Unguarded: only withTransaction (and the audit recorder) may write through it. */
+const rawClient: Db = createClient();
+export const prisma: Db = guardedClient(rawClient);
+
+/**
+ * The one way to change data: a transaction whose changes are audited in that same transaction
+ * (src/audit/recorder.ts). Nested calls join the outer transaction.
+ */
+export function withTransaction<T>(fn: (tx: Tx) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T> {
+  return runAudited(rawClient as unknown as TransactionClient, fn, opts);
+}
 
 /** SQLite needs per-connection settings; the adapter keeps one connection, so once is enough. */
 export async function prepareDb(): Promise<void> {

@@ -2,7 +2,7 @@
 // lookups, and bulk create / update / delete with per-item results. Validation is per item: a bad
 // item fails alone (REST answers 207), the good ones are written together in one transaction.
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import { prisma } from "../db/index.js";
+import { prisma, withTransaction } from "../db/index.js";
 import type { Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
 import { Account, requireAccount } from "./account.js";
@@ -257,7 +257,7 @@ builder.mutationField("createContents", (t) =>
         return { index, statusCode: 201, id, errors: [] };
       });
       if (rows.length) {
-        await prisma.$transaction(async (tx) => {
+        await withTransaction(async (tx) => {
           await tx.content.createMany({ data: rows });
           if (links.length) await tx.contentTag.createMany({ data: links });
         }, TX);
@@ -310,7 +310,7 @@ builder.mutationField("updateContents", (t) =>
         return { index, statusCode: 200, id: it.id, errors: [] };
       });
       if (writes.length) {
-        await prisma.$transaction(async (tx) => {
+        await withTransaction(async (tx) => {
           for (const w of writes) {
             const { parent: _p, ...data } = w.data as Prisma.ContentUpdateInput & { parentId?: string | null };
             await tx.content.update({ where: { id: w.id }, data: data as Prisma.ContentUncheckedUpdateInput });
@@ -340,7 +340,7 @@ builder.mutationField("deleteContents", (t) =>
       const found = new Set(
         (await prisma.content.findMany({ where: { accountId, id: { in: ids } }, select: { id: true } })).map((r) => r.id),
       );
-      if (found.size) await prisma.content.deleteMany({ where: { accountId, id: { in: [...found] } } });
+      if (found.size) await withTransaction((tx) => tx.content.deleteMany({ where: { accountId, id: { in: [...found] } } }));
       return {
         results: ids.map((id, index) => (found.has(id) ? { index, statusCode: 204, id, errors: [] } : fail(index, 404, [`no content with id '${id}'`], id))),
       };

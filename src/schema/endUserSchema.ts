@@ -1,6 +1,6 @@
 // The end-user schema: service-provided default fields (constants, undeletable) plus at most 50
 // custom fields per account. Every custom value written is checked against its field's type here.
-import { prisma } from "../db/index.js";
+import { prisma, withTransaction } from "../db/index.js";
 import { encrypt, decrypt } from "../crypto.js";
 import type { EndUserField as FieldRow } from "../generated/sqlite/client.js";
 import { Account, requireAccount } from "./account.js";
@@ -126,7 +126,7 @@ builder.mutationField("upsertEndUserFields", (t) =>
     args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: [SchemaFieldInput], required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, input }, ctx) => {
       await requireAccount(ctx, accountId);
-      return prisma.$transaction(async (tx) => {
+      return withTransaction(async (tx) => {
         const existing = new Map((await tx.endUserField.findMany({ where: { accountId } })).map((r) => [r.name, r]));
         let count = existing.size;
         const results: FieldItem[] = [];
@@ -167,10 +167,10 @@ builder.mutationField("deleteEndUserFields", (t) =>
       const found = new Set((await prisma.endUserField.findMany({ where: { accountId, name: { in: names } }, select: { name: true } })).map((r) => r.name));
       const doomed = [...found];
       if (doomed.length) {
-        await prisma.$transaction([
-          prisma.endUserValue.deleteMany({ where: { accountId, field: { in: doomed } } }),
-          prisma.endUserField.deleteMany({ where: { accountId, name: { in: doomed } } }),
-        ]);
+        await withTransaction(async (tx) => {
+          await tx.endUserValue.deleteMany({ where: { accountId, field: { in: doomed } } });
+          await tx.endUserField.deleteMany({ where: { accountId, name: { in: doomed } } });
+        });
       }
       return {
         results: names.map((name, index) =>

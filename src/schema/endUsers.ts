@@ -4,7 +4,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
 import type { GraphQLResolveInfo } from "graphql";
-import { prisma } from "../db/index.js";
+import { prisma, withTransaction } from "../db/index.js";
 import { badRequest } from "../errors.js";
 import type { EndUserAction, Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
@@ -17,6 +17,14 @@ import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./p
 const ID_MAX = 256;
 const ACTION_ID_MAX = 128;
 const TX = { timeout: 300_000, maxWait: 10_000 } as const;
+// Prisma binds every `in` entry and assumes SQLite takes at most 999 parameters per statement; it
+// splits only some statements itself, so id lists of bulk requests are split here.
+const IN_CHUNK = 400;
+const chunksOf = <T>(list: readonly T[], size = IN_CHUNK): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+};
 
 // ---- identification --------------------------------------------------------------------------
 
@@ -235,10 +243,11 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
   if (!valid.length) return results;
 
   const now = new Date();
-  await prisma.$transaction(async (tx) => {
-    const existing = new Map((await tx.endUser.findMany({
-      where: { accountId, externalId: { in: valid.map((v) => v.externalId) } }, select: { id: true, externalId: true },
-    })).map((r) => [r.externalId, r.id]));
+  await withTransaction(async (tx) => {
+    const existing = new Map<string, string>();
+    for (const part of chunksOf(valid.map((v) => v.externalId))) {
+      for (const r of await tx.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { id: true, externalId: true } })) existing.set(r.externalId, r.id);
+    }
     const created: Prisma.EndUserCreateManyInput[] = [];
     const rowId = new Map<string, string>();
     for (const v of valid) {
@@ -252,14 +261,16 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
       }
     }
     if (created.length) await tx.endUser.createMany({ data: created });
-    if (existing.size) await tx.endUser.updateMany({ where: { id: { in: [...existing.values()] } }, data: { updatedAt: now } });
+    for (const part of chunksOf([...existing.values()])) await tx.endUser.updateMany({ where: { id: { in: part } }, data: { updatedAt: now } });
 
     // Custom values: replace exactly the (user, field) pairs named; null leaves the pair empty.
     const valueKeys = valid.flatMap((v) => [...v.values.keys()].map((field) => ({ endUserId: rowId.get(v.externalId)!, field })));
     if (valueKeys.length) {
       const existingUsers = valid.filter((v) => existing.has(v.externalId) && v.values.size);
       for (const group of groupByFields(existingUsers, (v) => [...v.values.keys()])) {
-        await tx.endUserValue.deleteMany({ where: { endUserId: { in: group.items.map((v) => rowId.get(v.externalId)!) }, field: { in: group.fields } } });
+        for (const part of chunksOf(group.items.map((v) => rowId.get(v.externalId)!))) {
+          await tx.endUserValue.deleteMany({ where: { endUserId: { in: part }, field: { in: group.fields } } });
+        }
       }
       const rows = valid.flatMap((v) => [...v.values.entries()].filter(([, s]) => s !== null)
         .map(([field, s]) => ({ endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })));
@@ -269,10 +280,16 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
     // User actions: counts and values merge per action id with what is stored.
     const withActions = valid.filter((v) => v.counts?.size || v.actionValues?.size);
     if (withActions.length) {
-      const ids = withActions.map((v) => rowId.get(v.externalId)!);
-      const actionIds = [...new Set(withActions.flatMap((v) => [...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])]))];
+      const actionIdsOf = (v: Valid) => [...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])];
+      // (user ids, action ids) chunk pairs covering every pair named, each small enough to bind.
+      const blocks = chunksOf(withActions).flatMap((users) => {
+        const ids = users.map((v) => rowId.get(v.externalId)!);
+        return chunksOf([...new Set(users.flatMap(actionIdsOf))]).map((actionIds) => ({ ids, actionIds }));
+      });
       const stored = new Map<string, EndUserAction>();
-      for (const r of await tx.endUserAction.findMany({ where: { endUserId: { in: ids }, actionId: { in: actionIds } } })) stored.set(`${r.endUserId}\u0000${r.actionId}`, r);
+      for (const b of blocks) {
+        for (const r of await tx.endUserAction.findMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } })) stored.set(`${r.endUserId}\u0000${r.actionId}`, r);
+      }
       const rows: Prisma.EndUserActionCreateManyInput[] = [];
       for (const v of withActions) {
         const endUserId = rowId.get(v.externalId)!;
@@ -282,7 +299,7 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
           rows.push({ endUserId, actionId, count: v.counts?.get(actionId) ?? old?.count ?? 0, value: value !== undefined ? BigInt(value) : old?.value ?? null });
         }
       }
-      if (stored.size) await tx.endUserAction.deleteMany({ where: { endUserId: { in: ids }, actionId: { in: actionIds } } });
+      if (stored.size) for (const b of blocks) await tx.endUserAction.deleteMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } });
       await tx.endUserAction.createMany({ data: rows });
     }
   }, TX);
@@ -306,8 +323,10 @@ async function attachEndUsers(accountId: string, results: EndUserItem[], ctx: ob
   const ok = results.filter((r) => r.statusCode < 300 && r.id);
   if (!ok.length) return;
   const query = queryFromInfo({ context: ctx, info, path, typeName: "EndUser" });
-  const rows = await prisma.endUser.findMany({ ...query, where: { accountId, externalId: { in: ok.map((r) => r.id!) } } });
-  const byId = new Map(rows.map((r) => [r.externalId, r]));
+  const byId = new Map<string, unknown>();
+  for (const part of chunksOf(ok.map((r) => r.id!))) {
+    for (const r of await prisma.endUser.findMany({ ...query, where: { accountId, externalId: { in: part } } })) byId.set(r.externalId, r);
+  }
   for (const r of ok) r.record = byId.get(r.id!) ?? null;
 }
 
@@ -350,8 +369,11 @@ builder.mutationField("deleteEndUsers", (t) =>
     args: { accountId: t.arg.string({ required: true }), ids: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, ids }, ctx) => {
       await requireAccount(ctx, accountId);
-      const found = new Map((await prisma.endUser.findMany({ where: { accountId, externalId: { in: ids } }, select: { id: true, externalId: true } })).map((r) => [r.externalId, r.id]));
-      if (found.size) await prisma.endUser.deleteMany({ where: { accountId, id: { in: [...found.values()] } } });
+      const found = new Map<string, string>();
+      for (const part of chunksOf(ids)) {
+        for (const r of await prisma.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { id: true, externalId: true } })) found.set(r.externalId, r.id);
+      }
+      await withTransaction(async (tx) => { for (const part of chunksOf([...found.values()])) await tx.endUser.deleteMany({ where: { accountId, id: { in: part } } }); });
       return {
         results: ids.map((id, index) => (found.has(id) ? { index, statusCode: 204, id, errors: [] } : fail(index, 404, [`no end user with id '${id}'`], id))),
       };

@@ -28,7 +28,11 @@ export function decodeCursor(cursor: string): [SortValue, string] {
   } catch {
     // fall through
   }
-  throw badRequest("cursor is malformed: pass the cursor value of a previous page unchanged", [
+  throw malformedCursor();
+}
+
+function malformedCursor() {
+  return badRequest("cursor is malformed: pass the cursor value of a previous page unchanged", [
     { path: "cursor", message: "malformed cursor" },
   ]);
 }
@@ -39,6 +43,8 @@ export function afterCursor(field: string, cursor: string | null | undefined, is
   const [sort, id] = decodeCursor(cursor);
   if (isDate !== (typeof sort === "number")) throw decodeCursorMismatch();
   const value = isDate ? new Date(sort as number) : sort;
+  // A time a Date cannot hold (|ms| > 8.64e15) would reach Prisma as an Invalid Date: a 500.
+  if (value instanceof Date && Number.isNaN(value.getTime())) throw malformedCursor();
   return { OR: [{ [field]: { gt: value } }, { [field]: value, id: { gt: id } }] };
 }
 

@@ -2,7 +2,7 @@
 // Names are unique per account and identify a tag in REST paths, so they cannot hold commas.
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
-import { prisma } from "../db/index.js";
+import { prisma, withTransaction } from "../db/index.js";
 import { newId } from "../ids.js";
 import { Account, requireAccount } from "./account.js";
 import { builder } from "./builder.js";
@@ -148,7 +148,7 @@ builder.mutationField("upsertTags", (t) =>
         return result;
       });
       if (ops.length) {
-        await prisma.$transaction(async (tx) => {
+        await withTransaction(async (tx) => {
           for (const { op } of ops) {
             if (op.kind === "create") await tx.tag.create({ data: op.row });
             else await tx.tag.update({ where: { id: op.id }, data: { name: op.name, ...(op.description !== undefined ? { description: op.description } : {}) } });
@@ -175,7 +175,7 @@ builder.mutationField("deleteTags", (t) =>
       await requireAccount(ctx, accountId);
       const found = await prisma.tag.findMany({ where: { accountId, name: { in: names } }, select: { id: true, name: true } });
       const idByName = new Map(found.map((r) => [r.name, r.id]));
-      if (found.length) await prisma.tag.deleteMany({ where: { accountId, id: { in: found.map((r) => r.id) } } });
+      if (found.length) await withTransaction((tx) => tx.tag.deleteMany({ where: { accountId, id: { in: found.map((r) => r.id) } } }));
       return {
         results: names.map((name, index) => {
           const id = idByName.get(name);

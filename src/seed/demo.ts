@@ -1,7 +1,7 @@
 // The demo account: `demo`, user admin@example.com, tags and content of every type and state, made
 // from a seeded random generator so every seed is the same. Shows progress as it goes.
 import { createAccount, createKey, createUser } from "../admin.js";
-import { prisma } from "../db/index.js";
+import { prisma, withTransaction } from "../db/index.js";
 import { newId } from "../ids.js";
 import type { Prisma } from "../generated/sqlite/client.js";
 
@@ -53,11 +53,11 @@ export async function seedDemo(opts: { contents?: number; progress?: Progress } 
 
   const tagIds: string[] = [];
   for (const [i, name] of TAGS.entries()) {
-    const tag = await prisma.tag.upsert({
+    const tag = await withTransaction((tx) => tx.tag.upsert({
       where: { accountId_name: { accountId: DEMO_ACCOUNT, name } },
       create: { id: newId("t"), accountId: DEMO_ACCOUNT, name, description: `Content about ${name}`, type: i % 7 === 0 ? "PAGE" : i % 5 === 0 ? "ROLE" : "USER" },
       update: {},
-    });
+    }));
     tagIds.push(tag.id);
     progress("tags", i + 1, TAGS.length);
   }
@@ -91,10 +91,10 @@ export async function seedDemo(opts: { contents?: number; progress?: Progress } 
   for (let i = 0; i < rows.length; i += BATCH) {
     const chunk = rows.slice(i, i + BATCH);
     const ids = new Set(chunk.map((r) => r.id));
-    await prisma.$transaction([
-      prisma.content.createMany({ data: chunk }),
-      prisma.contentTag.createMany({ data: links.filter((l) => ids.has(l.contentId)) }),
-    ]);
+    await withTransaction(async (tx) => {
+      await tx.content.createMany({ data: chunk });
+      await tx.contentTag.createMany({ data: links.filter((l) => ids.has(l.contentId)) });
+    });
     progress("content", Math.min(i + BATCH, rows.length), rows.length);
   }
   const { key } = await createKey(DEMO_EMAIL);
