@@ -14,6 +14,7 @@ import { problem, sendProblem } from "./rest/problem.js";
 import { JSON_BODY_LIMIT, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
 import { schema } from "./schema/index.js";
+import { createRateLimiter } from "./ratelimit.js";
 import { KEY_HEADER, USER_HEADER } from "./auth/identity.js";
 import { randomUUID } from "node:crypto";
 import { requestScope } from "./audit/requestScope.js";
@@ -29,6 +30,7 @@ function prismaError(error: unknown): AppError | null {
 }
 
 export function createApp(config: Config) {
+  const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -36,7 +38,7 @@ export function createApp(config: Config) {
     landingPage: false,
     logging: logger.child({ component: "graphql" }),
     plugins: config.INTROSPECTION ? [] : [useDisableIntrospection()],
-    context: ({ request, req }) => createContext(request.headers, req),
+    context: ({ request, req, res }) => createContext(request.headers, req, res, rateLimiter),
     maskedErrors: {
       maskError(error, message, isDev) {
         const original = error instanceof GraphQLError ? error.originalError : error;
@@ -98,5 +100,5 @@ export function createApp(config: Config) {
     sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
   });
 
-  return { app, yoga };
+  return { app, yoga, close: () => rateLimiter.close() };
 }

@@ -1,7 +1,8 @@
 // The per-request GraphQL context: request id, client IP, the caller's credentials, and the identity
 // they resolve to (looked up once, on first use). REST routes run through the same factory.
 import { randomUUID } from "node:crypto";
-import type { Request as ExpressRequest } from "express";
+import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
+import type { RateLimiter } from "./ratelimit.js";
 import { currentScope } from "./audit/requestScope.js";
 import { authenticate, KEY_HEADER, USER_HEADER, type Credentials, type Identity } from "./auth/identity.js";
 
@@ -10,9 +11,14 @@ export interface Context {
   ip: string | null;
   credentials: Credentials;
   identity(): Promise<Identity>;
+  /** The HTTP response being built (absent in-process): rate-limit headers go on it. */
+  res: ExpressResponse | undefined;
+  rateLimiter: RateLimiter | undefined;
+  /** Accounts whose budget this request has already consumed (one point per request and account). */
+  charged: Map<string, Promise<void>>;
 }
 
-export function createContext(headers: Headers, req?: ExpressRequest): Context {
+export function createContext(headers: Headers, req?: ExpressRequest, res?: ExpressResponse, rateLimiter?: RateLimiter): Context {
   const credentials: Credentials = { key: headers.get(KEY_HEADER), email: headers.get(USER_HEADER) };
   const scope = currentScope();
   let identity: Promise<Identity> | undefined;
@@ -20,6 +26,9 @@ export function createContext(headers: Headers, req?: ExpressRequest): Context {
     requestId: headers.get("x-request-id") ?? randomUUID(),
     ip: req?.ip ?? null,
     credentials,
+    res,
+    rateLimiter,
+    charged: new Map(),
     identity: () =>
       (identity ??= authenticate(credentials).then((id) => {
         if (scope) scope.actor = id.email; // audit entries name the acting user

@@ -11,14 +11,14 @@ export interface Server { url: string; yoga: ReturnType<typeof createApp>["yoga"
 
 export async function startServer(env: Record<string, string> = {}): Promise<Server> {
   await prepareDb();
-  const { app, yoga } = createApp(loadConfig({ ...process.env, ...env }));
+  const { app, yoga, close: closeApp } = createApp(loadConfig({ ...process.env, ...env }));
   const server = app.listen(0, "127.0.0.1");
   await new Promise((r) => server.once("listening", r));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     yoga,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => void closeApp().then(() => r())); }),
   };
 }
 

@@ -182,11 +182,20 @@ function wrapDelegate(delegate: any, model: string, onWrite: (op: string, args: 
   });
 }
 
+/** Audit entries are append-only: no code path may edit or delete them. */
+function appendOnly(delegate: any) {
+  return wrapDelegate(delegate, "AuditLog", (op, args, run) => {
+    if (op.startsWith("create")) return run(args);
+    throw new Error(`AuditLog.${op}: audit entries are append-only`);
+  });
+}
+
 /** The transaction client handed to withTransaction callbacks: its writes are recorded. */
 function auditedTx(tx: any, scope: TxScope) {
   return new Proxy(tx, {
     get(target, prop) {
       const value = target[prop];
+      if (prop === "auditLog") return appendOnly(value);
       const model = modelOf(prop);
       if (!isTracked(model)) return value;
       return wrapDelegate(value, model, (op, args, run) =>
@@ -206,6 +215,7 @@ export function guardedClient<C extends object>(client: C): C {
       if (prop === "$transaction") {
         return () => { throw new Error("use withTransaction() from src/db/index.ts: it writes the audit entries in the same transaction"); };
       }
+      if (prop === "auditLog") return appendOnly(value);
       const model = modelOf(prop);
       if (!isTracked(model)) return typeof value === "function" ? value.bind(target) : value;
       return wrapDelegate(value, model, (op) => {

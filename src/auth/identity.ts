@@ -1,8 +1,10 @@
 // Who is calling: resolved from the two auth headers, once per request, for REST and GraphQL alike.
 // 401 when the key is missing, unknown, expired, revoked, or not owned by x-service-user;
 // 403 (in requireAccount) when the key's owner has no access to the account asked for.
+import { clock } from "../clock.js";
 import { prisma } from "../db/index.js";
 import { forbidden, unauthorized } from "../errors.js";
+import { recordKeyUse } from "./keyUsage.js";
 import { KEY_PREFIX_LENGTH, keyMatches, type KeyScope } from "./keys.js";
 
 export const KEY_HEADER = "x-service-integration-key";
@@ -18,7 +20,7 @@ export interface Identity {
 
 export interface Credentials { key: string | null; email: string | null }
 
-export async function authenticate({ key, email }: Credentials, now = new Date()): Promise<Identity> {
+export async function authenticate({ key, email }: Credentials, now = clock.now()): Promise<Identity> {
   if (!key || !email) {
     throw unauthorized(`Send the API key in ${KEY_HEADER} and its owner's e-mail in ${USER_HEADER}.`);
   }
@@ -35,6 +37,7 @@ export async function authenticate({ key, email }: Credentials, now = new Date()
   if (row.user.email.toLowerCase() !== email.trim().toLowerCase()) {
     throw unauthorized(`${USER_HEADER} does not match the API key's owner.`);
   }
+  recordKeyUse(row.id, now);
   return {
     userId: row.user.id,
     email: row.user.email,
@@ -44,13 +47,13 @@ export async function authenticate({ key, email }: Credentials, now = new Date()
   };
 }
 
-/** The caller's identity, checked for access to `accountId` with a key of `scope`. */
-export function authorize(identity: Identity, accountId: string, scope: KeyScope = "integration"): Identity {
+/** The caller's identity, checked for access to `accountId` with a key of one of `scopes`. */
+export function authorize(identity: Identity, accountId: string, scopes: readonly KeyScope[] = ["integration"]): Identity {
   if (!identity.accountIds.has(accountId)) {
     throw forbidden(`The API key has no access to account '${accountId}'.`);
   }
-  if (identity.scope !== scope) {
-    throw forbidden(`An API key of scope '${identity.scope}' cannot be used here; this needs scope '${scope}'.`);
+  if (!scopes.includes(identity.scope)) {
+    throw forbidden(`An API key of scope '${identity.scope}' cannot be used here (it needs scope ${scopes.map((s) => `'${s}'`).join(" or ")}).`);
   }
   return identity;
 }

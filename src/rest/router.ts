@@ -39,7 +39,7 @@ function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, hea
 }
 
 async function runRoute(route: RestRoute, yoga: YogaServerInstance<ServerContext, object>, input: RestInput, req: Request, res: Response) {
-  if (route.jsonBody && req.body === undefined) {
+  if (route.jsonBody && req.body === undefined && !(route.optionalBody && !req.get("content-length") && !req.get("transfer-encoding"))) {
     throw new HttpProblem(415, "Send the body as JSON with Content-Type: application/json.");
   }
   const variables = route.variables(input);

@@ -8,6 +8,7 @@ import { commaList, cursorParam, intParam, limitParam, objectArrayBody, stringPa
 import { CONTENT_FIELDS, TAG_FIELDS, contentInput, contentRecord, tagRecord, type Style } from "./records.js";
 import { bulkReply, oneReply, pageReply, type RestReply } from "./responses.js";
 import { endUserRoutes } from "./endUserRoutes.js";
+import type { BodyDoc, QueryParamDoc } from "./docs.js";
 
 export interface RestInput {
   params: Record<string, string>;
@@ -28,8 +29,16 @@ export interface RestRoute {
   reply(data: any, input: RestInput): RestReply;
   /** Whether the route reads a JSON body. */
   jsonBody?: boolean;
+  /** With jsonBody: an empty body is allowed. */
+  optionalBody?: boolean;
   /** A body other than problem+json for failures (the spec's single end-user update shape). */
   errorBody?: (status: number, messages: string[], input: RestInput) => unknown;
+  /** OpenAPI: the query parameters variables() reads (test/openapi.test.ts checks the two agree). */
+  query?: Record<string, QueryParamDoc>;
+  /** OpenAPI: the JSON body, as a GraphQL input type or a JSON Schema. */
+  body?: BodyDoc;
+  /** OpenAPI: descriptions of path parameters other than accountId. */
+  params?: Record<string, { description: string; example?: string }>;
 }
 
 const A = "/api/v1/:accountId";
@@ -186,7 +195,35 @@ export const routes: RestRoute[] = [
   },
 
   ...endUserRoutes,
+
+  // B25: audit logs (POST so personal data is not cached and long filters fit)
+  {
+    name: "auditLogs", method: "post", path: `${B}/auditlogs`, summary: "B25: audit-log entries of the account (newest first; 90-day default window)",
+    document: `query AuditLogs($accountId: String!, $first: Int, $after: String, $filter: AuditLogFilter) {
+      auditLogs(accountId: $accountId, first: $first, after: $after, filter: $filter) {
+        nodes { id timestamp accountId userId action resourceType resourceId sourceIp details } pageInfo { hasNextPage endCursor } } }`,
+    jsonBody: true, optionalBody: true,
+    variables: (i) => ({
+      accountId: i.params.accountId,
+      first: limitParam(i.query, LIST_LIMITS.auditLogs),
+      after: cursorParam(i.query),
+      filter: auditFilterBody(i.body),
+    }),
+    reply: (d) => ({ ...pageReply(d.auditLogs, (e) => e), headers: { "Cache-Control": "no-store" } }),
+  },
 ];
+
+function auditFilterBody(body: unknown) {
+  if (body === undefined || body === null || (typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0)) return {};
+  if (typeof body !== "object" || Array.isArray(body)) throw new HttpProblem(400, "body must be a JSON object {startDate, endDate, userId}");
+  const { startDate, endDate, userId, ...rest } = body as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length) throw new HttpProblem(400, `unknown body field(s): ${unknown.join(", ")} (allowed: startDate, endDate, userId)`);
+  for (const [k, v] of Object.entries({ startDate, endDate, userId })) {
+    if (v !== undefined && v !== null && typeof v !== "string") throw new HttpProblem(400, `${k} must be a string`, [{ path: k, message: "must be a string" }]);
+  }
+  return { startDate, endDate, userId };
+}
 
 /** Moves a result's named record field to `record`, the shape bulkReply reads. */
 function withRecord(field: string) {

@@ -5,10 +5,31 @@ import { authorize, type Identity } from "../auth/identity.js";
 import type { KeyScope } from "../auth/keys.js";
 import { prisma } from "../db/index.js";
 import { notFound } from "../errors.js";
+import { rateLimited, rateLimitHeaders } from "../ratelimit.js";
+import { rateLimitRejections } from "../observability/counters.js";
 import { builder } from "./builder.js";
 
-export async function requireAccount(ctx: Context, accountId: string, scope: KeyScope = "integration"): Promise<Identity> {
-  return authorize(await ctx.identity(), accountId, scope);
+/**
+ * The gate of every account-scoped field: authenticates (401), authorizes (403), and charges the
+ * account's rate budget once per request (429), setting the RateLimit-* headers on the response.
+ */
+export async function requireAccount(ctx: Context, accountId: string, scopes: readonly KeyScope[] = ["integration"]): Promise<Identity> {
+  const identity = authorize(await ctx.identity(), accountId, scopes);
+  if (ctx.rateLimiter) {
+    let charge = ctx.charged.get(accountId);
+    if (!charge) {
+      charge = ctx.rateLimiter.consume(accountId).then((d) => {
+        if (ctx.res && !ctx.res.headersSent) ctx.res.set(rateLimitHeaders(d));
+        if (!d.allowed) {
+          rateLimitRejections.inc(accountId);
+          throw rateLimited(accountId, d);
+        }
+      });
+      ctx.charged.set(accountId, charge);
+    }
+    await charge;
+  }
+  return identity;
 }
 
 export const IdMethod = builder.enumType("IdMethod", {

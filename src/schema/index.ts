@@ -6,6 +6,7 @@ import "./tags.js";
 import "./content.js";
 import "./endUserSchema.js";
 import "./endUsers.js";
+import "./auditLogs.js";
 
 export const schema = builder.toSchema();
 export const sortedSchema = () => lexicographicSortSchema(schema);

@@ -38,14 +38,15 @@ function malformedCursor() {
 }
 
 /** Prisma `where` selecting the rows after the cursor in (field, id) order. */
-export function afterCursor(field: string, cursor: string | null | undefined, isDate: boolean): object {
+export function afterCursor(field: string, cursor: string | null | undefined, isDate: boolean, direction: "asc" | "desc" = "asc"): object {
   if (!cursor) return {};
   const [sort, id] = decodeCursor(cursor);
   if (isDate !== (typeof sort === "number")) throw decodeCursorMismatch();
   const value = isDate ? new Date(sort as number) : sort;
   // A time a Date cannot hold (|ms| > 8.64e15) would reach Prisma as an Invalid Date: a 500.
   if (value instanceof Date && Number.isNaN(value.getTime())) throw malformedCursor();
-  return { OR: [{ [field]: { gt: value } }, { [field]: value, id: { gt: id } }] };
+  const op = direction === "asc" ? "gt" : "lt";
+  return { OR: [{ [field]: { [op]: value } }, { [field]: value, id: { [op]: id } }] };
 }
 
 function decodeCursorMismatch() {

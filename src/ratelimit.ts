@@ -1,0 +1,69 @@
+// Per-account rate limits (rate-limiter-flexible), counted for REST and GraphQL alike: the budget is
+// consumed where a request first touches an account (requireAccount). In memory by default; in
+// Redis when REDIS_URL is set, so several instances share one budget per account.
+import { Redis } from "ioredis";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { prisma } from "./db/index.js";
+import { AppError } from "./errors.js";
+import { logger } from "./logger.js";
+
+export interface RateDecision { limit: number; remaining: number; resetSeconds: number; allowed: boolean }
+export interface RateLimiter {
+  consume(accountId: string): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+const SETTINGS_TTL_MS = 10_000; // an account's own limit (account set --rate-limit) applies within this
+
+export function createRateLimiter(opts: { perMinute: number; redisUrl?: string | undefined; keyPrefix?: string }): RateLimiter {
+  const redis = opts.redisUrl ? new Redis(opts.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2, lazyConnect: false }) : null;
+  redis?.on("error", (err) => logger.warn({ err: err.message }, "redis error (rate limits)"));
+  const limiters = new Map<number, RateLimiterAbstract>();
+  const limiterFor = (points: number) => {
+    let l = limiters.get(points);
+    if (!l) {
+      const base = { points, duration: 60, keyPrefix: `${opts.keyPrefix ?? "gg:rl"}:${points}` };
+      // insuranceLimiter keeps serving (per instance) if Redis goes away, instead of failing requests.
+      l = redis ? new RateLimiterRedis({ ...base, storeClient: redis, insuranceLimiter: new RateLimiterMemory(base) }) : new RateLimiterMemory(base);
+      limiters.set(points, l);
+    }
+    return l;
+  };
+  const settings = new Map<string, { perMinute: number; until: number }>();
+  async function limitOf(accountId: string): Promise<number> {
+    const cached = settings.get(accountId);
+    if (cached && cached.until > Date.now()) return cached.perMinute;
+    const row = await prisma.account.findUnique({ where: { id: accountId }, select: { rateLimitPerMinute: true } });
+    const perMinute = row?.rateLimitPerMinute ?? opts.perMinute;
+    settings.set(accountId, { perMinute, until: Date.now() + SETTINGS_TTL_MS });
+    return perMinute;
+  }
+  return {
+    async consume(accountId) {
+      const limit = await limitOf(accountId);
+      try {
+        const r = await limiterFor(limit).consume(accountId, 1);
+        return { limit, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000), allowed: true };
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return { limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)), allowed: false };
+        throw err;
+      }
+    },
+    async close() {
+      await redis?.quit().catch(() => {});
+    },
+  };
+}
+
+export function rateLimitHeaders(d: RateDecision): Record<string, string> {
+  return {
+    "RateLimit-Limit": String(d.limit),
+    "RateLimit-Remaining": String(d.remaining),
+    "RateLimit-Reset": String(d.resetSeconds),
+    ...(d.allowed ? {} : { "Retry-After": String(d.resetSeconds) }),
+  };
+}
+
+export function rateLimited(accountId: string, d: RateDecision): AppError {
+  return new AppError(429, `Rate limit of ${d.limit} requests a minute exceeded for account '${accountId}'; retry after ${d.resetSeconds} s.`, undefined, rateLimitHeaders(d));
+}

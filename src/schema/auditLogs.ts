@@ -1,0 +1,92 @@
+// Reading the audit log (B25). Entries are written only by src/audit/recorder.ts and are never
+// edited or deleted: no mutation exists, and the shared client refuses such writes.
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { clock } from "../clock.js";
+import { prisma } from "../db/index.js";
+import { badRequest } from "../errors.js";
+import { requireAccount } from "./account.js";
+import { builder } from "./builder.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
+
+const DAY = 86_400_000;
+export const DEFAULT_WINDOW_DAYS = 90;
+
+export const AuditLogEntry = builder.prismaObject("AuditLog", {
+  name: "AuditLogEntry",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    timestamp: t.expose("timestamp", { type: "Timestamp" }),
+    accountId: t.exposeString("accountId", { nullable: true }),
+    userId: t.exposeString("userId", { nullable: true, description: "E-mail of the acting user; cli:<name> or system:<what> otherwise." }),
+    action: t.exposeString("action", { description: "create, update or delete" }),
+    resourceType: t.exposeString("resourceType"),
+    resourceId: t.exposeString("resourceId"),
+    sourceIp: t.exposeString("sourceIp", { nullable: true }),
+    requestId: t.exposeString("requestId", { nullable: true }),
+    details: t.field({ type: "JSON", resolve: (e) => JSON.parse(e.details) as unknown }),
+  }),
+});
+
+/** `YYYY-MM-DD HH:MM` or `YYYY-MM-DD`, UTC; real calendar dates only. */
+export function parseUtcDate(value: string, name: string): { at: Date; dateOnly: boolean } {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}))?$/.exec(value);
+  const fail = () => badRequest(`${name} must be a UTC date as YYYY-MM-DD HH:MM or YYYY-MM-DD (got '${value.slice(0, 40)}')`, [{ path: name, message: "invalid date" }]);
+  if (!m) throw fail();
+  const [y, mo, d, h = "0", mi = "0"] = m.slice(1).map((x) => x ?? undefined) as string[];
+  const at = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi)));
+  if (at.getUTCFullYear() !== Number(y) || at.getUTCMonth() !== Number(mo) - 1 || at.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59) throw fail();
+  return { at, dateOnly: m[4] === undefined };
+}
+
+/**
+ * The spec's window rules (B25): neither date → the last 90 days; only startDate → from it up to
+ * yesterday midnight (today 00:00 UTC); only endDate → the 90 days ending then; both → between.
+ * A date-only endDate includes that whole day. The window is [from, to).
+ */
+export function auditWindow(startDate: string | null | undefined, endDate: string | null | undefined, now = clock.now()): { from: Date; to: Date } {
+  const start = startDate ? parseUtcDate(startDate, "startDate").at : null;
+  const endParsed = endDate ? parseUtcDate(endDate, "endDate") : null;
+  const end = endParsed ? new Date(endParsed.at.getTime() + (endParsed.dateOnly ? DAY : 0)) : null;
+  const todayMidnight = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const window = start && end ? { from: start, to: end }
+    : start ? { from: start, to: todayMidnight }
+    : end ? { from: new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: end }
+    : { from: new Date(now.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: now };
+  if (window.from > window.to) throw badRequest("startDate must not be after endDate (or, alone, after yesterday)", [{ path: "startDate", message: "after the end of the window" }]);
+  return window;
+}
+
+const AuditLogFilter = builder.inputType("AuditLogFilter", {
+  fields: (t) => ({
+    startDate: t.string({ required: false, description: "UTC, YYYY-MM-DD HH:MM or YYYY-MM-DD" }),
+    endDate: t.string({ required: false, description: "UTC, YYYY-MM-DD HH:MM or YYYY-MM-DD (a date alone includes that day)" }),
+    userId: t.string({ required: false, description: "Only this user's entries (their e-mail)." }),
+  }),
+});
+
+builder.queryField("auditLogs", (t) =>
+  t.connection({
+    type: AuditLogEntry,
+    description: "An account's audit log, newest first. Window rules as in B25. Readable with integration or auditlogs keys.",
+    args: { accountId: t.arg.string({ required: true }), filter: t.arg({ type: AuditLogFilter, required: false }) },
+    resolve: async (_root, args, ctx, info) => {
+      await requireAccount(ctx, args.accountId, ["integration", "auditlogs"]);
+      const limit = pageLimit(args, LIST_LIMITS.auditLogs);
+      const { from, to } = auditWindow(args.filter?.startDate, args.filter?.endDate);
+      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const rows = await prisma.auditLog.findMany({
+        ...(query as object),
+        where: {
+          AND: [
+            { accountId: args.accountId, timestamp: { gte: from, lt: to } },
+            args.filter?.userId ? { userId: args.filter.userId } : {},
+            afterCursor("timestamp", args.after, true, "desc"),
+          ],
+        },
+        orderBy: [{ timestamp: "desc" }, { id: "desc" }],
+        take: limit + 1,
+      });
+      return connectionFrom(toPage(rows, limit), (r) => r.timestamp);
+    },
+  }),
+);
