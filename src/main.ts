@@ -13,6 +13,15 @@ const config = (() => {
   }
 })();
 
+try {
+  // Fails early, naming ENCRYPTION_KEY, where encrypted_string values could not be read or written.
+  const { initEncryption } = await import("./crypto.js");
+  initEncryption(config);
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+
 const { applied, fresh } = await migrate(config.DATABASE_URL, (msg) => logger.info(msg));
 const { prisma, prepareDb, dbKind } = await import("./db/index.js");
 await prepareDb();
@@ -24,7 +33,7 @@ if (fresh && config.SEED_DEMO) {
   console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
 }
 const { createApp } = await import("./app.js");
-const { app } = createApp(config);
+const { app, close: closeApp } = createApp(config);
 const server = app.listen(config.PORT, config.HOST, () => {
   logger.info({ port: config.PORT, db: dbKind, migrationsApplied: applied.length }, `guidegate listening on http://localhost:${config.PORT}`);
 });
@@ -35,6 +44,9 @@ async function shutdown(signal: string) {
   stopping = true;
   logger.info({ signal }, "shutting down: finishing in-flight requests");
   server.close(async () => {
+    const { flushKeyUsage } = await import("./auth/keyUsage.js");
+    await flushKeyUsage();
+    await closeApp();
     await prisma.$disconnect();
     logger.info("stopped");
     process.exit(0);

@@ -34,6 +34,8 @@ if (server && /^postgres(ql)?:/.test(server)) {
   };
 }
 process.env.SEED_DEMO = "false";
+// A fixed test key: PostgreSQL deployments must configure one (SQLite would generate a key file).
+process.env.ENCRYPTION_KEY ??= Buffer.alloc(32, 7).toString("base64");
 process.env.LOG_LEVEL ??= "silent";
 await migrate(process.env.DATABASE_URL);
 
