@@ -18,6 +18,13 @@ import { createRateLimiter } from "./ratelimit.js";
 import { KEY_HEADER, USER_HEADER } from "./auth/identity.js";
 import { randomUUID } from "node:crypto";
 import { requestScope } from "./audit/requestScope.js";
+import { armorPlugins } from "./graphql/armor.js";
+import { renderLocalGraphiQL } from "./graphql/graphiql.js";
+import { trustDocuments } from "./graphql/trustedDocuments.js";
+import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from "./lifecycle.js";
+import { countDatabaseQueries, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
+import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
+import { openApiRouter } from "./openapi/index.js";
 
 type ServerContext = { req: Request; res: Response };
 
@@ -26,18 +33,37 @@ function prismaError(error: unknown): AppError | null {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === "P2002") return new AppError(409, "A record with the same unique value already exists (a concurrent change?); retry.");
   if (code === "P2025") return new AppError(404, "The record was not found (it may have just been deleted).");
+  if (code === "P2003") return new AppError(409, "A referenced record was deleted meanwhile (a concurrent change?); retry.");
   return null;
 }
 
 export function createApp(config: Config) {
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
+  // REST documents are parsed and validated here, once; an invalid one stops start-up.
+  const trusted = trustDocuments(routes, schema);
+  const lifecycle = createLifecycle();
+  const routeLabel = routeLabeler(routes);
+  countDatabaseQueries();
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: config.GRAPHIQL ? { title: "guidegate GraphiQL", headers: JSON.stringify({ [KEY_HEADER]: "<API key>", [USER_HEADER]: "<e-mail>" }) } : false,
+    renderGraphiQL: renderLocalGraphiQL,
     landingPage: false,
     logging: logger.child({ component: "graphql" }),
-    plugins: config.INTROSPECTION ? [] : [useDisableIntrospection()],
+    plugins: [
+      ...(config.INTROSPECTION ? [] : [useDisableIntrospection()]),
+      trusted.plugin,
+      ...armorPlugins({
+        maxDepth: config.GRAPHQL_MAX_DEPTH,
+        maxCost: config.GRAPHQL_MAX_COST,
+        maxAliases: config.GRAPHQL_MAX_ALIASES,
+        maxTokens: config.GRAPHQL_MAX_TOKENS,
+        maxDirectives: config.GRAPHQL_MAX_DIRECTIVES,
+        blockFieldSuggestions: !config.INTROSPECTION,
+      }),
+      graphqlMetricsPlugin(),
+    ],
     context: ({ request, req, res }) => createContext(request.headers, req, res, rateLimiter),
     maskedErrors: {
       maskError(error, message, isDev) {
@@ -56,12 +82,13 @@ export function createApp(config: Config) {
   app.disable("x-powered-by");
   app.set("query parser", "extended");
   app.use((req, res, next) => {
-    const id = req.get("x-request-id") ?? randomUUID();
+    const id = acceptRequestId(req.get("x-request-id")) ?? randomUUID();
     req.headers["x-request-id"] = id;
     res.set("x-request-id", id);
     // Everything this request does (REST, GraphQL, audit entries) runs in its scope.
     requestScope.run({ requestId: id, ip: req.ip ?? null, actor: null }, next);
   });
+  app.use(requestLogging(routeLabel), httpMetrics(routeLabel), closeConnectionsWhileDraining(lifecycle));
   app.use(
     cors({
       origin: config.CORS_ORIGINS === "*" ? "*" : config.CORS_ORIGINS.split(",").map((s) => s.trim()),
@@ -73,6 +100,7 @@ export function createApp(config: Config) {
 
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", async (_req, res) => {
+    if (lifecycle.draining) return void res.status(503).json({ status: "draining" });
     try {
       await prisma.$queryRawUnsafe("SELECT 1");
       res.json({ status: "ready" });
@@ -80,6 +108,10 @@ export function createApp(config: Config) {
       res.status(503).json({ status: "unavailable", detail: "database not reachable" });
     }
   });
+
+  app.get("/metrics", metricsHandler);
+  app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE }));
+  if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
 
   // GraphQL bodies are read by Yoga; hold them to the same size limit as REST bodies.
   app.use("/graphql", (req, res, next) => {
@@ -100,5 +132,5 @@ export function createApp(config: Config) {
     sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
   });
 
-  return { app, yoga, close: () => rateLimiter.close() };
+  return { app, yoga, close: () => rateLimiter.close(), lifecycle, trusted };
 }

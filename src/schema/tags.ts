@@ -6,7 +6,7 @@ import { prisma, withTransaction } from "../db/index.js";
 import { newId } from "../ids.js";
 import { Account, requireAccount } from "./account.js";
 import { builder } from "./builder.js";
-import { bulkArg, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
+import { bulkArg, inChunks, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
 import type { Tag as TagRow } from "../generated/sqlite/client.js";
 
@@ -21,7 +21,18 @@ export const Tag = builder.prismaObject("Tag", {
     name: t.exposeString("name"),
     description: t.exposeString("description", { nullable: true }),
     type: t.field({ type: TagType, resolve: (tag) => tag.type as "USER" }),
-    contentCount: t.relationCount("contents", { description: "Number of contents carrying this tag." }),
+    // A DataLoader rather than relationCount: prisma's count joins an aggregate over every tag of
+    // every tenant; this counts only the tags on the page, in one grouped query.
+    contentCount: t.loadable({
+      type: "Int",
+      description: "Number of contents carrying this tag.",
+      load: async (ids: string[]) => {
+        const rows = await prisma.contentTag.groupBy({ by: ["tagId"], where: { tagId: { in: ids } }, _count: { _all: true } });
+        const counts = new Map(rows.map((r) => [r.tagId, r._count._all]));
+        return ids.map((id) => counts.get(id) ?? 0);
+      },
+      resolve: (tag) => tag.id,
+    }),
   }),
 });
 
@@ -113,7 +124,7 @@ builder.mutationField("upsertTags", (t) =>
         if (item.name) names.add(item.name.trim());
         if (item.newName) names.add(item.newName.trim());
       }
-      const existing = await prisma.tag.findMany({ where: { accountId, name: { in: [...names] } } });
+      const existing = await inChunks(names, (chunk) => prisma.tag.findMany({ where: { accountId, name: { in: chunk } } }));
       // Simulate the whole request on a name → tag map, so each item sees the items before it.
       const byName = new Map(existing.map((tag) => [tag.name, { ...tag }]));
       type Op = { kind: "create"; row: TagRow } | { kind: "update"; id: string; name: string; description: string | null | undefined };
@@ -173,9 +184,11 @@ builder.mutationField("deleteTags", (t) =>
     },
     resolve: async (_root, { accountId, names }, ctx) => {
       await requireAccount(ctx, accountId);
-      const found = await prisma.tag.findMany({ where: { accountId, name: { in: names } }, select: { id: true, name: true } });
+      const found = await inChunks(new Set(names), (chunk) => prisma.tag.findMany({ where: { accountId, name: { in: chunk } }, select: { id: true, name: true } }));
       const idByName = new Map(found.map((r) => [r.name, r.id]));
-      if (found.length) await withTransaction((tx) => tx.tag.deleteMany({ where: { accountId, id: { in: found.map((r) => r.id) } } }));
+      if (found.length) {
+        await withTransaction((tx) => inChunks(found.map((r) => r.id), async (chunk) => [await tx.tag.deleteMany({ where: { accountId, id: { in: chunk } } })]));
+      }
       return {
         results: names.map((name, index) => {
           const id = idByName.get(name);

@@ -1,0 +1,23 @@
+// Reads captured SQL (from sqlOf) as "VERB Table" pairs, the same on SQLite and PostgreSQL.
+const TABLE = /(?:FROM|INTO|UPDATE)\s+[`"]\w+[`"]\.[`"](\w+)[`"]/i;
+
+/**
+ * Statements that are bookkeeping on timers or caches rather than the request's work, so whether
+ * they land in a capture depends on timing: the account's own rate limit (src/ratelimit.ts, cached
+ * for 10 s) and the batched write of key-use times (src/auth/keyUsage.ts).
+ */
+const BOOKKEEPING = [
+  /^SELECT\s+(?:[`"]\w+[`"]\.[`"]Account[`"]\.[`"](?:id|rateLimitPerMinute)[`"],?\s*)+FROM/i,
+  /^UPDATE\s+[`"]\w+[`"]\.[`"]ApiKey[`"]\s+SET\s+[`"]lastUsedAt[`"]/i,
+];
+
+/** The request's own statements as "VERB Table", bookkeeping left out. */
+export function shape(sql: string[]): string[] {
+  return sql
+    .map((q) => q.trim())
+    .filter((q) => !BOOKKEEPING.some((re) => re.test(q)))
+    .map((q) => `${q.split(/\s+/, 1)[0]!.toUpperCase()} ${TABLE.exec(q)?.[1] ?? "?"}`);
+}
+
+/** The three lookups that resolve the caller's key, user and memberships (once per request). */
+export const AUTH = ["SELECT ApiKey", "SELECT User", "SELECT Membership"] as const;
