@@ -1,6 +1,7 @@
 // Administrative operations shared by the CLI, start-up seeding and tests: accounts, users,
 // memberships, keys. Each is one transaction; keys are returned in clear exactly once.
 import { generateKey, KEY_SCOPES, type KeyScope } from "./auth/keys.js";
+import { clock } from "./clock.js";
 import { prisma, withTransaction } from "./db/index.js";
 
 export const ID_METHODS = ["app_user_id", "crm_user_id", "cookie"] as const;
@@ -77,7 +78,7 @@ export async function createKey(email: string, opts: { ttlSeconds?: number; scop
   }
   const { key, prefix, hash } = generateKey();
   const row = await withTransaction((tx) => tx.apiKey.create({
-    data: { prefix, hash, userId: user.id, scope, expiresAt: ttl ? new Date(Date.now() + ttl * 1000) : null },
+    data: { prefix, hash, userId: user.id, scope, expiresAt: ttl ? new Date(clock.now().getTime() + ttl * 1000) : null },
   }));
   return { key, prefix, scope, expiresAt: row.expiresAt };
 }

@@ -10,7 +10,7 @@ import { createContext } from "./context.js";
 import { prisma } from "./db/index.js";
 import { AppError } from "./errors.js";
 import { logger } from "./logger.js";
-import { problem, sendProblem } from "./rest/problem.js";
+import { bodyErrorProblem, problem, sendProblem } from "./rest/problem.js";
 import { JSON_BODY_LIMIT, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
 import { schema } from "./schema/index.js";
@@ -22,7 +22,7 @@ import { armorPlugins } from "./graphql/armor.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
 import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from "./lifecycle.js";
-import { countDatabaseQueries, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
+import { collectMetrics, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
 import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
 import { openApiRouter } from "./openapi/index.js";
 
@@ -43,7 +43,7 @@ export function createApp(config: Config) {
   const trusted = trustDocuments(routes, schema);
   const lifecycle = createLifecycle();
   const routeLabel = routeLabeler(routes);
-  countDatabaseQueries();
+  collectMetrics();
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -124,10 +124,9 @@ export function createApp(config: Config) {
   app.use(restRouter(routes, yoga));
 
   app.use((req, res) => sendProblem(res, problem(404, `No route for ${req.method} ${req.path}.`)));
-  app.use((err: { type?: string; status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === "entity.parse.failed") return sendProblem(res, problem(400, `Malformed JSON body: ${err.message}`));
-    if (err.type === "entity.too.large") return sendProblem(res, problem(413, `Request body larger than ${JSON_BODY_LIMIT}.`));
-    if (err.status && err.status >= 400 && err.status < 500) return sendProblem(res, problem(err.status, err.message ?? "Bad request"));
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const known = bodyErrorProblem(err);
+    if (known) return sendProblem(res, known);
     logger.error({ err }, "unhandled error");
     sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
   });

@@ -20,6 +20,18 @@ const Env = z.object({
   SEED_DEMO: bool.default(true),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().default("development"),
+  // GraphQL document limits (graphql-armor); REST routes' own documents are trusted and exempt.
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).default(10),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(5000),
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(15),
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(1).default(2000),
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(0).default(50),
+  // Graceful shutdown: readiness is false for SHUTDOWN_DELAY_MS before the listener closes (give the
+  // load balancer time to notice), and everything must have drained by SHUTDOWN_TIMEOUT_MS.
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1).default(25_000),
+  /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */
+  TEST_SLOW_ROUTE_MS: z.coerce.number().int().min(1).optional(),
 });
 
 export type Config = z.infer<typeof Env>;

@@ -1,5 +1,6 @@
 // Entry point: validate configuration, apply migrations, seed the demo account on a new database,
 // then listen. SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
+import type { AddressInfo } from "node:net";
 import { loadConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { logger } from "./logger.js";
@@ -33,9 +34,12 @@ if (fresh && config.SEED_DEMO) {
   console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
 }
 const { createApp } = await import("./app.js");
-const { app, close: closeApp } = createApp(config);
+const { app, close: closeApp, lifecycle } = createApp(config);
+const { gracefulShutdown } = await import("./lifecycle.js");
 const server = app.listen(config.PORT, config.HOST, () => {
-  logger.info({ port: config.PORT, db: dbKind, migrationsApplied: applied.length }, `guidegate listening on http://localhost:${config.PORT}`);
+  // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
+  const { port } = server.address() as AddressInfo;
+  logger.info({ port, db: dbKind, migrationsApplied: applied.length }, `guidegate listening on http://localhost:${port}`);
 });
 
 let stopping = false;
@@ -43,16 +47,23 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, "shutting down: finishing in-flight requests");
-  server.close(async () => {
-    const { flushKeyUsage } = await import("./auth/keyUsage.js");
-    await flushKeyUsage();
-    await closeApp();
-    await prisma.$disconnect();
-    logger.info("stopped");
-    process.exit(0);
+  // Last resort if closing resources hangs past the drain deadline.
+  setTimeout(() => process.exit(1), config.SHUTDOWN_DELAY_MS + config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();
+  const drained = await gracefulShutdown({
+    server,
+    lifecycle,
+    delayMs: config.SHUTDOWN_DELAY_MS,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    log: (msg, details) => logger.info(details ?? {}, msg),
+    closeResources: async () => {
+      const { flushKeyUsage } = await import("./auth/keyUsage.js");
+      await flushKeyUsage();
+      await closeApp();
+      await prisma.$disconnect();
+    },
   });
-  server.closeIdleConnections();
-  setTimeout(() => process.exit(1), 25_000).unref();
+  logger.info({ drained }, "stopped");
+  process.exit(drained ? 0 : 1);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -4,6 +4,7 @@
 // capability cannot forget its audit trail. Child rows (a content's tags, an end
 // user's values and actions) are folded into their parent's entry: one change, one entry.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { clock } from "../clock.js";
 import { newId } from "../ids.js";
 import { currentScope } from "./requestScope.js";
 
@@ -157,6 +158,7 @@ async function recordWrite(scope: TxScope, model: string, operation: string, arg
   const result = await query(args);
   if (operation === "upsert") {
     const created = before.length === 0;
+    if (!created && Object.keys(args.update ?? {}).length === 0) return result; // found and left as it was: no change, no entry
     const row = { ...(result as Row) };
     upsertEntry(scope, model, row, created ? "create" : "update", clean(created ? args.create : args.update, a.redact));
   } else if (operation.startsWith("delete")) {
@@ -239,7 +241,7 @@ export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) 
     const result = await txScope.run(scope, () => fn(auditedTx(tx, scope) as Tx));
     if (scope.entries.size) {
       const request = currentScope();
-      const now = new Date();
+      const now = clock.now(); // the service's "now" (src/clock.ts), the same one B25 windows are computed from
       await tx.auditLog.createMany({
         data: [...scope.entries.values()].map((e) => {
           const a = AUDITED[e.model]!;
@@ -253,7 +255,7 @@ export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) 
             resourceId: a.resourceId(e.row),
             sourceIp: request?.ip ?? null,
             requestId: request?.requestId ?? null,
-            details: JSON.stringify(e.details),
+            details: JSON.stringify(e.details, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),
           };
         }),
       });

@@ -25,12 +25,25 @@ export function onQuery(fn: QueryListener): () => void {
 export const databaseUrl = loadConfig().DATABASE_URL;
 export const dbKind: "sqlite" | "postgres" = isPostgresUrl(databaseUrl) ? "postgres" : "sqlite";
 
+/**
+ * The better-sqlite3 adapter does not tell Prisma SQLite's real bind-variable limit (32,766), so
+ * Prisma assumes 999 and splits every `IN (...)` of more than 999 ids (pages of 1,000 end users,
+ * bulk writes) into several statements. Declaring the real limit keeps them one statement.
+ */
+function sqliteAdapter(url: string) {
+  const factory = new PrismaBetterSQLite3({ url });
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () =>
+    Object.assign(await connect(), { getConnectionInfo: () => ({ maxBindValues: 32_766, supportsRelationJoins: false }) });
+  return factory;
+}
+
 function createClient(): Db {
   const log: [{ emit: "event"; level: "query" }] = [{ emit: "event", level: "query" }];
   const client =
     dbKind === "postgres"
       ? (new PgPrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 10 }), log }) as unknown as Db)
-      : new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: `file:${sqliteFile(databaseUrl)}` }), log });
+      : new PrismaClient({ adapter: sqliteAdapter(`file:${sqliteFile(databaseUrl)}`), log });
   (client as unknown as { $on(e: "query", cb: (e: { query: string }) => void): void }).$on("query", (e) => {
     for (const fn of queryListeners) fn(e.query);
   });

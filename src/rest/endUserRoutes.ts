@@ -5,6 +5,8 @@ import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from
 import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord, type Style } from "./records.js";
 import { bulkReply, oneReply, pageReply } from "./responses.js";
 import type { RestInput, RestRoute } from "./routes.js";
+import { pageQuery, type BodyDoc } from "./docs.js";
+import { FIELD_TYPES } from "../schema/endUserSchema.js";
 
 const A = "/api/v1/:accountId";
 const B = "/v1/accounts/:accountId";
@@ -65,12 +67,26 @@ function customBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+// OpenAPI descriptions of inputs (src/openapi reads them; test/openapi.test.ts checks them).
+const END_USERS_BODY = (style: Style): BodyDoc => ({
+  input: "EndUserInput", array: true, required: ["id"],
+  omit: style === "A" ? ["userActionCount", "userActions"] : [],
+  example: [{ id: "user-42", custom: { plan: "gold" }, ...(style === "B" ? { userActionCount: { "action-1": 2 }, userActions: { "action-1": 1718000000000 } } : {}) }],
+});
+const CUSTOM_BODY: BodyDoc = {
+  schema: { type: "object", description: "Custom field name → value (null clears it).", additionalProperties: true },
+  example: { plan: "gold" },
+};
+const ID_PARAM = { id: { description: "The end user's id.", example: "user-42" } };
+const FIELDS_DOC = "What to read: `custom`, `useraction` or both (default both); what is not asked for is not read.";
+
 /** The spec's own failure shape for single end-user updates: {errors, id, statusCode}. */
 const singleUpdateError = (status: number, messages: string[], input: RestInput) => ({ errors: messages, id: input.params.id ?? null, statusCode: status });
 
 const schemaRows = (prefix: string, style: Style, names: { list: string; get: string; put: string; del: string }, labels: { list: string; put: string }): RestRoute[] => [
   {
     name: names.list, method: "get", path: `${prefix}/endUserSchema`, summary: labels.list,
+    query: { fieldName: { description: "Only this field (404 when there is none).", schema: { type: "string" }, example: "plan" } },
     document: SCHEMA,
     variables: (i) => ({ accountId: i.params.accountId, fieldName: stringParam(i.query, "fieldName") }),
     reply: (d, i) => {
@@ -81,6 +97,7 @@ const schemaRows = (prefix: string, style: Style, names: { list: string; get: st
   },
   {
     name: names.put, method: "put", path: `${prefix}/endUserSchema`, summary: labels.put,
+    body: { input: "SchemaFieldInput", array: true, required: ["name"], example: [{ name: "plan", type: FIELD_TYPES[0], description: "Subscription plan" }] },
     document: SCHEMA_UPSERT, jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
     // The spec answers 200 for schema PUTs, whether fields were added or updated.
@@ -88,12 +105,14 @@ const schemaRows = (prefix: string, style: Style, names: { list: string; get: st
   },
   {
     name: names.get, method: "get", path: `${prefix}/endUserSchema/:fieldName`, summary: "Get one end-user schema field",
+    params: { fieldName: { description: "The field's name.", example: "plan" } },
     document: SCHEMA,
     variables: (i) => ({ accountId: i.params.accountId, fieldName: i.params.fieldName }),
     reply: (d, i) => oneReply(d.account.endUserSchema[0], schemaFieldRecord, `No end-user schema field named '${i.params.fieldName}'.`),
   },
   {
     name: names.del, method: "delete", path: `${prefix}/endUserSchema/:fieldsToDelete`, summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
+    params: { fieldsToDelete: { description: "Comma-separated field names.", example: "plan,region" } },
     document: SCHEMA_DELETE,
     variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.fieldsToDelete, "fieldsToDelete") }),
     reply: (d) => bulkReply(d.deleteEndUserFields.results, null),
@@ -102,7 +121,7 @@ const schemaRows = (prefix: string, style: Style, names: { list: string; get: st
 
 const singleUpdate = (prefix: string, name: string, summary: string): RestRoute => ({
   name, method: "put", path: `${prefix}/endUsers/:id`, summary,
-  document: UPSERT_ONE, jsonBody: true, errorBody: singleUpdateError,
+  document: UPSERT_ONE, jsonBody: true, errorBody: singleUpdateError, body: CUSTOM_BODY, params: ID_PARAM,
   variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: customBody(i.body) }),
   reply: (d) => {
     const r = d.upsertEndUser;
@@ -114,24 +133,27 @@ export const endUserRoutes: RestRoute[] = [
   // Style A
   {
     name: "listEndUsersA", method: "get", path: `${A}/endUsers`, summary: "List end users (paginated)",
+    query: pageQuery(LIST_LIMITS.standard),
     document: LIST,
     variables: (i) => ({ accountId: i.params.accountId, first: limitParam(i.query, LIST_LIMITS.standard), after: cursorParam(i.query), actions: false }),
     reply: (d) => pageReply(d.account.endUsers, endUserRecord("A")),
   },
   {
     name: "upsertEndUsersA", method: "put", path: `${A}/endUsers`, summary: "Create or update end users (array)",
+    body: END_USERS_BODY("A"),
     document: UPSERT_MANY, jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("A")(i), actions: false }),
     reply: (d) => bulkReply(d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("A")),
   },
   {
     name: "deleteEndUsersA", method: "delete", path: `${A}/endUsers/:ids`, summary: "Delete end users by comma-separated ids",
+    params: { ids: { description: "Comma-separated end-user ids.", example: "user-42,user-43" } },
     document: DELETE,
     variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.ids, "ids") }),
     reply: (d) => bulkReply(d.deleteEndUsers.results, null),
   },
   {
-    name: "getEndUserA", method: "get", path: `${A}/endUsers/:id`, summary: "Get one end user",
+    name: "getEndUserA", method: "get", path: `${A}/endUsers/:id`, summary: "Get one end user", params: ID_PARAM,
     document: GET,
     variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: true, actions: false }),
     reply: (d, i) => oneReply(d.account.endUser, endUserRecord("A"), `No end user with id '${i.params.id}'.`),
@@ -145,12 +167,24 @@ export const endUserRoutes: RestRoute[] = [
     { list: "B10: get the end-user schema (fieldName narrows it)", put: "B11: add or update custom fields" }),
   {
     name: "upsertEndUsersB", method: "put", path: `${B}/endUsers`, summary: "B12: update or add end users (with userActionCount, userActions)",
+    body: END_USERS_BODY("B"),
     document: UPSERT_MANY, jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("B")(i), actions: true }),
     reply: (d) => bulkReply(d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("B")),
   },
   {
     name: "lookupEndUser", method: "post", path: `${B}/endUsers/lookup`, summary: "B13: fetch an end user by id for segmentation (fields decide what is read)",
+    body: {
+      schema: {
+        type: "object", required: ["id"],
+        properties: {
+          id: { type: "string", description: "The end user's id." },
+          fields: { description: FIELDS_DOC, oneOf: [{ type: "array", items: { type: "string", enum: [...FIELD_SETS] } }, { type: "string" }] },
+          useridType: { type: "string", enum: Object.keys(ID_TYPES), description: "The identification method the caller used; must match the account's." },
+        },
+      },
+      example: { id: "user-42", fields: ["custom"], useridType: "svc-cookie-user-id" },
+    },
     document: GET, jsonBody: true,
     variables: (i) => {
       const body = customBody(i.body);
@@ -161,6 +195,11 @@ export const endUserRoutes: RestRoute[] = [
   },
   {
     name: "getEndUserB", method: "get", path: `${B}/endUsers/:id`, summary: "B14: fetch custom and user-action fields of an end user (fields decide what is read)",
+    params: ID_PARAM,
+    query: {
+      fields: { description: `${FIELDS_DOC} Comma-separated.`, schema: { type: "string" }, example: "custom,useraction" },
+      "userid-type": { description: "The identification method the caller used; must match the account's.", schema: { type: "string", enum: Object.keys(ID_TYPES) }, example: "svc-cookie-user-id" },
+    },
     document: GET,
     variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, idType: idType(i.query["userid-type"], "userid-type"), ...fieldSelection(i.query.fields) }),
     reply: (d, i) => oneReply(d.account.endUser, endUserRecord("B"), `No end user with id '${i.params.id}'.`),

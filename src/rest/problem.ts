@@ -49,7 +49,19 @@ export function problemFromGraphQL(errors: readonly GraphQLFormattedError[]): Pr
 // GraphQL variable errors name GraphQL variables; REST callers know the request body.
 function restMessage(message: string): string {
   return message
-    .replace(/^Variable "\$input" got invalid value .*? at "input(\[\d+\])(\.[\w]+)?"; /s, "body$1$2: ")
+    .replace(/^Variable "\$input" got invalid value .*? at "input(\[\d+\])((?:\.\w+|\[\d+\])*)"; /s, "body$1$2: ")
     .replace(/^Variable "\$input" got invalid value .*?; /s, "body: ")
-    .replace(/^Variable "\$(\w+)" got invalid value .*?; /s, "$1: ");
+    .replace(/^Variable "\$(\w+)" got invalid value .*?; /s, "$1: ")
+    // ContentInput's field names → the REST names the caller sent.
+    .replace(/^(body\[\d+\])\.(?:tagIds|tagNames)\b/, "$1.tags")
+    .replace(/^(body\[\d+\])\.descriptionMd\b/, "$1.description_md");
+}
+
+/** The problem for a body-parser error (malformed JSON 400, too large 413), or null for other errors. */
+export function bodyErrorProblem(err: unknown): Problem | null {
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e.type === "entity.parse.failed") return problem(400, `Malformed JSON body: ${e.message}`);
+  if (e.type === "entity.too.large") return problem(413, "Request body larger than the limit (10 MiB for JSON).");
+  if (e.status && e.status >= 400 && e.status < 500) return problem(e.status, e.message ?? "Bad request");
+  return null;
 }

@@ -1,5 +1,7 @@
 // Wire shapes of REST records, from the GraphQL selections the routes ask for. The two path styles
 // differ only in how content refers to tags: style A by tag id, style B by tag name.
+import { HttpProblem } from "./problem.js";
+
 export type Style = "A" | "B";
 
 export const CONTENT_FIELDS = `id title type url source description descriptionMd state stage parentId creationTime lastUpdateTime tags { id name }`;
@@ -31,14 +33,27 @@ export function contentRecord(style: Style) {
 
 export const tagRecord = (t: { id: string; name: string; description: string | null; type: string }) => t;
 
+const GRAPHQL_ONLY_CONTENT_FIELDS = ["tagIds", "tagNames", "descriptionMd"] as const;
+
 /**
  * A content object of a request body → ContentInput. Spec field names map onto GraphQL ones;
  * read-only fields of records (round-tripped from a GET) are dropped; anything else passes through,
  * so GraphQL input coercion rejects unknown fields and wrong types with a 400 that names them.
  */
 export function contentInput(style: Style) {
-  return (item: Record<string, unknown>) => {
+  return (item: Record<string, unknown>, index: number) => {
+    // ContentInput's own names for `tags` / `description_md` are not REST fields: passed through they
+    // would be accepted (style A taking tag names, say) instead of rejected as unknown.
+    const leaked = GRAPHQL_ONLY_CONTENT_FIELDS.filter((k) => Object.hasOwn(item, k));
+    if (leaked.length) {
+      const message = `unknown field(s) ${leaked.join(", ")}`;
+      throw new HttpProblem(400, `body[${index}]: ${message}`, [{ path: `[${index}]`, message }]);
+    }
     const { description_md, tags, creationTime: _c, lastUpdateTime: _u, stage: _s, ...rest } = item;
+    // GraphQL would coerce a lone string into a one-item list; the spec's `tags` is an array.
+    if (tags != null && !Array.isArray(tags)) {
+      throw new HttpProblem(400, `body[${index}].tags must be an array of strings`, [{ path: `[${index}].tags`, message: "must be an array of strings" }]);
+    }
     return {
       ...rest,
       ...(description_md !== undefined ? { descriptionMd: description_md } : {}),

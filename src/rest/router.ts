@@ -5,7 +5,7 @@ import type { ExecutionResult } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import { logger } from "../logger.js";
-import { HttpProblem, problem, problemFromGraphQL, sendProblem, type Problem } from "./problem.js";
+import { bodyErrorProblem, HttpProblem, problem, problemFromGraphQL, sendProblem, type Problem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
 
 export const JSON_BODY_LIMIT = "10mb";
@@ -15,7 +15,14 @@ export function restRouter(routes: RestRoute[], yoga: YogaServerInstance<ServerC
   const router = express.Router();
   const json = express.json({ limit: JSON_BODY_LIMIT, type: ["application/json", "application/*+json"] });
   for (const route of routes) {
-    const handlers = route.jsonBody ? [json] : [];
+    // Body-parser failures become this route's failure response (problem+json, or the spec's own shape).
+    const parseBody = (req: Request, res: Response, next: (err?: unknown) => void) =>
+      json(req, res, (err?: unknown) => {
+        const p = err ? bodyErrorProblem(err) : null;
+        if (!p) return next(err);
+        fail(route, { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: undefined }, res, p);
+      });
+    const handlers = route.jsonBody ? [parseBody] : [];
     router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
       const input: RestInput = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
       try {
@@ -39,7 +46,9 @@ function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, hea
 }
 
 async function runRoute(route: RestRoute, yoga: YogaServerInstance<ServerContext, object>, input: RestInput, req: Request, res: Response) {
-  if (route.jsonBody && req.body === undefined && !(route.optionalBody && !req.get("content-length") && !req.get("transfer-encoding"))) {
+  // No body at all: no Content-Length (or `Content-Length: 0`, which fetch sends for a bodiless POST) and no chunked body.
+  const noBody = Number(req.get("content-length") ?? 0) === 0 && !req.get("transfer-encoding");
+  if (route.jsonBody && req.body === undefined && !(route.optionalBody && noBody)) {
     throw new HttpProblem(415, "Send the body as JSON with Content-Type: application/json.");
   }
   const variables = route.variables(input);

@@ -2,13 +2,14 @@
 // document, how path, query and body become variables, and how the result becomes the response.
 // Adding a route is adding a row; src/rest/router.ts executes them all the same way.
 import { LIST_LIMITS } from "../schema/pagination.js";
-import { STATIC_TYPES } from "../schema/content.js";
+import { MAX_TIMESTAMP } from "../schema/builder.js";
+import { CONTENT_TYPES, STATIC_TYPES } from "../schema/content.js";
 import { HttpProblem } from "./problem.js";
 import { commaList, cursorParam, intParam, limitParam, objectArrayBody, stringParam } from "./params.js";
 import { CONTENT_FIELDS, TAG_FIELDS, contentInput, contentRecord, tagRecord, type Style } from "./records.js";
 import { bulkReply, oneReply, pageReply, type RestReply } from "./responses.js";
 import { endUserRoutes } from "./endUserRoutes.js";
-import type { BodyDoc, QueryParamDoc } from "./docs.js";
+import { pageQuery, type BodyDoc, type QueryParamDoc } from "./docs.js";
 
 export interface RestInput {
   params: Record<string, string>;
@@ -99,7 +100,7 @@ function changedAfter(field: "createdAfter" | "updatedAfter") {
       first: limitParam(input.query, LIST_LIMITS.standard),
       after: cursorParam(input.query),
       orderBy: field === "createdAfter" ? "CREATED" : "UPDATED",
-      filter: { [field]: intParam(input.query, "fromTime", { required: true, min: 0 }), ...(type ? { type } : {}) },
+      filter: { [field]: intParam(input.query, "fromTime", { required: true, min: 0, max: MAX_TIMESTAMP }), ...(type ? { type } : {}) },
     };
   };
 }
@@ -119,32 +120,58 @@ const listVars = (input: RestInput) => ({
   after: cursorParam(input.query),
 });
 
+// ---- OpenAPI descriptions of inputs (src/openapi reads them; test/openapi.test.ts checks them) -----
+
+const LIST_QUERY = pageQuery(LIST_LIMITS.standard);
+const pairPart = (i: 0 | 1) => [...new Set(Object.keys(STATE_STAGE).map((k) => k.split("|")[i]!))];
+const STATE_STAGE_QUERY: Record<string, QueryParamDoc> = {
+  ...LIST_QUERY,
+  state: { description: "With `stage`, one of the pairs draft/design, ready/design, default/production, DRAFT:READY:PRODUCTION/ALL, READY:PRODUCTION/ALL.", schema: { type: "string", enum: pairPart(0) }, example: "draft" },
+  stage: { description: "With `state` (see there).", schema: { type: "string", enum: pairPart(1) }, example: "design" },
+};
+const CHANGED_AFTER_QUERY: Record<string, QueryParamDoc> = {
+  ...LIST_QUERY,
+  fromTime: { description: "Epoch milliseconds; only content changed strictly after it.", required: true, schema: { type: "integer", minimum: 0 }, example: 1718000000000 },
+  type: { description: "Only content of this type.", schema: { type: "string", enum: [...CONTENT_TYPES] } },
+};
+const contentBody = (style: Style, example: unknown): BodyDoc => ({
+  input: "ContentInput", array: true, example,
+  rename: { descriptionMd: "description_md", [style === "A" ? "tagIds" : "tagNames"]: "tags" },
+  omit: [style === "A" ? "tagNames" : "tagIds"],
+});
+const CREATE_EXAMPLE = [{ title: "Getting started", type: "link", url: "https://example.com/help/getting-started" }, { title: "Release notes", type: "text", description_md: "**New** this week" }];
+const UPDATE_EXAMPLE = [{ id: "c_1", title: "Getting started (updated)", state: "ready" }];
+
 // ---- the table -----------------------------------------------------------------------------------
 
 export const routes: RestRoute[] = [
   // Style A: content
   {
-    name: "listContentA", method: "get", path: `${A}/content`, summary: "List content (paginated)",
+    name: "listContentA", method: "get", path: `${A}/content`, summary: "List content (paginated)", query: LIST_QUERY,
     document: CONTENT_PAGE, variables: listVars, reply: contentPage("A"),
   },
   {
     name: "updateContentA", method: "put", path: `${A}/content`, summary: "Update content (array; id identifies each)",
+    body: contentBody("A", UPDATE_EXAMPLE),
     document: UPDATE_CONTENT, jsonBody: true, variables: contentWrite("A"),
     reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("A")),
   },
   {
     name: "createContentA", method: "post", path: `${A}/content`, summary: "Create links, videos and text (array)",
+    body: contentBody("A", CREATE_EXAMPLE),
     document: CREATE_CONTENT, jsonBody: true, variables: contentWrite("A"),
     reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("A")),
   },
   {
     name: "deleteContentA", method: "delete", path: `${A}/content/:contentIDArray`, summary: "Delete content by comma-separated ids",
+    params: { contentIDArray: { description: "Comma-separated content ids.", example: "c_1,c_2" } },
     document: DELETE_CONTENT,
     variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.contentIDArray, "contentIDArray") }),
     reply: (d) => bulkReply(d.deleteContents.results, null),
   },
   {
     name: "getContentA", method: "get", path: `${A}/content/:id`, summary: "Get one content by id",
+    params: { id: { description: "The content id.", example: "c_1" } },
     document: `query GetContent($accountId: String!, $id: String!) { account(id: $accountId) { content(id: $id) { ${CONTENT_FIELDS} } } }`,
     variables: (i) => ({ accountId: i.params.accountId, id: i.params.id }),
     reply: (d, i) => oneReply(d.account.content, contentRecord("A"), `No content with id '${i.params.id}'.`),
@@ -153,42 +180,49 @@ export const routes: RestRoute[] = [
   // Style B: content (B1–B5)
   {
     name: "listContentB", method: "get", path: `${B}/content`, summary: "B1: list content (paginated), filtered by a state/stage pair",
+    query: STATE_STAGE_QUERY,
     document: CONTENT_PAGE,
     variables: (i) => ({ ...listVars(i), filter: stateStageFilter(i.query) }),
     reply: contentPage("B"),
   },
   {
     name: "updateContentB", method: "put", path: `${B}/content`, summary: "B2: update content (array, variant B)",
+    body: contentBody("B", UPDATE_EXAMPLE),
     document: UPDATE_CONTENT, jsonBody: true, variables: contentWrite("B"),
     reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("B")),
   },
   {
     name: "createContentB", method: "post", path: `${B}/content`, summary: "B3: create static content (array, variant B)",
+    body: contentBody("B", CREATE_EXAMPLE),
     document: CREATE_CONTENT, jsonBody: true, variables: contentWrite("B"),
     reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("B")),
   },
   {
     name: "listContentCreatedAfter", method: "get", path: `${B}/content/createdAfter`, summary: "B4: content created after fromTime (paginated)",
+    query: CHANGED_AFTER_QUERY,
     document: CONTENT_PAGE, variables: changedAfter("createdAfter"), reply: contentPage("B"),
   },
   {
     name: "listContentUpdatedAfter", method: "get", path: `${B}/content/updatedAfter`, summary: "B5: content updated after fromTime (paginated)",
+    query: CHANGED_AFTER_QUERY,
     document: CONTENT_PAGE, variables: changedAfter("updatedAfter"), reply: contentPage("B"),
   },
 
   // Style B: tags (B7 and the list / delete the contract adds)
   {
     name: "upsertTags", method: "put", path: `${B}/tags`, summary: "B7: add or update content tags (bulk)",
+    body: { input: "TagInput", array: true, required: ["name"], example: [{ name: "onboarding", description: "For new users" }, { name: "billing", newName: "payments" }] },
     document: UPSERT_TAGS, jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
     reply: (d) => bulkReply(d.upsertTags.results.map(withRecord("tag")), tagRecord),
   },
   {
-    name: "listTags", method: "get", path: `${B}/tags`, summary: "List content tags (paginated, by name)",
+    name: "listTags", method: "get", path: `${B}/tags`, summary: "List content tags (paginated, by name)", query: LIST_QUERY,
     document: TAG_PAGE, variables: listVars, reply: (d) => pageReply(d.account.tags, tagRecord),
   },
   {
     name: "deleteTags", method: "delete", path: `${B}/tags/:names`, summary: "Delete content tags by comma-separated names",
+    params: { names: { description: "Comma-separated tag names.", example: "onboarding,billing" } },
     document: DELETE_TAGS,
     variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.names, "names") }),
     reply: (d) => bulkReply(d.deleteTags.results, null),
@@ -203,6 +237,18 @@ export const routes: RestRoute[] = [
       auditLogs(accountId: $accountId, first: $first, after: $after, filter: $filter) {
         nodes { id timestamp accountId userId action resourceType resourceId sourceIp details } pageInfo { hasNextPage endCursor } } }`,
     jsonBody: true, optionalBody: true,
+    query: pageQuery(LIST_LIMITS.auditLogs),
+    body: {
+      schema: {
+        type: "object", additionalProperties: false,
+        properties: {
+          startDate: { type: "string", description: "`YYYY-MM-DD HH:MM` or `YYYY-MM-DD`, UTC." },
+          endDate: { type: "string", description: "`YYYY-MM-DD HH:MM` or `YYYY-MM-DD`, UTC." },
+          userId: { type: "string", description: "Only entries of this user." },
+        },
+      },
+      example: { startDate: "2024-06-01", endDate: "2024-06-30" },
+    },
     variables: (i) => ({
       accountId: i.params.accountId,
       first: limitParam(i.query, LIST_LIMITS.auditLogs),

@@ -52,7 +52,10 @@ export function auditWindow(startDate: string | null | undefined, endDate: strin
     : start ? { from: start, to: todayMidnight }
     : end ? { from: new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: end }
     : { from: new Date(now.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: now };
-  if (window.from > window.to) throw badRequest("startDate must not be after endDate (or, alone, after yesterday)", [{ path: "startDate", message: "after the end of the window" }]);
+  // A date-only endDate covers its whole day: a startDate on a later day is after it, although it
+  // equals the window's (exclusive) end.
+  const inverted = window.from > window.to || (start !== null && endParsed?.dateOnly === true && window.from >= window.to);
+  if (inverted) throw badRequest("startDate must not be after endDate (or, alone, after yesterday)", [{ path: "startDate", message: "after the end of the window" }]);
   return window;
 }
 

@@ -50,13 +50,16 @@ export const builder = new SchemaBuilder<{
 builder.queryType({});
 builder.mutationType({});
 
+/** 9999-12-31T23:59:59.999Z, the last instant both databases store. */
+export const MAX_TIMESTAMP = 253_402_300_799_999;
+
 builder.scalarType("Timestamp", {
   description: "A point in time, as integer milliseconds since the Unix epoch (UTC).",
   serialize: (value) => (value instanceof Date ? value.getTime() : Number(value)),
   parseValue: (value) => {
-    // 8.64e15 ms is the largest time a Date holds; beyond it `new Date` is invalid and Prisma throws.
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 8.64e15) {
-      throw new GraphQLError("Timestamp must be a non-negative integer of epoch milliseconds");
+    // Past year 9999 neither database stores a time (and Prisma throws): the caller's error, not ours.
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_TIMESTAMP) {
+      throw new GraphQLError(`Timestamp must be an integer of epoch milliseconds from 0 to ${MAX_TIMESTAMP} (9999-12-31)`);
     }
     return new Date(value);
   },

@@ -61,3 +61,19 @@ export function checkListSafeName(value: string, what: string): string | null {
   if (value.includes(",")) return `${what} must not contain a comma`;
   return null;
 }
+
+/**
+ * Size of the slices account-scoped `IN` lookups of a bulk request run over. SQLite binds at most 999
+ * values a statement, and Prisma splits an `IN` list only when the rest of the statement is small
+ * enough, which `accountId = ? AND id IN (...)` of 999+ values is not (P2029, a 500 for a valid
+ * 10,000-item request). Slices keep every statement well below the limit on both databases.
+ */
+export const IN_CHUNK = 500;
+
+/** `run` over consecutive slices of `values`, results concatenated (sequential: one transaction may hold them). */
+export async function inChunks<V, T>(values: Iterable<V>, run: (chunk: V[]) => Promise<T[]>): Promise<T[]> {
+  const all = [...values];
+  const out: T[] = [];
+  for (let i = 0; i < all.length; i += IN_CHUNK) out.push(...(await run(all.slice(i, i + IN_CHUNK))));
+  return out;
+}

@@ -14,6 +14,8 @@ export const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const FIELD_NAME_RULE = "a letter first, then letters, digits or _; at most 64 characters";
 export const STRING_VALUE_MAX = 10_000;
 const DESCRIPTION_MAX = 2_000;
+/** 9999-12-31T23:59:59.999Z */
+export const TIMESTAMP_MAX = 253_402_300_799_999;
 
 export interface SchemaField { name: string; type: FieldType; description: string | null; default: boolean }
 
@@ -80,7 +82,8 @@ export function encodeValue(field: SchemaField, value: unknown): { stored: Store
       if (typeof value !== "boolean") return bad("true or false");
       return { stored: { ...base, bool: value } };
     case "timestamp":
-      if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return bad("an integer of epoch milliseconds");
+      // Prisma writes times up to the end of year 9999 only (it fails on "+10000-..." and later).
+      if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > TIMESTAMP_MAX) return bad("an integer of epoch milliseconds");
       return { stored: { ...base, time: new Date(value) } };
   }
 }

@@ -190,7 +190,10 @@ const EndUsersPayload = payloadType<EndUserItem>("EndUsersPayload", EndUserResul
 interface WriteItem { id?: unknown; custom?: unknown; userActionCount?: unknown; userActions?: unknown }
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
-function actionMap(value: unknown, what: string, min: number | null): { map?: Map<string, number>; problems: string[] } {
+/** userActionCount is stored in a 32-bit integer column. */
+const COUNT_MAX = 2_147_483_647;
+
+function actionMap(value: unknown, what: string, min: number | null, max = Number.MAX_SAFE_INTEGER): { map?: Map<string, number>; problems: string[] } {
   if (value == null) return { problems: [] };
   if (!isPlainObject(value)) return { problems: [`${what} must be an object of user-action id → integer`] };
   const map = new Map<string, number>();
@@ -198,6 +201,7 @@ function actionMap(value: unknown, what: string, min: number | null): { map?: Ma
   for (const [k, v] of Object.entries(value)) {
     if (k === "" || k.length > ACTION_ID_MAX) problems.push(`${what}: user-action ids must be 1-${ACTION_ID_MAX} characters`);
     else if (typeof v !== "number" || !Number.isSafeInteger(v) || (min !== null && v < min)) problems.push(`${what}.${k} must be ${min === 0 ? "a non-negative" : "an"} integer`);
+    else if (v > max) problems.push(`${what}.${k} must be at most ${max}`);
     else map.set(k, v);
   }
   return { map, problems };
@@ -233,7 +237,7 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
         else values.set(name, enc.stored);
       }
     }
-    const counts = actionMap(it.userActionCount, "userActionCount", 0);
+    const counts = actionMap(it.userActionCount, "userActionCount", 0, COUNT_MAX);
     const actionValues = actionMap(it.userActions, "userActions", null);
     problems.push(...counts.problems, ...actionValues.problems);
     if (problems.length) return fail(index, 400, problems, externalId);
@@ -296,7 +300,8 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
         for (const actionId of new Set([...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])])) {
           const old = stored.get(`${endUserId}\u0000${actionId}`);
           const value = v.actionValues?.get(actionId);
-          rows.push({ endUserId, actionId, count: v.counts?.get(actionId) ?? old?.count ?? 0, value: value !== undefined ? BigInt(value) : old?.value ?? null });
+          // Plain numbers (safe integers, checked above): the audit entry serialises them as JSON.
+          rows.push({ endUserId, actionId, count: v.counts?.get(actionId) ?? old?.count ?? 0, value: value !== undefined ? value : old?.value != null ? Number(old.value) : null });
         }
       }
       if (stored.size) for (const b of blocks) await tx.endUserAction.deleteMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } });

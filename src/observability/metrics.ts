@@ -1,0 +1,170 @@
+// Prometheus metrics (prom-client), served at GET /metrics. One registry per process: metrics are
+// about the process, whatever number of apps the tests build in it. Labels are bounded on purpose
+// (route names, not URLs; a capped set of operation names) so a client cannot blow up cardinality.
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { getOperationAST, type GraphQLError } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import client from "prom-client";
+import { onQuery } from "../db/index.js";
+import { LIMIT_CODE } from "../graphql/armor.js";
+import { rateLimitRejections as rateLimitEvents } from "./counters.js";
+import type { RestRoute } from "../rest/routes.js";
+
+export const registry = new client.Registry();
+client.collectDefaultMetrics({ register: registry });
+
+const httpRequests = new client.Counter({
+  name: "http_requests_total",
+  help: "HTTP requests by route (REST row name or path pattern), method and status.",
+  labelNames: ["route", "method", "status"] as const,
+  registers: [registry],
+});
+const httpDuration = new client.Histogram({
+  name: "http_request_duration_seconds",
+  help: "HTTP request duration by route, method and status.",
+  labelNames: ["route", "method", "status"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+const httpInFlight = new client.Gauge({
+  name: "http_requests_in_flight",
+  help: "HTTP requests being handled (drains to 0 during a graceful shutdown).",
+  registers: [registry],
+});
+const graphqlOperations = new client.Counter({
+  name: "graphql_operations_total",
+  help: "Executed GraphQL operations (REST routes included) by operation name, type and outcome.",
+  labelNames: ["operation", "type", "outcome"] as const,
+  registers: [registry],
+});
+const graphqlRejected = new client.Counter({
+  name: "graphql_rejected_documents_total",
+  help: "GraphQL documents refused before execution: parse errors, validation errors, or limits (depth, cost, aliases, tokens, directives).",
+  labelNames: ["reason"] as const,
+  registers: [registry],
+});
+const dbQueries = new client.Counter({
+  name: "db_queries_total",
+  help: "SQL statements sent to the database, by kind.",
+  labelNames: ["kind"] as const,
+  registers: [registry],
+});
+const jobQueueDepth = new client.Gauge({
+  name: "job_queue_depth",
+  help: "Jobs waiting in the background queue (labelled by queue once queues report).",
+  labelNames: ["queue"] as const,
+  registers: [registry],
+});
+jobQueueDepth.set(0);
+const rateLimitRejections = new client.Counter({
+  name: "rate_limit_rejections_total",
+  help: "Requests refused with 429 by the per-account rate limit.",
+  labelNames: ["account"] as const,
+  registers: [registry],
+});
+
+/** For the job runner: how many jobs wait in `queue`. */
+export function setJobQueueDepth(depth: number, queue?: string): void {
+  if (queue) jobQueueDepth.set({ queue }, depth);
+  else jobQueueDepth.set(depth);
+}
+
+/** For the rate limiter: one request of `accountId` was refused. */
+export function rateLimitRejected(accountId: string): void {
+  rateLimitRejections.inc({ account: accountId });
+}
+
+let collecting = false;
+/**
+ * Subscribes to what other modules report without depending on prom-client: SQL statements (the db
+ * module's query hook) and rate-limit rejections (src/observability/counters.ts). Once per process.
+ */
+export function collectMetrics(): void {
+  if (collecting) return;
+  collecting = true;
+  rateLimitEvents.subscribe(rateLimitRejected);
+  onQuery((sql) => {
+    const kind = /^\s*(select|insert|update|delete|begin|commit|rollback|with|pragma)\b/i.exec(sql)?.[1]?.toLowerCase() ?? "other";
+    dbQueries.inc({ kind });
+  });
+}
+
+/**
+ * The route label of a finished request: the REST row's name, the Express route path of other
+ * routes, "graphql", or "unmatched" (never the raw URL: ids in paths would make a series each).
+ */
+export function routeLabeler(routes: readonly RestRoute[]): (req: Request) => string {
+  const names = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r.name]));
+  return (req) => {
+    const path = (req.route as { path?: unknown } | undefined)?.path;
+    if (typeof path === "string") return names.get(`${req.method} ${path}`) ?? `${req.baseUrl}${path}`;
+    const url = req.originalUrl.split("?")[0] ?? "";
+    if (url === "/graphql") return "graphql";
+    if (url.startsWith("/docs/assets/")) return "/docs/assets";
+    return "unmatched";
+  };
+}
+
+export function httpMetrics(label: (req: Request) => string): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const end = httpDuration.startTimer();
+    httpInFlight.inc();
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      httpInFlight.dec();
+      const labels = { route: label(req), method: req.method, status: String(res.statusCode) };
+      httpRequests.inc(labels);
+      end(labels);
+    };
+    res.once("finish", finish);
+    res.once("close", finish);
+    next();
+  };
+}
+
+const MAX_OPERATION_NAMES = 200;
+const seenOperations = new Set<string>();
+
+/** Operation names come from clients: keep well-formed ones, up to a fixed number of distinct names. */
+function operationLabel(name: string | undefined): string {
+  if (!name) return "anonymous";
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) return "other";
+  if (seenOperations.has(name)) return name;
+  if (seenOperations.size >= MAX_OPERATION_NAMES) return "other";
+  seenOperations.add(name);
+  return name;
+}
+
+const isLimit = (errors: readonly Error[]) => errors.some((e) => (e as GraphQLError).extensions?.code === LIMIT_CODE);
+
+export function graphqlMetricsPlugin(): Plugin {
+  return {
+    onParse() {
+      return ({ result }) => {
+        if (result instanceof Error) graphqlRejected.inc({ reason: isLimit([result]) ? "limit" : "parse" });
+      };
+    },
+    onValidate() {
+      return ({ valid, result }) => {
+        if (!valid) graphqlRejected.inc({ reason: isLimit(result) ? "limit" : "validation" });
+      };
+    },
+    onExecute({ args }) {
+      const op = getOperationAST(args.document, args.operationName);
+      const labels = { operation: operationLabel(args.operationName ?? op?.name?.value), type: op?.operation ?? "unknown" };
+      return {
+        onExecuteDone({ result }) {
+          const failed = !(Symbol.asyncIterator in result) && Boolean(result.errors?.length);
+          graphqlOperations.inc({ ...labels, outcome: failed ? "error" : "ok" });
+        },
+      };
+    },
+  };
+}
+
+export const metricsHandler: RequestHandler = async (_req, res) => {
+  res.set("Content-Type", registry.contentType);
+  res.send(await registry.metrics());
+};

@@ -1,0 +1,181 @@
+// The OpenAPI 3.1 document, generated from the REST route table and the GraphQL schema: paths and
+// operations from the rows, parameters and bodies from their docs and the GraphQL input types,
+// responses from what each row's reply() makes of its document's GraphQL result types.
+import { parse, type GraphQLSchema } from "graphql";
+import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
+import type { JsonSchema } from "../rest/docs.js";
+import { problem } from "../rest/problem.js";
+import type { RestRoute } from "../rest/routes.js";
+import { describeValue, deriveResponses } from "./responses.js";
+import { bodySchema, openApiPath, sampleInput } from "./samples.js";
+
+export interface OpenApiOptions {
+  version?: string;
+  /** Rate limit per account and minute, for the description. */
+  rateLimitPerMinute?: number;
+}
+
+const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
+const STATUS_TEXT: Record<number, string> = {
+  200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 207: "Multi-Status: some items succeeded, some failed",
+  400: "Bad request: malformed input, or every item failed validation",
+  401: "Missing, unknown, expired or revoked key, or the key's owner does not match x-service-user",
+  403: "The key's user has no access to this account",
+  404: "Not found",
+  409: "Conflict with a concurrent change",
+  413: "Body larger than 10 MiB",
+  415: "Body is not JSON",
+  429: "Rate limit of the account exceeded; retry after Retry-After seconds",
+  500: "Unexpected error; the request may succeed on retry",
+};
+
+/** Errors every account route can answer, besides what its reply() produces. */
+function commonErrors(route: RestRoute): number[] {
+  const statuses = [400, 401, 403, 429, 500];
+  if (route.jsonBody) statuses.push(413, 415);
+  return statuses;
+}
+
+/** Groups operations by resource and path style (A `/api/v1/…`, B `/v1/accounts/…`). */
+function tagOf(path: string): string {
+  const m = /^\/(?:api\/v1\/:accountId|v1\/accounts\/:accountId)\/([^/]+)/.exec(path);
+  const style = path.startsWith("/api/v1/") ? "A" : path.startsWith("/v1/accounts/") ? "B" : "";
+  const resource = m?.[1] ?? path.split("/")[1] ?? "other";
+  return style ? `${resource} (style ${style})` : resource;
+}
+
+function operationName(document: string): string | undefined {
+  const m = /^\s*(?:query|mutation)\s+(\w+)/.exec(document);
+  return m?.[1];
+}
+
+export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema, opts: OpenApiOptions = {}): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const tags = new Set<string>();
+
+  for (const route of routes) {
+    const { path, params } = openApiPath(route.path);
+    const input = sampleInput(route, schema);
+    const document = parse(route.document);
+    const derived = deriveResponses(route, schema, document, input);
+    const tag = tagOf(route.path);
+    tags.add(tag);
+
+    const responses: Record<string, unknown> = {};
+    for (const [status, r] of [...derived.entries()].sort(([a], [b]) => a - b)) {
+      const description = STATUS_TEXT[status] ?? `Status ${status}`;
+      if (r.kind === "empty") responses[status] = { description, headers: requestIdHeader() };
+      else if (r.kind === "problem") responses[status] = errorResponse(route, status, input, r.example.detail);
+      else responses[status] = { description, headers: requestIdHeader(), content: { "application/json": { schema: r.schema, example: r.example } } };
+    }
+    for (const status of commonErrors(route)) responses[status] ??= errorResponse(route, status, input);
+    if (params.length > 1) responses[404] ??= errorResponse(route, 404, input);
+
+    const parameters = [
+      ...params.map((name) => ({
+        name,
+        in: "path",
+        required: true,
+        description: route.params?.[name]?.description ?? (name === "accountId" ? "The account (the dashboard calls it entId)." : name),
+        schema: { type: "string" },
+        example: input.params[name],
+      })),
+      ...Object.entries(route.query ?? {}).map(([name, q]) => ({
+        name,
+        in: "query",
+        required: q.required ?? false,
+        description: q.description,
+        schema: q.schema,
+        example: input.query[name] !== undefined && q.schema.type === "integer" ? Number(input.query[name]) : input.query[name],
+      })),
+    ];
+
+    const body = route.jsonBody ? bodySchema(route.body, schema) ?? { description: "JSON body (not described)." } : undefined;
+    const opName = operationName(route.document);
+    paths[path] ??= {};
+    paths[path][route.method] = {
+      operationId: route.name,
+      summary: route.summary,
+      description:
+        `Runs the GraphQL ${opName ? `operation \`${opName}\`` : "document"} below through the same resolvers, auth and limits as \`POST /graphql\`.\n\n` +
+        "```graphql\n" + route.document.trim() + "\n```",
+      tags: [tag],
+      parameters,
+      ...(body ? { requestBody: { required: true, content: { "application/json": { schema: body, example: input.body } } } } : {}),
+      responses,
+      "x-graphql-operation": opName,
+    };
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "guidegate REST API",
+      version: opts.version ?? "0.0.0",
+      description:
+        "The REST compatibility layer of guidegate. Every operation runs one GraphQL operation (shown in its description) " +
+        "through the same resolvers as `POST /graphql`.\n\n" +
+        `Authenticate every call with both headers \`${KEY_HEADER}\` (the API key) and \`${USER_HEADER}\` (the e-mail of its owner). ` +
+        `Errors are RFC 9457 \`application/problem+json\`. Requests are rate limited per account` +
+        (opts.rateLimitPerMinute ? ` (${opts.rateLimitPerMinute} a minute)` : "") + "; see the `RateLimit-*` headers.\n\n" +
+        "Lists answer `{data, cursor}`; pass `cursor` back unchanged for the next page (`null` on the last one). " +
+        "Bulk writes answer 207 with `{success, failure}` when some items fail.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ integrationKey: [], serviceUser: [] }],
+    tags: [...tags].sort().map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: {
+        integrationKey: { type: "apiKey", in: "header", name: KEY_HEADER, description: "The API key (created with `npm run cli -- key create`)." },
+        serviceUser: { type: "apiKey", in: "header", name: USER_HEADER, description: "The e-mail of the key's owner; must match the key." },
+      },
+      schemas: {
+        Problem: {
+          type: "object",
+          description: "RFC 9457 problem details.",
+          required: ["type", "title", "status", "detail"],
+          properties: {
+            type: { type: "string", example: "about:blank" },
+            title: { type: "string", example: "Bad Request" },
+            status: { type: "integer", minimum: 400, maximum: 599 },
+            detail: { type: "string" },
+            errors: { type: "array", items: { $ref: "#/components/schemas/FieldError" } },
+          },
+        },
+        FieldError: {
+          type: "object",
+          required: ["path", "message"],
+          properties: { path: { type: "string", example: "limit" }, message: { type: "string", example: "must be between 1 and 10000" } },
+        },
+      },
+      headers: {
+        "X-Request-Id": { description: "The request's id (the caller's x-request-id, or a new one); also on every log line.", schema: { type: "string" } },
+        "Retry-After": { description: "Seconds until the rate limit resets.", schema: { type: "integer" } },
+        "RateLimit-Limit": { description: "Requests allowed per window.", schema: { type: "integer" } },
+        "RateLimit-Remaining": { description: "Requests left in the window.", schema: { type: "integer" } },
+        "RateLimit-Reset": { description: "Seconds until the window resets.", schema: { type: "integer" } },
+      },
+    },
+  };
+}
+
+function requestIdHeader() {
+  return { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
+}
+
+function errorResponse(route: RestRoute, status: number, input: ReturnType<typeof sampleInput>, detail?: string) {
+  const description = STATUS_TEXT[status] ?? `Status ${status}`;
+  const headers: Record<string, unknown> = requestIdHeader();
+  if (status === 429) {
+    for (const h of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) headers[h] = { $ref: `#/components/headers/${h}` };
+  }
+  const message = detail ?? (status >= 500 ? "Unexpected error; the request may succeed on retry." : STATUS_TEXT[status] ?? "Error");
+  if (route.errorBody) {
+    // The spec's own failure shape for this route instead of problem+json.
+    const example = route.errorBody(status, [message], input);
+    const schema: JsonSchema = describeValue(example, new Map());
+    return { description, headers, content: { "application/json": { schema, example } } };
+  }
+  return { description, headers, content: { "application/problem+json": { schema: PROBLEM_REF, example: problem(status, message) } } };
+}

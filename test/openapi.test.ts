@@ -1,0 +1,192 @@
+// The OpenAPI document: valid 3.1, one operation per REST row, request docs that agree with what
+// each row's variables() reads, and response schemas that real responses satisfy.
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { getOperationAST, parse, type GraphQLSchema } from "graphql";
+import { getVariableValues } from "graphql/execution/values.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openApiPath, sampleInput } from "../src/openapi/samples.js";
+import { HttpProblem } from "../src/rest/problem.js";
+import { routes, type RestInput, type RestRoute } from "../src/rest/routes.js";
+import { schema } from "../src/schema/index.js";
+import { call, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+
+let server: Server;
+let t: Tenant;
+let doc: any;
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await tenant("oas");
+  const r = await call(`${server.url}/openapi.json`);
+  expect(r.status).toBe(200);
+  doc = r.body;
+});
+afterAll(() => server.close());
+
+describe("GET /openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document", async () => {
+    expect(doc.openapi).toBe("3.1.0");
+    const result = await new Validator().validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it("has exactly one operation per route of the table, named after it", () => {
+    const operations = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) => Object.values(p));
+    expect(operations.map((o) => o.operationId).sort()).toEqual(routes.map((r) => r.name).sort());
+    for (const route of routes) {
+      const op = doc.paths[openApiPath(route.path).path]?.[route.method];
+      expect(op, `${route.method.toUpperCase()} ${route.path}`).toBeDefined();
+      expect(op.operationId).toBe(route.name);
+      expect(op.summary).toBe(route.summary);
+      const pathParams = op.parameters.filter((p: any) => p.in === "path").map((p: any) => p.name);
+      expect(pathParams).toEqual(openApiPath(route.path).params);
+    }
+  });
+
+  it("declares both auth headers as apiKey schemes, required together", () => {
+    expect(doc.components.securitySchemes).toEqual({
+      integrationKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-service-integration-key" }),
+      serviceUser: expect.objectContaining({ type: "apiKey", in: "header", name: "x-service-user" }),
+    });
+    expect(doc.security).toEqual([{ integrationKey: [], serviceUser: [] }]);
+  });
+
+  it("documents a success status with a schema or no content, problem+json errors, and examples", () => {
+    for (const route of routes) {
+      const op = doc.paths[openApiPath(route.path).path][route.method];
+      const statuses = Object.keys(op.responses).map(Number);
+      const success = statuses.filter((s) => s < 300);
+      expect(success.length, route.name).toBeGreaterThan(0);
+      for (const s of success) {
+        const json = op.responses[s].content?.["application/json"];
+        if (s === 204) expect(json, route.name).toBeUndefined();
+        else expect(json?.schema && json.example !== undefined, `${route.name} ${s}`).toBe(true);
+      }
+      for (const s of [400, 401, 403, 429, 500]) expect(op.responses[s], `${route.name} ${s}`).toBeDefined();
+      if (!route.errorBody) expect(op.responses[401].content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
+      if (route.jsonBody) expect(op.requestBody.content["application/json"].example, route.name).toBeDefined();
+    }
+  });
+
+  it("derives record schemas from the GraphQL types (enums, nullability, descriptions)", () => {
+    const list = doc.paths["/api/v1/{accountId}/content"].get.responses[200].content["application/json"].schema;
+    const content = list.properties.data.items;
+    expect(content.properties.type.enum).toEqual(expect.arrayContaining(["link", "video", "text"]));
+    expect(content.properties.description_md.type).toEqual(["string", "null"]);
+    expect(content.properties.creationTime).toMatchObject({ type: "integer" });
+    expect(list.properties.cursor.type).toEqual(["string", "null"]);
+    const bulk = doc.paths["/api/v1/{accountId}/content"].post.responses;
+    expect(Object.keys(bulk)).toEqual(expect.arrayContaining(["201", "207"]));
+    expect(bulk[207].content["application/json"].schema.properties).toHaveProperty("failure");
+  });
+});
+
+describe("route docs agree with the code", () => {
+  /** The query keys variables() reads, recorded through a Proxy. */
+  function queryRead(route: RestRoute, input: RestInput) {
+    const read = new Set<string>();
+    const query = new Proxy(input.query, {
+      get(target, key) {
+        if (typeof key === "string") read.add(key);
+        return Reflect.get(target, key);
+      },
+    });
+    let error: unknown;
+    let variables: Record<string, unknown> | undefined;
+    try {
+      variables = route.variables({ ...input, query });
+    } catch (err) {
+      error = err;
+    }
+    return { read, error, variables };
+  }
+
+  function coerce(route: RestRoute, s: GraphQLSchema, variables: Record<string, unknown>) {
+    const op = getOperationAST(parse(route.document))!;
+    // JSON round trip: what the router sends is JSON, so undefined values disappear as they do there.
+    const result = getVariableValues(s, op.variableDefinitions ?? [], JSON.parse(JSON.stringify(variables)));
+    return result.errors?.map((e) => e.message) ?? [];
+  }
+
+  it.each(routes.map((r) => [r.name, r] as const))("%s: documented inputs are what variables() reads, and its examples are accepted", (_name, route) => {
+    if (route.jsonBody && !route.optionalBody) expect(route.body, `${route.name} reads a JSON body: describe it in the row's \`body\``).toBeDefined();
+    const input = sampleInput(route, schema);
+    const { read, error, variables } = queryRead(route, input);
+    const message = error instanceof HttpProblem ? `${error.message} ${JSON.stringify(error.errors)}` : String(error);
+    expect(error, `variables() refused the documented examples: ${message}`).toBeUndefined();
+    expect([...read].sort(), "query parameters read vs documented in the row's `query`").toEqual(Object.keys(route.query ?? {}).sort());
+    expect(coerce(route, schema, variables!)).toEqual([]);
+  });
+});
+
+describe("real responses satisfy the documented schemas", () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  ajv.addFormat("int64", true);
+
+  function check(route: RestRoute, status: number, body: unknown) {
+    const response = doc.paths[openApiPath(route.path).path][route.method].responses[status];
+    expect(response, `${route.name} does not document status ${status}`).toBeDefined();
+    const schemaOf = response.content?.["application/json"]?.schema;
+    if (!schemaOf) return;
+    const validate = ajv.compile({ ...schemaOf, $defs: undefined });
+    const ok = validate(body);
+    expect(validate.errors ?? [], `${route.name} ${status}: ${JSON.stringify(body).slice(0, 300)}`).toEqual([]);
+    expect(ok).toBe(true);
+  }
+
+  const route = (name: string) => routes.find((r) => r.name === name)!;
+  const url = (r: RestRoute, params: Record<string, string> = {}) =>
+    server.url + r.path.replace(/:(\w+)/g, (_m, p: string) => (p === "accountId" ? t.accountId : params[p]!));
+
+  it("content and tag writes and reads", async () => {
+    const created = await call(url(route("createContentA")), { method: "POST", headers: t.headers, body: [{ title: "Doc", type: "link", url: "https://example.com" }, { title: "Text", type: "text", description_md: "**x**" }] });
+    expect(created.status).toBe(201);
+    check(route("createContentA"), 201, created.body);
+    const mixed = await call(url(route("createContentB")), { method: "POST", headers: t.headers, body: [{ title: "ok", type: "text" }, { type: "text" }] });
+    expect(mixed.status).toBe(207);
+    check(route("createContentB"), 207, mixed.body);
+    const tags = await call(url(route("upsertTags")), { method: "PUT", headers: t.headers, body: [{ name: "onboarding", description: "New users" }] });
+    check(route("upsertTags"), tags.status, tags.body);
+    const one = await call(url(route("getContentA"), { id: created.body.data[0].id }), { headers: t.headers });
+    check(route("getContentA"), 200, one.body);
+    const del = await call(url(route("deleteContentA"), { contentIDArray: created.body.data[1].id }), { method: "DELETE", headers: t.headers });
+    expect(del.status).toBe(204);
+  });
+
+  it("every list and lookup without an id in the path answers what it documents", async () => {
+    await call(`${server.url}/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "u1", custom: {} }] });
+    const gets = routes.filter((r) => r.method === "get" && openApiPath(r.path).params.length === 1);
+    expect(gets.length).toBeGreaterThan(4);
+    for (const r of gets) {
+      const q = new URLSearchParams(sampleInput(r, schema).query as Record<string, string>);
+      q.delete("cursor"); // the example cursor belongs to no real list
+      q.delete("fieldName");
+      const res = await call(`${url(r)}?${q}`, { headers: t.headers });
+      expect(res.status, `${r.name}: ${res.text.slice(0, 200)}`).toBe(200);
+      check(r, 200, res.body);
+    }
+  });
+
+  it("errors are problem+json as documented", async () => {
+    const r = route("listContentA");
+    const res = await call(`${url(r)}?limit=0`, { headers: t.headers });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toMatch(/application\/problem\+json/);
+    const problemSchema = doc.components.schemas.Problem;
+    const validate = ajv.compile({ ...problemSchema, properties: { ...problemSchema.properties, errors: { type: "array" } } });
+    expect(validate(res.body)).toBe(true);
+  });
+});
+
+describe("GET /docs", () => {
+  it("serves the reference page and its assets locally", async () => {
+    const page = await call(`${server.url}/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/text\/html/);
+    const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.every((a) => a.startsWith("/"))).toBe(true); // nothing from another host
+    for (const a of assets) expect((await fetch(server.url + a)).status, a).toBe(200);
+  });
+});

@@ -1,0 +1,224 @@
+// Per-account rate limits (issue 4): REST and GraphQL draw on one budget per account; 429 with
+// Retry-After and RateLimit-* headers; per-account limits; one account exhausting its budget leaves
+// the others alone; and two instances sharing the local Redis share one budget.
+import { randomBytes } from "node:crypto";
+import { STATUS_CODES } from "node:http";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setAccount } from "../src/admin.js";
+import { call, prisma, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+
+const REDIS_URL = "redis://127.0.0.1:6379";
+
+/** Whether the local Redis answers a PING within a second. */
+async function redisAnswers(): Promise<boolean> {
+  const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+const redisUp = await redisAnswers();
+if (!redisUp) console.warn(`ratelimit.test.ts: Redis does not answer at ${REDIS_URL}; skipping the two-instance (shared budget) tests.`);
+
+// ---- helpers ---------------------------------------------------------------------------------------
+
+/** A tenant whose account id is unique across runs (Redis budgets outlive a test run by a minute). */
+const fresh = (label: string) => tenant(`rl${label}${randomBytes(3).toString("hex")}`);
+
+const list = (s: Server, t: Tenant) => call(`${s.url}/api/v1/${t.accountId}/content`, { headers: t.headers });
+const graphql = (s: Server, t: Tenant, query = `query($a: String!) { account(id: $a) { id } }`) =>
+  call(`${s.url}/graphql`, { method: "POST", headers: t.headers, body: { query, variables: { a: t.accountId } } });
+
+function rate(r: Reply) {
+  return {
+    limit: r.headers.get("ratelimit-limit"),
+    remaining: r.headers.get("ratelimit-remaining"),
+    reset: Number(r.headers.get("ratelimit-reset")),
+    retryAfter: r.headers.get("retry-after"),
+  };
+}
+
+/** A successful response within the budget: RateLimit-* headers, no Retry-After. */
+function expectAllowed(r: Reply, limit: number, remaining: number) {
+  expect(r.status, r.text.slice(0, 300)).toBe(200);
+  const h = rate(r);
+  expect(h.limit).toBe(String(limit));
+  expect(h.remaining).toBe(String(remaining));
+  expect(h.reset).toBeGreaterThanOrEqual(1);
+  expect(h.reset).toBeLessThanOrEqual(60);
+  expect(h.retryAfter).toBeNull();
+}
+
+/** REST over budget: 429 problem+json with Retry-After and RateLimit-Remaining 0. */
+function expectLimited(r: Reply, limit: number) {
+  expect(r.status, r.text.slice(0, 300)).toBe(429);
+  expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json(;|$)/);
+  expect(r.body).toMatchObject({ type: "about:blank", title: STATUS_CODES[429], status: 429, detail: expect.stringMatching(/rate limit/i) });
+  const h = rate(r);
+  expect(h.limit).toBe(String(limit));
+  expect(h.remaining).toBe("0");
+  expect(Number(h.retryAfter)).toBeGreaterThanOrEqual(1);
+  expect(Number(h.retryAfter)).toBeLessThanOrEqual(60);
+  expect(h.reset).toBeGreaterThanOrEqual(1);
+}
+
+/** GraphQL over budget: a RATE_LIMITED error, the same headers. */
+function expectGraphqlLimited(r: Reply, limit: number) {
+  expect(r.body?.errors?.[0]?.extensions?.code, r.text.slice(0, 300)).toBe("RATE_LIMITED");
+  expect(r.status).toBe(429);
+  expect(rate(r).limit).toBe(String(limit));
+  expect(rate(r).remaining).toBe("0");
+  expect(Number(rate(r).retryAfter)).toBeGreaterThanOrEqual(1);
+}
+
+// ---- one instance, in memory ---------------------------------------------------------------------------
+
+describe("one instance (in memory), RATE_LIMIT_PER_MINUTE=5", () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT_PER_MINUTE: "5" });
+  });
+  afterAll(() => server.close());
+
+  it("requests 1–5 succeed with decreasing RateLimit-Remaining; the 6th is a 429 problem with Retry-After", async () => {
+    const t = await fresh("a");
+    for (let i = 1; i <= 5; i++) expectAllowed(await list(server, t), 5, 5 - i);
+    expectLimited(await list(server, t), 5);
+    // every route of the account, writes included, and nothing is written
+    const before = await prisma.auditLog.count();
+    expectLimited(await call(`${server.url}/api/v1/${t.accountId}/content`, { method: "POST", headers: t.headers, body: [{ title: "x", type: "text" }] }), 5);
+    expectLimited(await call(`${server.url}/v1/accounts/${t.accountId}/auditlogs`, { method: "POST", headers: t.headers, body: {} }), 5);
+    expect(await prisma.auditLog.count()).toBe(before);
+    expect(await prisma.content.count({ where: { accountId: t.accountId } })).toBe(0);
+  });
+
+  it("a second account on the same server is unaffected", async () => {
+    const busy = await fresh("busy");
+    const calm = await fresh("calm");
+    for (let i = 0; i < 5; i++) await list(server, busy);
+    expectLimited(await list(server, busy), 5);
+    expectAllowed(await list(server, calm), 5, 4);
+    expectAllowed(await graphql(server, calm), 5, 3);
+    expectLimited(await list(server, busy), 5);
+  });
+
+  it("GraphQL requests count against the same budget as REST", async () => {
+    const t = await fresh("g");
+    expectAllowed(await list(server, t), 5, 4);
+    expectAllowed(await graphql(server, t), 5, 3);
+    expectAllowed(await list(server, t), 5, 2);
+    // one GraphQL request touching the account twice is charged once
+    expectAllowed(await graphql(server, t, `query($a: String!) { account(id: $a) { id } auditLogs(accountId: $a, first: 1) { nodes { id } } }`), 5, 1);
+    expectAllowed(await graphql(server, t), 5, 0);
+    expectGraphqlLimited(await graphql(server, t), 5);
+    expectLimited(await list(server, t), 5);
+  });
+
+  it("401 requests are not charged to the account", async () => {
+    const t = await fresh("unauth");
+    for (let i = 0; i < 6; i++) {
+      const r = await call(`${server.url}/api/v1/${t.accountId}/content`, { headers: { ...t.headers, "x-service-integration-key": "ggk_wrongwrong" } });
+      expect(r.status).toBe(401);
+    }
+    expectAllowed(await list(server, t), 5, 4);
+  });
+
+  it("a per-account limit (account set --rate-limit) applies to that account alone", async () => {
+    const t = await fresh("own");
+    const neighbour = await fresh("nb");
+    // set before the account's first request: the server caches an account's limit for 10 s
+    await setAccount(t.accountId, { rateLimitPerMinute: 2 });
+    expectAllowed(await list(server, t), 2, 1);
+    expectAllowed(await graphql(server, t), 2, 0);
+    expectLimited(await list(server, t), 2);
+    expectGraphqlLimited(await graphql(server, t), 2);
+    expectAllowed(await list(server, neighbour), 5, 4);
+    // a higher limit than the global one works the same way
+    const big = await fresh("big");
+    await setAccount(big.accountId, { rateLimitPerMinute: 8 });
+    for (let i = 1; i <= 8; i++) expectAllowed(await list(server, big), 8, 8 - i);
+    expectLimited(await list(server, big), 8);
+  });
+
+  it("two in-memory instances keep separate budgets (what Redis is for)", async () => {
+    const other = await startServer({ RATE_LIMIT_PER_MINUTE: "5" });
+    try {
+      const t = await fresh("mem2");
+      for (let i = 1; i <= 3; i++) expectAllowed(await list(server, t), 5, 5 - i);
+      for (let i = 1; i <= 3; i++) expectAllowed(await list(other, t), 5, 5 - i);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe("the default limit", () => {
+  it("is 600 requests a minute when RATE_LIMIT_PER_MINUTE is not set", async () => {
+    const saved = process.env.RATE_LIMIT_PER_MINUTE;
+    delete process.env.RATE_LIMIT_PER_MINUTE;
+    let server: Server;
+    try {
+      server = await startServer();
+    } finally {
+      if (saved !== undefined) process.env.RATE_LIMIT_PER_MINUTE = saved;
+    }
+    try {
+      const t = await fresh("dflt");
+      expectAllowed(await list(server, t), 600, 599);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+// ---- two instances, one Redis ------------------------------------------------------------------------------
+
+describe.skipIf(!redisUp)(`two instances sharing Redis (${REDIS_URL})`, () => {
+  let a: Server;
+  let b: Server;
+  beforeAll(async () => {
+    a = await startServer({ RATE_LIMIT_PER_MINUTE: "5", REDIS_URL });
+    b = await startServer({ RATE_LIMIT_PER_MINUTE: "5", REDIS_URL });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it("requests split across both share one budget: 3 + 3 with limit 5 → the 6th is a 429 on either", async () => {
+    const t = await fresh("redis");
+    expectAllowed(await list(a, t), 5, 4);
+    expectAllowed(await list(a, t), 5, 3);
+    expectAllowed(await graphql(a, t), 5, 2);
+    expectAllowed(await list(b, t), 5, 1);
+    expectAllowed(await graphql(b, t), 5, 0);
+    expectLimited(await list(b, t), 5);
+    expectLimited(await list(a, t), 5);
+    expectGraphqlLimited(await graphql(a, t), 5);
+  });
+
+  it("a second account is unaffected on both instances", async () => {
+    const busy = await fresh("rbusy");
+    const calm = await fresh("rcalm");
+    for (let i = 0; i < 5; i++) expect((await list(i % 2 ? a : b, busy)).status).toBe(200);
+    expectLimited(await list(a, busy), 5);
+    expectLimited(await list(b, busy), 5);
+    expectAllowed(await list(a, calm), 5, 4);
+    expectAllowed(await list(b, calm), 5, 3);
+  });
+
+  it("a per-account limit is shared too", async () => {
+    const t = await fresh("rown");
+    await setAccount(t.accountId, { rateLimitPerMinute: 2 });
+    expectAllowed(await list(a, t), 2, 1);
+    expectAllowed(await list(b, t), 2, 0);
+    expectLimited(await list(a, t), 2);
+    expectLimited(await list(b, t), 2);
+  });
+});

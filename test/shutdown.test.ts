@@ -1,0 +1,115 @@
+// The real entry point in a child process (`tsx src/main.ts`, what `npm start` runs): SIGTERM during
+// a slow request turns readiness false, stops accepting connections, lets the request finish with
+// 200, closes the database and exits 0. The child's stdout also shows the structured logs.
+import { spawn, type ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
+import { connect } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+
+const TSX = "node_modules/.bin/tsx";
+const children: ChildProcess[] = [];
+const files: string[] = [];
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  for (const f of files) for (const s of ["", "-wal", "-shm"]) rmSync(`${f}${s}`, { force: true });
+});
+
+/** The test database on PostgreSQL runs; a fresh SQLite file otherwise (main.ts migrates it). */
+function databaseUrl(): string {
+  const url = process.env.DATABASE_URL ?? "";
+  if (/^postgres/.test(url)) return url;
+  const file = `data/test/shutdown-${process.pid}-${files.length}.db`;
+  files.push(file);
+  return `file:./${file}`;
+}
+
+interface Child {
+  proc: ChildProcess;
+  lines: string[];
+  stderr: () => string;
+  exited: Promise<number | null>;
+  waitFor(pred: (line: Record<string, any>) => boolean, ms?: number): Promise<Record<string, any>>;
+}
+
+function start(env: Record<string, string>): Child {
+  const proc = spawn(TSX, ["src/main.ts"], {
+    env: { ...process.env, NODE_ENV: "production", HOST: "127.0.0.1", PORT: "0", SEED_DEMO: "false", LOG_LEVEL: "info", DATABASE_URL: databaseUrl(), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(proc);
+  const lines: string[] = [];
+  let err = "";
+  const waiters: (() => void)[] = [];
+  let buffered = "";
+  proc.stdout!.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split("\n");
+    buffered = parts.pop()!;
+    lines.push(...parts.filter(Boolean));
+    for (const w of waiters.splice(0)) w();
+  });
+  proc.stderr!.on("data", (chunk: Buffer) => void (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+  const parsed = () => lines.flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } });
+  return {
+    proc,
+    lines,
+    stderr: () => err,
+    exited,
+    async waitFor(pred, ms = 60_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const hit = parsed().find(pred);
+        if (hit) return hit;
+        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`no such log line; stdout:\n${lines.join("\n")}\nstderr:\n${err}`);
+        await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 200); });
+      }
+    },
+  };
+}
+
+const refused = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    s.once("connect", () => { s.destroy(); resolve(false); });
+    s.once("error", () => resolve(true));
+  });
+
+describe("SIGTERM", () => {
+  it("drains: readiness 503, in-flight request completes with 200, no new connections, exit 0", async () => {
+    const child = start({ TEST_SLOW_ROUTE_MS: "2000", SHUTDOWN_DELAY_MS: "600" });
+    const listening = await child.waitFor((l) => /listening/.test(l.msg));
+    const base = `http://127.0.0.1:${listening.port}`;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+
+    const slow = fetch(`${base}/__test/slow`, { headers: { "x-request-id": "slow-request-1" } });
+    await new Promise((r) => setTimeout(r, 300)); // let the request arrive before the signal
+    child.proc.kill("SIGTERM");
+    await child.waitFor((l) => /draining/.test(l.msg), 5_000);
+
+    // During the delay the listener is still open, and readiness says "take me out".
+    const ready = await fetch(`${base}/readyz`, { headers: { connection: "close" } });
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: "draining" });
+
+    const done = await slow;
+    expect(done.status).toBe(200);
+    expect(await done.json()).toEqual({ ok: true, waitedMs: 2000 });
+    expect(await refused(listening.port)).toBe(true);
+
+    expect(await child.exited).toBe(0);
+    const logs = child.lines.map((l) => JSON.parse(l) as Record<string, any>); // every line is JSON
+    const access = logs.find((l) => l.req?.url === "/__test/slow");
+    expect(access).toMatchObject({ requestId: "slow-request-1", route: "/__test/slow", res: { statusCode: 200 }, service: "guidegate" });
+    for (const l of logs.filter((x) => x.req)) expect(l.requestId, JSON.stringify(l)).toBe(l.req.id);
+    expect(logs.some((l) => l.msg === "in-flight requests finished")).toBe(true);
+    expect(logs.at(-1)).toMatchObject({ msg: "stopped", drained: true });
+  }, 90_000);
+
+  it("an invalid variable stops start-up with exit code 2 and names itself", async () => {
+    const child = start({ GRAPHQL_MAX_DEPTH: "deep" });
+    expect(await child.exited).toBe(2);
+    expect(child.stderr()).toMatch(/GRAPHQL_MAX_DEPTH: /);
+  }, 60_000);
+});
