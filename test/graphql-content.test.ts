@@ -477,14 +477,14 @@ describe("createContents / updateContents / deleteContents", () => {
       expect(await untouched()).toEqual(before);
       expect((await prisma.contentTag.findMany({ where: { contentId: text } })).map((l) => l.tagId)).toEqual([blue.id]);
       // Existing rows, tag references and parent folders are read concurrently (any order), then the
-      // valid items are written one by one (the audit reads each row first), the tags of all of them
+      // valid items are written one by one (the update returns the row the audit entry names), the tags of all of them
       // replaced at once, the audit entries inserted at once, and the written rows reloaded once.
       const steps = shape(sql);
       expect(steps.slice(0, 3)).toEqual([...AUTH]);
       expect(steps.slice(3, 6).sort()).toEqual(["SELECT Content", "SELECT Content", "SELECT Tag"]);
       expect(steps.slice(6)).toEqual([
-        "SELECT Content", "UPDATE Content", // item 0
-        "SELECT Content", "UPDATE Content", // item 8
+        "UPDATE Content", // item 0
+        "UPDATE Content", // item 8
         "DELETE ContentTag", "INSERT ContentTag", // tags of items 0 (replaced) and 8 (cleared)
         "INSERT AuditLog",
         "SELECT Content", "SELECT ContentTag", "SELECT Tag",

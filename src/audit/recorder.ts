@@ -26,7 +26,7 @@ const AUDITED: Record<string, Audited> = {
   Membership: { type: "membership", identity: ["userId", "accountId"], resourceId: (r) => `${r.userId}:${r.accountId}`, accountId: (r) => String(r.accountId) },
   ApiKey: { type: "apiKey", identity: ["id", "prefix"], resourceId: (r) => String(r.prefix ?? r.id), accountId: () => null, redact: ["hash"] },
   Content: { type: "content", identity: ["id", "accountId"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) },
-  Tag: { type: "tag", identity: ["id", "accountId", "name"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) },
+  Tag: { type: "tag", identity: ["id", "accountId"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) },
   EndUser: { type: "endUser", identity: ["id", "accountId", "externalId"], resourceId: (r) => String(r.externalId), accountId: (r) => String(r.accountId) },
   EndUserField: { type: "endUserField", identity: ["accountId", "name"], resourceId: (r) => String(r.name), accountId: (r) => String(r.accountId) },
 };
@@ -152,7 +152,13 @@ async function recordWrite(scope: TxScope, model: string, operation: string, arg
     for (const r of rows) upsertEntry(scope, model, r, "create", clean(r, a.redact));
     return result;
   }
-  // update / updateMany / upsert / delete / deleteMany: find the records first, inside the transaction.
+  // A single update or delete returns the whole row: it names the record, no read needed first.
+  if ((operation === "update" || operation === "delete") && !args.select && !args.include) {
+    const row = (await query(args)) as Row;
+    upsertEntry(scope, model, row, operation, operation === "delete" ? { deleted: clean(row, a.redact) } : clean(args.data, a.redact));
+    return row;
+  }
+  // updateMany / upsert / deleteMany: find the records first, inside the transaction.
   const where = flattenCompoundKeys(args.where ?? {});
   const before = (await delegate.findMany({ where, ...(operation.startsWith("delete") ? {} : { select: Object.fromEntries(a.identity.map((c) => [c, true])) }) })) as Row[];
   const result = await query(args);

@@ -160,10 +160,19 @@ builder.mutationField("upsertTags", (t) =>
       });
       if (ops.length) {
         await withTransaction(async (tx) => {
+          // Request order matters (a rename may free a name a later item creates), so consecutive
+          // creates are batched into one statement and updates run in between, in order.
+          let creates: TagRow[] = [];
+          const flush = async () => {
+            if (creates.length) await tx.tag.createMany({ data: creates });
+            creates = [];
+          };
           for (const { op } of ops) {
-            if (op.kind === "create") await tx.tag.create({ data: op.row });
-            else await tx.tag.update({ where: { id: op.id }, data: { name: op.name, ...(op.description !== undefined ? { description: op.description } : {}) } });
+            if (op.kind === "create") { creates.push(op.row); continue; }
+            await flush();
+            await tx.tag.update({ where: { id: op.id }, data: { name: op.name, ...(op.description !== undefined ? { description: op.description } : {}) } });
           }
+          await flush();
         }, { timeout: 120_000, maxWait: 10_000 });
         const rows = await prisma.tag.findMany({ where: { id: { in: ops.map((o) => o.result.id!) } } });
         const byId = new Map(rows.map((r) => [r.id, r]));
