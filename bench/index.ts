@@ -35,6 +35,9 @@ const DEFAULT_PG_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres";
 const LIMITS = [10, 1000] as const;
 const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//.test(url);
 
+/** A problem with how the bench was asked to run, not with the code it measures. */
+class UsageError extends Error {}
+
 // ---- options -----------------------------------------------------------------------------------
 
 interface Options {
@@ -47,25 +50,30 @@ interface Options {
   contents: number;
 }
 
+const OPTIONS = {
+  db: { type: "string" },
+  duration: { type: "string", default: "10" },
+  requests: { type: "string", default: "20000" },
+  connections: { type: "string", default: "8" },
+  warmup: { type: "string", default: "2" },
+  contents: { type: "string", default: "5000" },
+} as const;
+
 function parseOptions(): Options {
-  const { values } = parseArgs({
-    options: {
-      db: { type: "string" },
-      duration: { type: "string", default: "10" },
-      requests: { type: "string", default: "20000" },
-      connections: { type: "string", default: "8" },
-      warmup: { type: "string", default: "2" },
-      contents: { type: "string", default: "5000" },
-    },
-    strict: true,
-  });
+  const values = (() => {
+    try {
+      return parseArgs({ options: OPTIONS, strict: true }).values;
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  })();
   const positive = (name: keyof typeof values): number => {
     const n = Number(values[name]);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number`);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive whole number`);
     return n;
   };
   if (values.db !== undefined && !["sqlite", "postgres", "both"].includes(values.db)) {
-    throw new Error("--db must be sqlite, postgres or both");
+    throw new UsageError("--db must be sqlite, postgres or both");
   }
   return {
     db: values.db as Options["db"],
@@ -81,7 +89,7 @@ function parseOptions(): Options {
 function postgresServer(): string {
   const url = process.env.BENCH_DATABASE_URL;
   if (url && !isPostgresUrl(url)) {
-    throw new Error("BENCH_DATABASE_URL must be a postgresql:// URL (SQLite always uses a fresh file under data/bench/)");
+    throw new UsageError("BENCH_DATABASE_URL must be a postgresql:// URL (SQLite always uses a fresh file under data/bench/)");
   }
   return url || DEFAULT_PG_SERVER;
 }
@@ -145,8 +153,12 @@ async function onServer(server: string, sql: string): Promise<void> {
 
 async function postgresDatabase(server: string): Promise<BenchDatabase> {
   const name = `gg_bench_${process.pid}_${randomBytes(3).toString("hex")}`;
-  await onServer(server, `CREATE DATABASE ${name}`);
   const url = new URL(server);
+  try {
+    await onServer(server, `CREATE DATABASE ${name}`);
+  } catch (err) {
+    throw new UsageError(`cannot create a database on the PostgreSQL server at ${url.host}: ${(err as Error).message || String(err)}`);
+  }
   url.pathname = `/${name}`;
   // FORCE: a connection the Prisma pool has not yet closed must not keep the database alive.
   return { url: url.toString(), label: `database ${name} on ${url.host}`, drop: () => onServer(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
@@ -202,7 +214,7 @@ interface Measured {
   result: LoadResult;
   /**
    * CPU time of this process (servers and load generator; not the PostgreSQL server) per request.
-   * Unlike req/s and latency it hardly moves when other processes compete for the CPUs.
+   * Less sensitive than req/s and latency to other processes competing for the CPUs.
    */
   cpuMsPerRequest: number;
 }
@@ -395,7 +407,7 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     console.log("");
     console.log("overhead x = req/s of (c) ÷ req/s of the row; p50 x = p50 of the row ÷ p50 of (c).");
     console.log("CPU ms/req = this process's CPU time (servers and load generator, not a PostgreSQL server) per request:");
-    console.log("  steadier than req/s and latency when other processes compete for the CPUs.");
+    console.log("  less sensitive than req/s and latency to other processes competing for the CPUs.");
     console.log("peak RSS MB = process.resourceUsage().maxRSS after the row's run: the whole process (both servers,");
     console.log("  Prisma, the load-generator worker), so it only grows.");
     console.log(`peak RSS: ${fixed(peakRss, 0)} MB (${kind})`);
@@ -408,12 +420,19 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
 
 // ---- main ----------------------------------------------------------------------------------------
 
-const opts = parseOptions();
-const kinds = await databaseKinds(opts);
-if (kinds.length === 1) {
-  await benchOne(kinds[0]!, opts);
-} else {
-  let exitCode = 0;
-  for (const kind of kinds) exitCode = Math.max(exitCode, await runChild(kind, opts));
-  process.exitCode = exitCode;
+try {
+  const opts = parseOptions();
+  const kinds = await databaseKinds(opts);
+  if (kinds.length === 1) {
+    await benchOne(kinds[0]!, opts);
+  } else {
+    let exitCode = 0;
+    for (const kind of kinds) exitCode = Math.max(exitCode, await runChild(kind, opts));
+    process.exitCode = exitCode;
+  }
+} catch (err) {
+  // A bad option or an unreachable server deserves one line; anything else, the whole error.
+  if (err instanceof UsageError) process.stderr.write(`bench: ${err.message}\n`);
+  else console.error(err);
+  process.exitCode = 1;
 }

@@ -2,6 +2,7 @@
 // its position, the HTTP-style status of its outcome and, on failure, the reasons. The REST layer
 // folds these into 200/201/204/207 responses (src/rest/responses.ts).
 import { z } from "zod";
+import { withTransaction, type Tx } from "../db/index.js";
 import { builder } from "./builder.js";
 
 export interface ItemResult<T = unknown> {
@@ -63,17 +64,44 @@ export function checkListSafeName(value: string, what: string): string | null {
 }
 
 /**
- * Size of the slices account-scoped `IN` lookups of a bulk request run over. SQLite binds at most 999
- * values a statement, and Prisma splits an `IN` list only when the rest of the statement is small
- * enough, which `accountId = ? AND id IN (...)` of 999+ values is not (P2029, a 500 for a valid
- * 10,000-item request). Slices keep every statement well below the limit on both databases.
+ * Size of the slices `IN` lookups and writes of a bulk request run over. Prisma splits an `IN`
+ * list only when the rest of the statement is small, which `accountId = ? AND id IN (...)` is not;
+ * slices keep every statement well below the bind-variable limits (SQLite 32,766 as declared in
+ * src/db/index.ts, PostgreSQL 65,535), even with two lists in one statement.
  */
-export const IN_CHUNK = 500;
+export const IN_CHUNK = 2_000;
+
+export const chunksOf = <T>(list: readonly T[], size = IN_CHUNK): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+};
 
 /** `run` over consecutive slices of `values`, results concatenated (sequential: one transaction may hold them). */
 export async function inChunks<V, T>(values: Iterable<V>, run: (chunk: V[]) => Promise<T[]>): Promise<T[]> {
-  const all = [...values];
   const out: T[] = [];
-  for (let i = 0; i < all.length; i += IN_CHUNK) out.push(...(await run(all.slice(i, i + IN_CHUNK))));
+  for (const chunk of chunksOf([...values])) out.push(...(await run(chunk)));
   return out;
+}
+
+/**
+ * A bulk delete by natural keys (ids, names): finds the account's records, deletes them in one
+ * audited transaction, and answers 204 for each key found and 404 (`missing(key)`) for the others.
+ */
+export async function deleteByKeys(
+  keys: string[],
+  find: (chunk: string[]) => Promise<{ key: string; id: string }[]>,
+  remove: (tx: Tx, ids: string[]) => Promise<unknown>,
+  missing: (key: string) => string,
+  /** what a success reports as `id`: the record's id, or the key it was asked for (end users' own ids) */
+  report: "id" | "key" = "id",
+): Promise<{ results: ItemResult[] }> {
+  const found = new Map((await inChunks(new Set(keys), find)).map((r) => [r.key, r.id]));
+  if (found.size) await withTransaction(async (tx) => { for (const ids of chunksOf([...new Set(found.values())])) await remove(tx, ids); });
+  return {
+    results: keys.map((key, index) => {
+      const id = found.get(key);
+      return id ? { index, statusCode: 204, id: report === "id" ? id : key, errors: [] } : fail(index, 404, [missing(key)], key);
+    }),
+  };
 }

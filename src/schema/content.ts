@@ -7,7 +7,7 @@ import type { Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
 import { Account, requireAccount } from "./account.js";
 import { builder } from "./builder.js";
-import { bulkArg, inChunks, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
+import { bulkArg, deleteByKeys, inChunks, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
 import { Tag } from "./tags.js";
 
@@ -337,15 +337,12 @@ builder.mutationField("deleteContents", (t) =>
     },
     resolve: async (_root, { accountId, ids }, ctx) => {
       await requireAccount(ctx, accountId);
-      const found = new Set(
-        (await inChunks(new Set(ids), (chunk) => prisma.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } }))).map((r) => r.id),
+      return deleteByKeys(
+        ids,
+        async (chunk) => (await prisma.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
+        (tx, rowIds) => tx.content.deleteMany({ where: { accountId, id: { in: rowIds } } }),
+        (id) => `no content with id '${id}'`,
       );
-      if (found.size) {
-        await withTransaction((tx) => inChunks(found, async (chunk) => [await tx.content.deleteMany({ where: { accountId, id: { in: chunk } } })]));
-      }
-      return {
-        results: ids.map((id, index) => (found.has(id) ? { index, statusCode: 204, id, errors: [] } : fail(index, 404, [`no content with id '${id}'`], id))),
-      };
     },
   }),
 );

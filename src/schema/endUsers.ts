@@ -10,21 +10,13 @@ import type { EndUserAction, Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
 import { Account, requireAccount } from "./account.js";
 import { builder } from "./builder.js";
-import { bulkArg, checkListSafeName, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
+import { bulkArg, checkListSafeName, chunksOf, deleteByKeys, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
 import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./endUserSchema.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
 
 const ID_MAX = 256;
 const ACTION_ID_MAX = 128;
 const TX = { timeout: 300_000, maxWait: 10_000 } as const;
-// Prisma binds every `in` entry and assumes SQLite takes at most 999 parameters per statement; it
-// splits only some statements itself, so id lists of bulk requests are split here.
-const IN_CHUNK = 400;
-const chunksOf = <T>(list: readonly T[], size = IN_CHUNK): T[][] => {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
-  return out;
-};
 
 // ---- identification --------------------------------------------------------------------------
 
@@ -374,14 +366,13 @@ builder.mutationField("deleteEndUsers", (t) =>
     args: { accountId: t.arg.string({ required: true }), ids: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, ids }, ctx) => {
       await requireAccount(ctx, accountId);
-      const found = new Map<string, string>();
-      for (const part of chunksOf(ids)) {
-        for (const r of await prisma.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { id: true, externalId: true } })) found.set(r.externalId, r.id);
-      }
-      await withTransaction(async (tx) => { for (const part of chunksOf([...found.values()])) await tx.endUser.deleteMany({ where: { accountId, id: { in: part } } }); });
-      return {
-        results: ids.map((id, index) => (found.has(id) ? { index, statusCode: 204, id, errors: [] } : fail(index, 404, [`no end user with id '${id}'`], id))),
-      };
+      return deleteByKeys(
+        ids,
+        async (chunk) => (await prisma.endUser.findMany({ where: { accountId, externalId: { in: chunk } }, select: { id: true, externalId: true } })).map((r) => ({ key: r.externalId, id: r.id })),
+        (tx, rowIds) => tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } }),
+        (id) => `no end user with id '${id}'`,
+        "key",
+      );
     },
   }),
 );

@@ -6,7 +6,7 @@ import { prisma, withTransaction } from "../db/index.js";
 import { newId } from "../ids.js";
 import { Account, requireAccount } from "./account.js";
 import { builder } from "./builder.js";
-import { bulkArg, inChunks, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
+import { bulkArg, deleteByKeys, inChunks, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
 import type { Tag as TagRow } from "../generated/sqlite/client.js";
 
@@ -193,17 +193,12 @@ builder.mutationField("deleteTags", (t) =>
     },
     resolve: async (_root, { accountId, names }, ctx) => {
       await requireAccount(ctx, accountId);
-      const found = await inChunks(new Set(names), (chunk) => prisma.tag.findMany({ where: { accountId, name: { in: chunk } }, select: { id: true, name: true } }));
-      const idByName = new Map(found.map((r) => [r.name, r.id]));
-      if (found.length) {
-        await withTransaction((tx) => inChunks(found.map((r) => r.id), async (chunk) => [await tx.tag.deleteMany({ where: { accountId, id: { in: chunk } } })]));
-      }
-      return {
-        results: names.map((name, index) => {
-          const id = idByName.get(name);
-          return id ? { index, statusCode: 204, id, errors: [] } : fail(index, 404, [`no tag named '${name}'`], name);
-        }),
-      };
+      return deleteByKeys(
+        names,
+        async (chunk) => (await prisma.tag.findMany({ where: { accountId, name: { in: chunk } }, select: { id: true, name: true } })).map((r) => ({ key: r.name, id: r.id })),
+        (tx, ids) => tx.tag.deleteMany({ where: { accountId, id: { in: ids } } }),
+        (name) => `no tag named '${name}'`,
+      );
     },
   }),
 );
