@@ -46,6 +46,46 @@ const exempt = (model: string, args: { data?: Row }) =>
   model === "ApiKey" && args.data !== undefined && Object.keys(args.data).every((k) => k === "lastUsedAt");
 
 interface Entry { model: string; row: Row; action: string; details: Row }
+
+// ---- fast bulk inserts ---------------------------------------------------------------------------
+// Prisma's createMany costs ~50 µs per bound value in its query compiler: a 10,000-user upsert (60,000
+// value rows) spent most of its time there. For the models whose callers always give complete rows,
+// createMany runs as plain multi-row INSERTs instead. Values are converted as Prisma stores them.
+
+let dialect: "sqlite" | "postgres" = "sqlite";
+/** Called once by src/db/index.ts. */
+export function setDialect(d: "sqlite" | "postgres"): void { dialect = d; }
+
+const FAST_INSERT = new Set(["EndUser", "EndUserValue", "EndUserAction", "ContentTag", "AuditLog"]);
+const MAX_PARAMS = 30_000; // under SQLite's 32,766 and PostgreSQL's 65,535
+
+function sqlValue(v: unknown): unknown {
+  if (v === undefined || v === null) return null;
+  if (v instanceof Date) return dialect === "sqlite" ? v.toISOString().replace("Z", "+00:00") : v.toISOString();
+  if (typeof v === "boolean") return dialect === "sqlite" ? (v ? 1 : 0) : v;
+  if (typeof v === "bigint") return dialect === "sqlite" ? Number(v) : v.toString();
+  return v;
+}
+
+/** INSERTs `rows` (all with the same columns) in statements of at most MAX_PARAMS values. */
+async function insertRows(tx: any, model: string, rows: Row[]): Promise<{ count: number }> {
+  if (!rows.length) return { count: 0 };
+  const columns = Object.keys(rows[0]!);
+  const sameShape = rows.every((r) => Object.keys(r).length === columns.length && columns.every((c) => c in r));
+  if (!FAST_INSERT.has(model) || !sameShape) return tx[model[0]!.toLowerCase() + model.slice(1)].createMany({ data: rows });
+  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
+  const head = `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES `;
+  for (let i = 0; i < rows.length; i += perStatement) {
+    const chunk = rows.slice(i, i + perStatement);
+    const params: unknown[] = [];
+    const tuples = chunk.map((r) => `(${columns.map((c) => {
+      params.push(sqlValue(r[c]));
+      return dialect === "sqlite" ? "?" : `$${params.length}`;
+    }).join(", ")})`);
+    await tx.$executeRawUnsafe(head + tuples.join(", "), ...params);
+  }
+  return { count: rows.length };
+}
 interface TxScope { tx: any; entries: Map<string, Entry> }
 const txScope = new AsyncLocalStorage<TxScope>();
 
@@ -93,7 +133,7 @@ async function recordChild(scope: TxScope, model: string, operation: string, arg
   const creating = operation.startsWith("create");
   const rows: Row[] = creating ? (Array.isArray(args.data) ? args.data : [args.data]) : [];
   const parentIds = creating ? [...new Set(rows.map((r) => String(r[child.key])))] : parentIdsOf(args.where, child.key);
-  const result = await query(args);
+  const result = operation === "createMany" ? await insertRows(scope.tx, model, rows) : await query(args);
   if (!parentIds?.length) return result; // e.g. a field's values removed with the field: its own entry says so
   const known = new Map<string, Entry>();
   for (const e of scope.entries.values()) if (e.model === child.parent) known.set(String(e.row.id), e);
@@ -147,7 +187,7 @@ async function recordWrite(scope: TxScope, model: string, operation: string, arg
   const a = AUDITED[model]!;
   const delegate = scope.tx[model[0]!.toLowerCase() + model.slice(1)];
   if (operation === "create" || operation === "createMany" || operation === "createManyAndReturn") {
-    const result = await query(args);
+    const result = operation === "createMany" ? await insertRows(scope.tx, model, Array.isArray(args.data) ? args.data : [args.data]) : await query(args);
     const rows: Row[] = operation === "create" ? [{ ...(args.data as Row), ...(result as Row) }] : Array.isArray(args.data) ? args.data : [args.data];
     for (const r of rows) upsertEntry(scope, model, r, "create", clean(r, a.redact));
     return result;
@@ -248,8 +288,7 @@ export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) 
     if (scope.entries.size) {
       const request = currentScope();
       const now = clock.now(); // the service's "now" (src/clock.ts), the same one B25 windows are computed from
-      await tx.auditLog.createMany({
-        data: [...scope.entries.values()].map((e) => {
+      await insertRows(tx, "AuditLog", [...scope.entries.values()].map((e) => {
           const a = AUDITED[e.model]!;
           return {
             id: newId("a"),
@@ -263,8 +302,7 @@ export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) 
             requestId: request?.requestId ?? null,
             details: JSON.stringify(e.details, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),
           };
-        }),
-      });
+        }));
     }
     return result;
   }, { timeout: opts.timeout ?? 120_000, maxWait: opts.maxWait ?? 10_000 });

@@ -7,7 +7,7 @@ import { PrismaClient } from "../generated/sqlite/client.js";
 import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js";
 import { isPostgresUrl, loadConfig } from "../config.js";
 import { sqliteFile } from "./migrate.js";
-import { guardedClient, runAudited, type TransactionClient } from "../audit/recorder.js";
+import { guardedClient, runAudited, setDialect, type TransactionClient } from "../audit/recorder.js";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => ...)` callbacks. */
@@ -24,6 +24,7 @@ export function onQuery(fn: QueryListener): () => void {
 
 export const databaseUrl = loadConfig().DATABASE_URL;
 export const dbKind: "sqlite" | "postgres" = isPostgresUrl(databaseUrl) ? "postgres" : "sqlite";
+setDialect(dbKind);
 
 /**
  * The better-sqlite3 adapter does not tell Prisma SQLite's real bind-variable limit (32,766), so
