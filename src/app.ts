@@ -30,7 +30,10 @@ type ServerContext = { req: Request; res: Response };
 
 /** Prisma's expected failures, as the HTTP errors they are. */
 function prismaError(error: unknown): AppError | null {
-  const code = (error as { code?: unknown } | null)?.code;
+  const e = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string } } } } | null;
+  // Raw bulk INSERTs (src/audit/recorder.ts) fail as P2010 carrying the driver's own kind.
+  const kind = e?.meta?.driverAdapterError?.cause?.kind;
+  const code = kind === "ForeignKeyConstraintViolation" ? "P2003" : kind === "UniqueConstraintViolation" ? "P2002" : e?.code;
   if (code === "P2002") return new AppError(409, "A record with the same unique value already exists (a concurrent change?); retry.");
   if (code === "P2025") return new AppError(404, "The record was not found (it may have just been deleted).");
   if (code === "P2003") return new AppError(409, "A referenced record was deleted meanwhile (a concurrent change?); retry.");

@@ -1,5 +1,5 @@
 // Reads captured SQL (from sqlOf) as "VERB Table" pairs, the same on SQLite and PostgreSQL.
-const TABLE = /(?:FROM|INTO|UPDATE)\s+[`"]\w+[`"]\.[`"](\w+)[`"]/i;
+const TABLE = /(?:FROM|INTO|UPDATE)\s+(?:[`"]\w+[`"]\.)?[`"](\w+)[`"]/i;
 
 /**
  * Statements that are bookkeeping on timers or caches rather than the request's work, so whether
