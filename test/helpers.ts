@@ -1,5 +1,6 @@
 // Test fixtures: a real server on an ephemeral port, tenants with keys, and SQL capture.
 import type { AddressInfo } from "node:net";
+import { expect } from "vitest";
 import { createAccount, createKey, createUser } from "../src/admin.js";
 import { createApp } from "../src/app.js";
 import { loadConfig } from "../src/config.js";
@@ -50,6 +51,16 @@ export async function call<T = any>(url: string, init: { method?: string; header
   let parsed: unknown = undefined;
   try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
   return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** call() on a path of the server; every reply must carry x-request-id and must never be a 5xx. */
+export function requester(server: () => Server) {
+  return async (path: string, init: NonNullable<Parameters<typeof call>[1]> = {}): Promise<Reply> => {
+    const r = await call(server().url + path, init);
+    expect(r.status, `${init.method ?? "GET"} ${path} → ${r.status} ${r.text.slice(0, 500)}`).toBeLessThan(500);
+    expect(r.headers.get("x-request-id"), "x-request-id").toMatch(/\S/);
+    return r;
+  };
 }
 
 /** Runs `fn` and returns the SQL statements it issued (transaction control excluded). */

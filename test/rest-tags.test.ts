@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../src/admin.js";
 import { withTransaction } from "../src/db/index.js";
 import { newId } from "../src/ids.js";
-import { call, prisma, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { call, prisma, requester, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
 
 let server: Server;
 beforeAll(async () => {
@@ -15,18 +15,10 @@ afterAll(() => server.close());
 
 // ---- helpers ---------------------------------------------------------------------------------------
 
-type Init = NonNullable<Parameters<typeof call>[1]>;
-
 /** Direct database writes, for fixtures the REST layer cannot make (the shared client audits every change). */
 const write = withTransaction;
 
-/** call() on a server path; every reply must carry x-request-id and must never be a 5xx. */
-async function req(path: string, init: Init = {}): Promise<Reply> {
-  const r = await call(server.url + path, init);
-  expect(r.status, `${init.method ?? "GET"} ${path} → ${r.status} ${r.text.slice(0, 500)}`).toBeLessThan(500);
-  expect(r.headers.get("x-request-id"), "x-request-id").toMatch(/\S/);
-  return r;
-}
+const req = requester(() => server);
 
 const tags = (t: Tenant | string) => `/v1/accounts/${typeof t === "string" ? t : t.accountId}/tags`;
 
