@@ -72,13 +72,41 @@ try {
     userActions: { login: 1_767_225_600_000 + i },
   })));
 
+  // While each bulk PUT runs, small requests keep coming, one after another: liveness, a small read
+  // and a small write. Their worst latency shows whether one bulk write stalls the server.
+  const probes = {
+    "GET /healthz": () => fetch(`${base}/healthz`),
+    "GET /endUsers?limit=10": () => fetch(`${base}/api/v1/bench/endUsers?limit=10`, { headers }),
+    "PUT /endUsers/{id} (1 user)": () => fetch(`${base}/api/v1/bench/endUsers/probe-user`, { method: "PUT", headers, body: JSON.stringify({ plan: "probe" }) }),
+  };
+  const during: string[][] = [];
   const rows: string[][] = [];
   for (const [round, label] of [[0, "PUT /endUsers, all created"], [1, "PUT /endUsers, all updated"]] as const) {
     const payload = body(round);
+    let running = true;
+    const probeRuns = Object.entries(probes).map(async ([name, probe]) => {
+      // Latency counts from when a probe was due (every 100 ms), not from when it could be sent:
+      // client and server share this process, so a blocked event loop delays both.
+      const times: number[] = [];
+      let failures = 0;
+      let due = performance.now() + 50;
+      while (running) {
+        await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+        const r = await probe();
+        await r.arrayBuffer();
+        if (r.status >= 300) failures++;
+        times.push(performance.now() - due);
+        due = Math.max(due + 100, performance.now());
+      }
+      times.sort((a, b) => a - b);
+      return [`${label.replace("PUT /endUsers, ", "")}: ${name}`, String(times.length), String(failures), (times[Math.floor(times.length / 2)] ?? 0).toFixed(0), (times.at(-1) ?? 0).toFixed(0)];
+    });
     const t0 = performance.now();
     const res = await fetch(`${base}/v1/accounts/bench/endUsers`, { method: "PUT", headers, body: payload });
     const text = await res.text();
     const s = (performance.now() - t0) / 1000;
+    running = false;
+    during.push(...(await Promise.all(probeRuns)));
     rows.push([label, String(res.status), (users / s).toFixed(0), s.toFixed(2), (payload.length / 1024).toFixed(0), (text.length / 1024).toFixed(0), String(mb())]);
   }
   const t0 = performance.now();
@@ -95,6 +123,13 @@ try {
   console.log(line(head));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const r of rows) console.log(line(r));
+  const dHead = ["small request during the bulk PUT", "requests", "non-2xx", "p50 ms", "max ms"];
+  const dWidths = dHead.map((h, i) => Math.max(h.length, ...during.map((r) => r[i]!.length)));
+  const dLine = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(dWidths[i]!) : c.padStart(dWidths[i]!))).join("  ");
+  console.log("");
+  console.log(dLine(dHead));
+  console.log(dWidths.map((w) => "-".repeat(w)).join("  "));
+  for (const r of during) console.log(dLine(r));
   console.log(`audit entries written: ${entries} (one per end user and write, plus the schema fields)`);
   console.log("peak RSS is the whole process (server, Prisma, this client); it only grows.");
 

@@ -8,7 +8,7 @@ import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspect
 import type { Config } from "./config.js";
 import { createContext } from "./context.js";
 import { prisma } from "./db/index.js";
-import { AppError } from "./errors.js";
+import { knownError } from "./errors.js";
 import { logger } from "./logger.js";
 import { bodyErrorProblem, problem, sendProblem } from "./rest/problem.js";
 import { JSON_BODY_LIMIT, restRouter } from "./rest/router.js";
@@ -27,18 +27,6 @@ import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
 import { openApiRouter } from "./openapi/index.js";
 
 type ServerContext = { req: Request; res: Response };
-
-/** Prisma's expected failures, as the HTTP errors they are. */
-function prismaError(error: unknown): AppError | null {
-  const e = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string } } } } | null;
-  // Raw bulk INSERTs (src/audit/recorder.ts) fail as P2010 carrying the driver's own kind.
-  const kind = e?.meta?.driverAdapterError?.cause?.kind;
-  const code = kind === "ForeignKeyConstraintViolation" ? "P2003" : kind === "UniqueConstraintViolation" ? "P2002" : e?.code;
-  if (code === "P2002") return new AppError(409, "A record with the same unique value already exists (a concurrent change?); retry.");
-  if (code === "P2025") return new AppError(404, "The record was not found (it may have just been deleted).");
-  if (code === "P2003") return new AppError(409, "A referenced record was deleted meanwhile (a concurrent change?); retry.");
-  return null;
-}
 
 export function createApp(config: Config) {
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
@@ -71,7 +59,7 @@ export function createApp(config: Config) {
     maskedErrors: {
       maskError(error, message, isDev) {
         const original = error instanceof GraphQLError ? error.originalError : error;
-        const known = prismaError(original);
+        const known = knownError(original);
         if (known) return known;
         if (!(original instanceof GraphQLError) && !(error instanceof GraphQLError && !error.originalError)) {
           logger.error({ err: original ?? error }, "unexpected error in GraphQL execution");

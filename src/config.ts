@@ -30,6 +30,12 @@ const Env = z.object({
   // load balancer time to notice), and everything must have drained by SHUTDOWN_TIMEOUT_MS.
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1).default(25_000),
+  // HTTP server limits (src/httpServer.ts). Keep-alive stays open longer than a typical proxy's idle
+  // timeout (60 s), so the proxy, not us, closes idle connections and never reuses one we closed.
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).default(20_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(120_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1).default(65_000),
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1_000),
   /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */
   TEST_SLOW_ROUTE_MS: z.coerce.number().int().min(1).optional(),
 });

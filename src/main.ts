@@ -3,6 +3,7 @@
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
+import { createHttpServer } from "./httpServer.js";
 import { logger } from "./logger.js";
 
 const config = (() => {
@@ -36,10 +37,10 @@ if (fresh && config.SEED_DEMO) {
 const { createApp } = await import("./app.js");
 const { app, close: closeApp, lifecycle } = createApp(config);
 const { gracefulShutdown } = await import("./lifecycle.js");
-const server = app.listen(config.PORT, config.HOST, () => {
+const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;
-  logger.info({ port, db: dbKind, migrationsApplied: applied.length }, `guidegate listening on http://localhost:${port}`);
+  logger.info({ port, pid: process.pid, db: dbKind, migrationsApplied: applied.length }, `guidegate listening on http://localhost:${port}`);
 });
 
 let stopping = false;

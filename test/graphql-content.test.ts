@@ -7,7 +7,7 @@ import { seedContents, type ContentRow } from "./factories/content.js";
 import { byKey, MINUTE, T0 } from "./factories/random.js";
 import { seedTags, type TagRow } from "./factories/tags.js";
 import { gql, prisma, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
-import { AUTH, shape } from "./sql.js";
+import { AUTH, LOCK, shape } from "./sql.js";
 
 let server: Server;
 let a: Tenant; // 200 seeded contents with 2-3 of 10 tags each
@@ -480,9 +480,10 @@ describe("createContents / updateContents / deleteContents", () => {
       // valid items are written one by one (the update returns the row the audit entry names), the tags of all of them
       // replaced at once, the audit entries inserted at once, and the written rows reloaded once.
       const steps = shape(sql);
-      expect(steps.slice(0, 3)).toEqual([...AUTH]);
-      expect(steps.slice(3, 6).sort()).toEqual(["SELECT Content", "SELECT Content", "SELECT Tag"]);
-      expect(steps.slice(6)).toEqual([
+      const locks = LOCK("Content").length;
+      expect(steps.slice(0, 3 + locks)).toEqual([...AUTH, ...LOCK("Content")]);
+      expect(steps.slice(3 + locks, 6 + locks).sort()).toEqual(["SELECT Content", "SELECT Content", "SELECT Tag"]);
+      expect(steps.slice(6 + locks)).toEqual([
         "UPDATE Content", // item 0
         "UPDATE Content", // item 8
         "DELETE ContentTag", "INSERT ContentTag", // tags of items 0 (replaced) and 8 (cleared)
@@ -524,7 +525,7 @@ describe("createContents / updateContents / deleteContents", () => {
       { index: 2, statusCode: 404, id: ids[2], errors: [`no content with id '${ids[2]}'`], ok: false },
       { index: 3, statusCode: 204, id: ids[3], errors: [], ok: true },
     ]);
-    expect(shape(sql)).toEqual([...AUTH, "SELECT Content", "SELECT Content", "DELETE Content", "INSERT AuditLog"]);
+    expect(shape(sql)).toEqual([...AUTH, ...LOCK("Content"), "SELECT Content", "SELECT Content", "DELETE Content", "INSERT AuditLog"]);
     expect(await titled("d1 ")).toEqual([]);
     expect(await prisma.contentTag.count({ where: { contentId: created[0].id } })).toBe(0);
     expect(await prisma.content.count({ where: { id: bContents[1]!.id } })).toBe(1);

@@ -1,12 +1,12 @@
-// The real entry point in a child process (`tsx src/main.ts`, what `npm start` runs): SIGTERM during
-// a slow request turns readiness false, stops accepting connections, lets the request finish with
-// 200, closes the database and exits 0. The child's stdout also shows the structured logs.
+// The real entry point as a process manager or container runtime starts it: `npm start`, signalled
+// itself (not the node process under it). SIGTERM during a slow request turns readiness false, stops
+// accepting connections, lets the request finish with 200, closes the database, and node and npm
+// both exit 0, leaving no orphan. The child's stdout also shows the structured logs.
 import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { connect } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 
-const TSX = "node_modules/.bin/tsx";
 const children: ChildProcess[] = [];
 const files: string[] = [];
 
@@ -33,7 +33,7 @@ interface Child {
 }
 
 function start(env: Record<string, string>): Child {
-  const proc = spawn(TSX, ["src/main.ts"], {
+  const proc = spawn("npm", ["start", "--silent"], {
     env: { ...process.env, NODE_ENV: "production", HOST: "127.0.0.1", PORT: "0", SEED_DEMO: "false", LOG_LEVEL: "info", DATABASE_URL: databaseUrl(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -99,6 +99,9 @@ describe("SIGTERM", () => {
     expect(await refused(listening.port)).toBe(true);
 
     expect(await child.exited).toBe(0);
+    // the server was node under npm (not npm itself), and it is gone too
+    expect(listening.pid).not.toBe(child.proc.pid);
+    expect(() => process.kill(listening.pid, 0)).toThrow(/ESRCH/);
     const logs = child.lines.map((l) => JSON.parse(l) as Record<string, any>); // every line is JSON
     const access = logs.find((l) => l.req?.url === "/__test/slow");
     expect(access).toMatchObject({ requestId: "slow-request-1", route: "/__test/slow", res: { statusCode: 200 }, service: "guidegate" });

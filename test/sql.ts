@@ -11,13 +11,21 @@ const BOOKKEEPING = [
   /^UPDATE\s+[`"]\w+[`"]\.[`"]ApiKey[`"]\s+SET\s+[`"]lastUsedAt[`"]/i,
 ];
 
-/** The request's own statements as "VERB Table", bookkeeping left out. */
+const ROW_LOCK = /\bFOR (?:NO KEY )?UPDATE$|\bFOR SHARE$/i;
+
+/** The request's own statements as "VERB Table" ("LOCK Table" for row locks), bookkeeping left out. */
 export function shape(sql: string[]): string[] {
   return sql
     .map((q) => q.trim())
     .filter((q) => !BOOKKEEPING.some((re) => re.test(q)))
-    .map((q) => `${q.split(/\s+/, 1)[0]!.toUpperCase()} ${TABLE.exec(q)?.[1] ?? "?"}`);
+    .map((q) => `${ROW_LOCK.test(q) ? "LOCK" : q.split(/\s+/, 1)[0]!.toUpperCase()} ${TABLE.exec(q)?.[1] ?? "?"}`);
 }
+
+/**
+ * The row-lock statement of a read-decide-write transaction (src/db/locks.ts): PostgreSQL only;
+ * SQLite's one writer connection needs none.
+ */
+export const LOCK = (table: string): string[] => (/^postgres/.test(process.env.DATABASE_URL ?? "") ? [`LOCK ${table}`] : []);
 
 /** The three lookups that resolve the caller's key, user and memberships (once per request). */
 export const AUTH = ["SELECT ApiKey", "SELECT User", "SELECT Membership"] as const;

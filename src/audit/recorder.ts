@@ -67,14 +67,28 @@ function sqlValue(v: unknown): unknown {
   return v;
 }
 
-/** INSERTs `rows` (all with the same columns) in statements of at most MAX_PARAMS values. */
-async function insertRows(tx: any, model: string, rows: Row[]): Promise<{ count: number }> {
-  if (!rows.length) return { count: 0 };
+const delegateOf = (tx: any, model: string) => tx[model[0]!.toLowerCase() + model.slice(1)];
+
+/**
+ * INSERTs `rows` (all with the same columns) in statements of at most MAX_PARAMS values. With
+ * `skipDuplicates`, rows that collide with a unique key (a concurrent insert of the same natural
+ * key) are skipped (`ON CONFLICT DO NOTHING`, both dialects) and `inserted` lists the rows written.
+ */
+async function insertRows(tx: any, model: string, rows: Row[], skipDuplicates = false): Promise<{ count: number; inserted: Row[] }> {
+  if (!rows.length) return { count: 0, inserted: [] };
   const columns = Object.keys(rows[0]!);
   const sameShape = rows.every((r) => Object.keys(r).length === columns.length && columns.every((c) => c in r));
-  if (!FAST_INSERT.has(model) || !sameShape) return tx[model[0]!.toLowerCase() + model.slice(1)].createMany({ data: rows });
+  // skipDuplicates is ours on both databases (Prisma has none for SQLite): its callers give complete rows.
+  if (!(FAST_INSERT.has(model) || skipDuplicates) || !sameShape) {
+    if (skipDuplicates) throw new Error(`${model}.createMany({ skipDuplicates }) needs rows of one shape`);
+    const { count } = await delegateOf(tx, model).createMany({ data: rows });
+    return { count, inserted: rows };
+  }
+  const identity = AUDITED[model]?.identity ?? columns;
   const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
   const head = `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES `;
+  const tail = skipDuplicates ? ` ON CONFLICT DO NOTHING RETURNING ${identity.map((c) => `"${c}"`).join(", ")}` : "";
+  const inserted: Row[] = [];
   for (let i = 0; i < rows.length; i += perStatement) {
     const chunk = rows.slice(i, i + perStatement);
     const params: unknown[] = [];
@@ -82,9 +96,15 @@ async function insertRows(tx: any, model: string, rows: Row[]): Promise<{ count:
       params.push(sqlValue(r[c]));
       return dialect === "sqlite" ? "?" : `$${params.length}`;
     }).join(", ")})`);
-    await tx.$executeRawUnsafe(head + tuples.join(", "), ...params);
+    if (!skipDuplicates) {
+      await tx.$executeRawUnsafe(head + tuples.join(", "), ...params);
+      inserted.push(...chunk);
+      continue;
+    }
+    const written = new Set(((await tx.$queryRawUnsafe(head + tuples.join(", ") + tail, ...params)) as Row[]).map((r) => identity.map((c) => String(r[c])).join("\u0000")));
+    inserted.push(...chunk.filter((r) => written.has(identity.map((c) => String(r[c])).join("\u0000"))));
   }
-  return { count: rows.length };
+  return { count: inserted.length, inserted };
 }
 interface TxScope { tx: any; entries: Map<string, Entry> }
 const txScope = new AsyncLocalStorage<TxScope>();
@@ -133,7 +153,7 @@ async function recordChild(scope: TxScope, model: string, operation: string, arg
   const creating = operation.startsWith("create");
   const rows: Row[] = creating ? (Array.isArray(args.data) ? args.data : [args.data]) : [];
   const parentIds = creating ? [...new Set(rows.map((r) => String(r[child.key])))] : parentIdsOf(args.where, child.key);
-  const result = operation === "createMany" ? await insertRows(scope.tx, model, rows) : await query(args);
+  const result = operation === "createMany" ? countOnly(await insertRows(scope.tx, model, rows)) : await query(args);
   if (!parentIds?.length) return result; // e.g. a field's values removed with the field: its own entry says so
   const known = new Map<string, Entry>();
   for (const e of scope.entries.values()) if (e.model === child.parent) known.set(String(e.row.id), e);
@@ -170,6 +190,8 @@ async function recordChild(scope: TxScope, model: string, operation: string, arg
   return result;
 }
 
+const countOnly = ({ count }: { count: number }) => ({ count });
+
 /** `{ userId_accountId: { userId, accountId } }` (unique-key form) → `{ userId, accountId }` for findMany. */
 function flattenCompoundKeys(where: Row): Row {
   const out: Row = {};
@@ -186,9 +208,15 @@ function flattenCompoundKeys(where: Row): Row {
 async function recordWrite(scope: TxScope, model: string, operation: string, args: any, query: (a: unknown) => Promise<unknown>) {
   const a = AUDITED[model]!;
   const delegate = scope.tx[model[0]!.toLowerCase() + model.slice(1)];
-  if (operation === "create" || operation === "createMany" || operation === "createManyAndReturn") {
-    const result = operation === "createMany" ? await insertRows(scope.tx, model, Array.isArray(args.data) ? args.data : [args.data]) : await query(args);
-    const rows: Row[] = operation === "create" ? [{ ...(args.data as Row), ...(result as Row) }] : Array.isArray(args.data) ? args.data : [args.data];
+  if (operation === "createMany") {
+    // Only the rows actually written get an entry (skipDuplicates may skip some).
+    const { count, inserted } = await insertRows(scope.tx, model, Array.isArray(args.data) ? args.data : [args.data], args.skipDuplicates === true);
+    for (const r of inserted) upsertEntry(scope, model, r, "create", clean(r, a.redact));
+    return { count };
+  }
+  if (operation === "create" || operation === "createManyAndReturn") {
+    const result = await query(args);
+    const rows: Row[] = operation === "create" ? [{ ...(args.data as Row), ...(result as Row) }] : (result as Row[]);
     for (const r of rows) upsertEntry(scope, model, r, "create", clean(r, a.redact));
     return result;
   }
@@ -225,7 +253,7 @@ function wrapDelegate(delegate: any, model: string, onWrite: (op: string, args: 
       const value = target[op];
       if (typeof op !== "string" || typeof value !== "function") return value;
       if (!WRITES.has(op)) return value.bind(target);
-      return (args: any = {}) => (exempt(model, args) ? value.call(target, args) : onWrite(op, args, (a) => value.call(target, a)));
+      return (args: any = {}) => onWrite(op, args, (a) => value.call(target, a));
     },
   });
 }
@@ -247,31 +275,44 @@ function auditedTx(tx: any, scope: TxScope) {
       const model = modelOf(prop);
       if (!isTracked(model)) return value;
       return wrapDelegate(value, model, (op, args, run) =>
-        CHILDREN[model] ? recordChild(scope, model, op, args, run) : recordWrite(scope, model, op, args, run));
+        exempt(model, args) ? run(args) : CHILDREN[model] ? recordChild(scope, model, op, args, run) : recordWrite(scope, model, op, args, run));
     },
   });
 }
 
 /**
- * The process-wide client: reads as usual, but writes to audited data (and raw $transaction) are
- * refused, so every change goes through withTransaction and leaves its audit entry.
+ * The process-wide client: reads go to `reader`; writes to audited data (and raw $transaction) are
+ * refused, so every change goes through withTransaction and leaves its audit entry. The writes it
+ * allows (audit appends, bookkeeping, unaudited models, $executeRaw) go to `writer`; with
+ * `serializeWrites` (SQLite's one writer connection) each runs in a transaction of its own, so it
+ * waits for an open transaction instead of slipping into it.
  */
-export function guardedClient<C extends object>(client: C): C {
-  return new Proxy(client, {
+export function guardedClient<C extends object>(reader: C, writer: C, serializeWrites: boolean): C {
+  const viaWriter = (run: (w: any) => Promise<unknown>) =>
+    serializeWrites ? (writer as any).$transaction((tx: any) => run(tx)) : run(writer);
+  return new Proxy(reader, {
     get(target, prop) {
       const value = (target as any)[prop];
       if (prop === "$transaction") {
         return () => { throw new Error("use withTransaction() from src/db/index.ts: it writes the audit entries in the same transaction"); };
       }
-      if (prop === "auditLog") return appendOnly(value);
+      if (prop === "$executeRaw" || prop === "$executeRawUnsafe") return (...args: unknown[]) => viaWriter((w) => w[prop](...args));
+      if (prop === "$disconnect") return () => Promise.all([...new Set([reader, writer])].map((c) => (c as any).$disconnect())).then(() => undefined);
       const model = modelOf(prop);
-      if (!isTracked(model)) return typeof value === "function" ? value.bind(target) : value;
-      return wrapDelegate(value, model, (op) => {
+      if (!model || typeof value !== "object" || value === null) return typeof value === "function" ? value.bind(target) : value;
+      const write = (op: string, args: unknown) => viaWriter((w) => w[prop as string][op](args));
+      if (prop === "auditLog") return appendOnly(wrapDelegate(value, model, write));
+      if (!isTracked(model)) return wrapDelegate(value, model, write);
+      return wrapDelegate(value, model, (op, args) => {
+        if (exempt(model, args)) return write(op, args);
         throw new Error(`${model}.${op} outside withTransaction(): changes to audited data must go through it so the audit entry is written with them`);
       });
     },
   });
 }
+
+/** True inside withTransaction (its callbacks and what they call). */
+export const inTransaction = (): boolean => txScope.getStore() !== undefined;
 
 export interface TransactionClient { $transaction<T>(fn: (tx: any) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T> }
 

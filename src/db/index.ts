@@ -1,13 +1,21 @@
-// The one Prisma client of the process. DATABASE_URL picks the database: `file:` → SQLite through
+// The Prisma clients of the process. DATABASE_URL picks the database: `file:` → SQLite through
 // better-sqlite3, `postgresql://` → PostgreSQL through pg. Domain code is typed against the SQLite
 // client; the PostgreSQL client is generated from the same models, so the two are interchangeable.
+//
+// SQLite gets two connections: a writer that only withTransaction() (and bookkeeping writes) use,
+// and a reader for everything else. In WAL mode the reader sees the last committed state while a
+// write transaction is open, so reads never queue behind a bulk write and never see its uncommitted
+// rows. (The better-sqlite3 adapter runs every query of its one connection inside whatever
+// transaction is open on it: a single shared connection would let reads see uncommitted data.)
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/sqlite/client.js";
 import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js";
 import { isPostgresUrl, loadConfig } from "../config.js";
+import { logger } from "../logger.js";
 import { sqliteFile } from "./migrate.js";
-import { guardedClient, runAudited, setDialect, type TransactionClient } from "../audit/recorder.js";
+import { guardedClient, inTransaction, runAudited, setDialect, type TransactionClient } from "../audit/recorder.js";
+import { isRetryableTransactionError } from "./errors.js";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => ...)` callbacks. */
@@ -16,7 +24,7 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 type QueryListener = (sql: string) => void;
 const queryListeners = new Set<QueryListener>();
 
-/** Calls `fn` with every SQL statement the client sends; returns the unsubscribe function. */
+/** Calls `fn` with every SQL statement the clients send; returns the unsubscribe function. */
 export function onQuery(fn: QueryListener): () => void {
   queryListeners.add(fn);
   return () => queryListeners.delete(fn);
@@ -34,9 +42,30 @@ setDialect(dbKind);
 function sqliteAdapter(url: string) {
   const factory = new PrismaBetterSQLite3({ url });
   const connect = factory.connect.bind(factory);
-  factory.connect = async () =>
-    Object.assign(await connect(), { getConnectionInfo: () => ({ maxBindValues: 32_766, supportsRelationJoins: false }) });
+  factory.connect = async () => {
+    const adapter = yieldingQueries(await connect());
+    const startTransaction = adapter.startTransaction.bind(adapter);
+    adapter.startTransaction = async (...args: Parameters<typeof startTransaction>) => yieldingQueries(await startTransaction(...args));
+    return Object.assign(adapter, { getConnectionInfo: () => ({ maxBindValues: 32_766, supportsRelationJoins: false }) });
+  };
   return factory;
+}
+
+/**
+ * better-sqlite3 is synchronous and the adapter answers with already-resolved promises, so a
+ * transaction of many statements runs as one chain of microtasks: nothing else (not even
+ * /healthz) is served until it ends. Yielding to the event loop before each statement lets
+ * other requests in between the statements of a long write.
+ */
+function yieldingQueries<Q extends { queryRaw: (...a: any[]) => Promise<any>; executeRaw: (...a: any[]) => Promise<any> }>(q: Q): Q {
+  for (const method of ["queryRaw", "executeRaw"] as const) {
+    const run = q[method].bind(q);
+    q[method] = (async (...args: unknown[]) => {
+      await new Promise(setImmediate);
+      return run(...args);
+    }) as Q[typeof method];
+  }
+  return q;
 }
 
 function createClient(): Db {
@@ -52,22 +81,49 @@ function createClient(): Db {
 }
 
 /** Unguarded: only withTransaction (and the audit recorder) may write through it. */
-const rawClient: Db = createClient();
-export const prisma: Db = guardedClient(rawClient);
+const writer: Db = createClient();
+/** On PostgreSQL one pool serves both; on SQLite reads have a connection of their own. */
+const reader: Db = dbKind === "sqlite" ? createClient() : writer;
+export const prisma: Db = guardedClient(reader, writer, dbKind === "sqlite");
+
+/** How often a transaction that hit a deadlock, serialization failure or busy database is run. */
+export const TRANSACTION_ATTEMPTS = 5;
 
 /**
  * The one way to change data: a transaction whose changes are audited in that same transaction
  * (src/audit/recorder.ts). Nested calls join the outer transaction.
+ *
+ * Deadlocks, serialization failures and SQLite's BUSY roll the whole transaction back; the
+ * outermost call then runs `fn` again (a few times, with a growing jittered pause), so `fn` must
+ * read what its decisions depend on inside the transaction and build its results afresh on each
+ * run. If every attempt fails, the last error goes to the error mapper (src/errors.ts: 503 with
+ * Retry-After), never a masked 500.
  */
-export function withTransaction<T>(fn: (tx: Tx) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T> {
-  return runAudited(rawClient as unknown as TransactionClient, fn, opts);
+export async function withTransaction<T>(fn: (tx: Tx) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T> {
+  if (inTransaction()) return runAudited(writer as unknown as TransactionClient, fn, opts);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runAudited(writer as unknown as TransactionClient, fn, opts);
+    } catch (err) {
+      if (attempt >= TRANSACTION_ATTEMPTS || !isRetryableTransactionError(err)) throw err;
+      logger.debug({ attempt, err: (err as Error).message }, "transaction conflicted with a concurrent one: running it again");
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** attempt));
+    }
+  }
 }
 
-/** SQLite needs per-connection settings; the adapter keeps one connection, so once is enough. */
+/** SQLite needs per-connection settings, on each of its two connections. */
 export async function prepareDb(): Promise<void> {
   if (dbKind === "sqlite") {
-    await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
-    await prisma.$executeRawUnsafe("PRAGMA busy_timeout = 10000");
-    await prisma.$executeRawUnsafe("PRAGMA foreign_keys = ON");
+    for (const client of new Set([reader, writer])) {
+      await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
+      await client.$executeRawUnsafe("PRAGMA busy_timeout = 10000");
+      await client.$executeRawUnsafe("PRAGMA foreign_keys = ON");
+    }
   }
+}
+
+/** Closes every connection (shutdown, CLI exit, tests). */
+export async function disconnectDb(): Promise<void> {
+  await Promise.all([...new Set([reader, writer])].map((c) => c.$disconnect()));
 }

@@ -42,8 +42,9 @@ export function problemFromGraphQL(errors: readonly GraphQLFormattedError[]): Pr
   const worst = [...errors].sort((a, b) => statusOf(b) - statusOf(a))[0]!;
   const status = statusOf(worst);
   const ext = worst.extensions as { errors?: FieldError[] } | undefined;
-  const detail = status >= 500 ? "Unexpected error; the request may succeed on retry." : restMessage(worst.message);
-  return problem(status, detail, status >= 500 ? undefined : ext?.errors);
+  // Only 500s are masked; a 503 says what happened and when to retry.
+  const detail = status === 500 ? "Unexpected error; the request may succeed on retry." : restMessage(worst.message);
+  return problem(status, detail, status === 500 ? undefined : ext?.errors);
 }
 
 // GraphQL variable errors name GraphQL variables; REST callers know the request body.

@@ -64,7 +64,8 @@ async function runRoute(route: RestRoute, yoga: YogaServerInstance<ServerContext
   );
   const result = (await response.json()) as ExecutionResult;
   if (result.errors?.length) {
-    return fail(route, input, res, problemFromGraphQL(result.errors));
+    const retryAfter = response.headers.get("retry-after");
+    return fail(route, input, res, problemFromGraphQL(result.errors), retryAfter ? { "Retry-After": retryAfter } : undefined);
   }
   const reply = route.reply(result.data, input);
   if (reply.headers) res.set(reply.headers);

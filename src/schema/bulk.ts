@@ -3,6 +3,7 @@
 // folds these into 200/201/204/207 responses (src/rest/responses.ts).
 import { z } from "zod";
 import { withTransaction, type Tx } from "../db/index.js";
+import { lockRows } from "../db/locks.js";
 import { builder } from "./builder.js";
 
 export interface ItemResult<T = unknown> {
@@ -85,19 +86,26 @@ export async function inChunks<V, T>(values: Iterable<V>, run: (chunk: V[]) => P
 }
 
 /**
- * A bulk delete by natural keys (ids, names): finds the account's records, deletes them in one
- * audited transaction, and answers 204 for each key found and 404 (`missing(key)`) for the others.
+ * A bulk delete by natural keys (ids, names): in one audited transaction, locks the account's rows
+ * with those keys (`target`: table and key column), finds them, deletes them, and answers 204 for
+ * each key found and 404 (`missing(key)`) for the others. Finding inside the transaction, after the
+ * lock, means a key reported deleted was deleted by this request.
  */
 export async function deleteByKeys(
   keys: string[],
-  find: (chunk: string[]) => Promise<{ key: string; id: string }[]>,
+  target: { table: string; column: string; accountId: string },
+  find: (db: Tx, chunk: string[]) => Promise<{ key: string; id: string }[]>,
   remove: (tx: Tx, ids: string[]) => Promise<unknown>,
   missing: (key: string) => string,
   /** what a success reports as `id`: the record's id, or the key it was asked for (end users' own ids) */
   report: "id" | "key" = "id",
 ): Promise<{ results: ItemResult[] }> {
-  const found = new Map((await inChunks(new Set(keys), find)).map((r) => [r.key, r.id]));
-  if (found.size) await withTransaction(async (tx) => { for (const ids of chunksOf([...new Set(found.values())])) await remove(tx, ids); });
+  const found = await withTransaction(async (tx) => {
+    await lockRows(tx, target.table, target.column, keys, { accountId: target.accountId, mode: "delete" });
+    const found = new Map((await inChunks(new Set(keys), (chunk) => find(tx, chunk))).map((r) => [r.key, r.id]));
+    for (const ids of chunksOf([...new Set(found.values())])) await remove(tx, ids);
+    return found;
+  });
   return {
     results: keys.map((key, index) => {
       const id = found.get(key);

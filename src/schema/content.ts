@@ -2,7 +2,8 @@
 // lookups, and bulk create / update / delete with per-item results. Validation is per item: a bad
 // item fails alone (REST answers 207), the good ones are written together in one transaction.
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import { prisma, withTransaction } from "../db/index.js";
+import { prisma, withTransaction, type Tx } from "../db/index.js";
+import { lockRows } from "../db/locks.js";
 import type { Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
 import { Account, requireAccount } from "./account.js";
@@ -171,8 +172,8 @@ function draftProblems(d: Draft, allowedTypes: readonly string[] | null): string
   return p;
 }
 
-/** Resolves tag references (ids or names) and parent folders of all items in two queries. */
-async function resolveReferences(accountId: string, items: ContentInputShape[]) {
+/** Resolves tag references (ids or names) and parent folders of all items in a few queries. */
+async function resolveReferences(db: Tx, accountId: string, items: ContentInputShape[]) {
   const ids = new Set<string>(), names = new Set<string>(), parents = new Set<string>();
   for (const it of items) {
     it.tagIds?.forEach((v) => ids.add(v));
@@ -180,10 +181,10 @@ async function resolveReferences(accountId: string, items: ContentInputShape[]) 
     if (it.parentId) parents.add(it.parentId);
   }
   const tags = [
-    ...(await inChunks(ids, (chunk) => prisma.tag.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true, name: true } }))),
-    ...(await inChunks(names, (chunk) => prisma.tag.findMany({ where: { accountId, name: { in: chunk } }, select: { id: true, name: true } }))),
+    ...(await inChunks(ids, (chunk) => db.tag.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true, name: true } }))),
+    ...(await inChunks(names, (chunk) => db.tag.findMany({ where: { accountId, name: { in: chunk } }, select: { id: true, name: true } }))),
   ];
-  const folders = await inChunks(parents, (chunk) => prisma.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true, type: true } }));
+  const folders = await inChunks(parents, (chunk) => db.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true, type: true } }));
   const tagById = new Set(tags.map((t) => t.id));
   const tagIdByName = new Map(tags.map((t) => [t.name, t.id]));
   const folderTypes = new Map(folders.map((f) => [f.id, f.type]));
@@ -236,7 +237,7 @@ builder.mutationField("createContents", (t) =>
     },
     resolve: async (_root, { accountId, input, allowedTypes }, ctx, info) => {
       await requireAccount(ctx, accountId);
-      const refs = await resolveReferences(accountId, input);
+      const refs = await resolveReferences(prisma, accountId, input);
       const now = new Date();
       const rows: Prisma.ContentCreateManyInput[] = [];
       const links: Prisma.ContentTagCreateManyInput[] = [];
@@ -279,53 +280,63 @@ builder.mutationField("updateContents", (t) =>
     resolve: async (_root, { accountId, input, allowedTypes }, ctx, info) => {
       await requireAccount(ctx, accountId);
       const ids = input.map((it) => it.id).filter((id): id is string => !!id);
-      const [existing, refs] = await Promise.all([
-        inChunks(new Set(ids), (chunk) => prisma.content.findMany({ where: { accountId, id: { in: chunk } } })),
-        resolveReferences(accountId, input),
-      ]);
-      const byId = new Map(existing.map((c) => [c.id, c]));
-      const first = firstOccurrences(input.map((it) => it.id));
-      const writes: { id: string; data: Prisma.ContentUpdateInput; tagIds: string[] | undefined }[] = [];
-      const results: ContentItem[] = input.map((it, index) => {
-        if (!it.id) return fail(index, 400, ["id is required to update"]);
-        if (first.get(it.id) !== index) return fail(index, 400, [`id '${it.id}' appears more than once in this request`], it.id);
-        const cur = byId.get(it.id);
-        if (!cur) return fail(index, 404, [`no content with id '${it.id}'`], it.id);
-        const pick = <K extends keyof Draft>(k: K, v: Draft[K] | undefined): Draft[K] => (v === undefined ? (cur[k] as Draft[K]) : v);
-        const draft: Draft = {
-          title: pick("title", it.title), type: cur.type, url: pick("url", it.url), source: pick("source", it.source),
-          description: pick("description", it.description), descriptionMd: pick("descriptionMd", it.descriptionMd),
-          state: it.state ?? cur.state, parentId: pick("parentId", it.parentId),
-        };
-        const { tagIds, problems } = refs(it);
-        const all = [
-          ...(it.type != null && it.type !== cur.type ? [`type cannot be changed (it is '${cur.type}')`] : []),
-          ...(it.parentId === it.id ? ["a content cannot be its own parent"] : []),
-          ...draftProblems(draft, allowedTypes ?? null), ...problems,
-        ];
-        if (all.length) return fail(index, 400, all, it.id);
-        const { type: _type, ...fields } = draft;
-        writes.push({ id: it.id, data: { ...fields, title: fields.title!, stage: stageOf(draft.state), parent: undefined }, tagIds });
-        return { index, statusCode: 200, id: it.id, errors: [] };
-      });
-      if (writes.length) {
-        await withTransaction(async (tx) => {
-          for (const w of writes) {
-            const { parent: _p, ...data } = w.data as Prisma.ContentUpdateInput & { parentId?: string | null };
-            await tx.content.update({ where: { id: w.id }, data: data as Prisma.ContentUncheckedUpdateInput });
-          }
-          // Tag replacements of all items at once: per-item statements make a 10,000-item PUT take minutes.
-          const retagged = writes.filter((w) => w.tagIds);
-          await inChunks(retagged.map((w) => w.id), async (chunk) => [await tx.contentTag.deleteMany({ where: { contentId: { in: chunk } } })]);
-          const links = retagged.flatMap((w) => w.tagIds!.map((tagId) => ({ contentId: w.id, tagId })));
-          if (links.length) await tx.contentTag.createMany({ data: links });
-        }, TX);
-      }
+      // Everything the outcome depends on is read inside the transaction, after the rows are
+      // locked: concurrent updates of the same content queue, and each writes only the fields its
+      // request names, so none loses another's change.
+      const results = await withTransaction(async (tx) => {
+        await lockRows(tx, "Content", "id", ids, { accountId });
+        const existing = await inChunks(new Set(ids), (chunk) => tx.content.findMany({ where: { accountId, id: { in: chunk } } }));
+        const refs = await resolveReferences(tx, accountId, input);
+        const byId = new Map(existing.map((c) => [c.id, c]));
+        const first = firstOccurrences(input.map((it) => it.id));
+        const writes: { id: string; data: Prisma.ContentUncheckedUpdateInput; tagIds: string[] | undefined }[] = [];
+        const results: ContentItem[] = input.map((it, index) => {
+          if (!it.id) return fail(index, 400, ["id is required to update"]);
+          if (first.get(it.id) !== index) return fail(index, 400, [`id '${it.id}' appears more than once in this request`], it.id);
+          const cur = byId.get(it.id);
+          if (!cur) return fail(index, 404, [`no content with id '${it.id}'`], it.id);
+          const pick = <K extends keyof Draft>(k: K, v: Draft[K] | undefined): Draft[K] => (v === undefined ? (cur[k] as Draft[K]) : v);
+          const draft: Draft = {
+            title: pick("title", it.title), type: cur.type, url: pick("url", it.url), source: pick("source", it.source),
+            description: pick("description", it.description), descriptionMd: pick("descriptionMd", it.descriptionMd),
+            state: it.state ?? cur.state, parentId: pick("parentId", it.parentId),
+          };
+          const { tagIds, problems } = refs(it);
+          const all = [
+            ...(it.type != null && it.type !== cur.type ? [`type cannot be changed (it is '${cur.type}')`] : []),
+            ...(it.parentId === it.id ? ["a content cannot be its own parent"] : []),
+            ...draftProblems(draft, allowedTypes ?? null), ...problems,
+          ];
+          if (all.length) return fail(index, 400, all, it.id);
+          writes.push({ id: it.id, data: namedFields(it), tagIds });
+          return { index, statusCode: 200, id: it.id, errors: [] };
+        });
+        for (const w of writes.sort((a, b) => (a.id < b.id ? -1 : 1))) await tx.content.update({ where: { id: w.id }, data: w.data });
+        // Tag replacements of all items at once: per-item statements make a 10,000-item PUT take minutes.
+        const retagged = writes.filter((w) => w.tagIds);
+        await inChunks(retagged.map((w) => w.id), async (chunk) => [await tx.contentTag.deleteMany({ where: { contentId: { in: chunk } } })]);
+        const links = retagged.flatMap((w) => w.tagIds!.map((tagId) => ({ contentId: w.id, tagId })));
+        if (links.length) await tx.contentTag.createMany({ data: links });
+        return results;
+      }, TX);
       await attachRecords(results, ctx, info);
       return { results };
     },
   }),
 );
+
+/** The columns an update item names (absent fields stay as stored; null clears); the stage follows the state. */
+function namedFields(it: ContentInputShape): Prisma.ContentUncheckedUpdateInput {
+  const data: Prisma.ContentUncheckedUpdateInput = { updatedAt: new Date() };
+  if (it.title !== undefined) data.title = it.title!;
+  if (it.url !== undefined) data.url = it.url;
+  if (it.source !== undefined) data.source = it.source;
+  if (it.description !== undefined) data.description = it.description;
+  if (it.descriptionMd !== undefined) data.descriptionMd = it.descriptionMd;
+  if (it.parentId !== undefined) data.parentId = it.parentId;
+  if (it.state != null) Object.assign(data, { state: it.state, stage: stageOf(it.state) });
+  return data;
+}
 
 builder.mutationField("deleteContents", (t) =>
   t.field({
@@ -339,7 +350,8 @@ builder.mutationField("deleteContents", (t) =>
       await requireAccount(ctx, accountId);
       return deleteByKeys(
         ids,
-        async (chunk) => (await prisma.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
+        { table: "Content", column: "id", accountId },
+        async (db, chunk) => (await db.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
         (tx, rowIds) => tx.content.deleteMany({ where: { accountId, id: { in: rowIds } } }),
         (id) => `no content with id '${id}'`,
       );

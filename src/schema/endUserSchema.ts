@@ -1,6 +1,7 @@
 // The end-user schema: service-provided default fields (constants, undeletable) plus at most 50
 // custom fields per account. Every custom value written is checked against its field's type here.
-import { prisma, withTransaction } from "../db/index.js";
+import { prisma, withTransaction, type Tx } from "../db/index.js";
+import { lockAccount } from "../db/locks.js";
 import { encrypt, decrypt } from "../crypto.js";
 import type { EndUserField as FieldRow } from "../generated/sqlite/client.js";
 import { Account, requireAccount } from "./account.js";
@@ -44,8 +45,8 @@ export const SchemaFieldType = builder.objectRef<SchemaField>("SchemaField").imp
 const toField = (r: FieldRow): SchemaField => ({ name: r.name, type: r.type as FieldType, description: r.description, default: false });
 
 /** The whole schema of an account: defaults first, then custom fields by name. */
-export async function endUserSchema(accountId: string): Promise<SchemaField[]> {
-  const rows = await prisma.endUserField.findMany({ where: { accountId }, orderBy: { name: "asc" } });
+export async function endUserSchema(accountId: string, db: Tx = prisma): Promise<SchemaField[]> {
+  const rows = await db.endUserField.findMany({ where: { accountId }, orderBy: { name: "asc" } });
   return [...DEFAULT_FIELDS, ...rows.map(toField)];
 }
 
@@ -129,7 +130,10 @@ builder.mutationField("upsertEndUserFields", (t) =>
     args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: [SchemaFieldInput], required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, input }, ctx) => {
       await requireAccount(ctx, accountId);
+      // One schema change per account at a time (the 50-field cap counts what is there), and none
+      // while end users are being written against the schema (they hold the lock shared).
       return withTransaction(async (tx) => {
+        await lockAccount(tx, accountId, "exclusive");
         const existing = new Map((await tx.endUserField.findMany({ where: { accountId } })).map((r) => [r.name, r]));
         let count = existing.size;
         const results: FieldItem[] = [];
@@ -167,14 +171,16 @@ builder.mutationField("deleteEndUserFields", (t) =>
     args: { accountId: t.arg.string({ required: true }), names: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, names }, ctx) => {
       await requireAccount(ctx, accountId);
-      const found = new Set((await prisma.endUserField.findMany({ where: { accountId, name: { in: names } }, select: { name: true } })).map((r) => r.name));
-      const doomed = [...found];
-      if (doomed.length) {
-        await withTransaction(async (tx) => {
+      const found = await withTransaction(async (tx) => {
+        await lockAccount(tx, accountId, "exclusive");
+        const found = new Set((await tx.endUserField.findMany({ where: { accountId, name: { in: names } }, select: { name: true } })).map((r) => r.name));
+        const doomed = [...found];
+        if (doomed.length) {
           await tx.endUserValue.deleteMany({ where: { accountId, field: { in: doomed } } });
           await tx.endUserField.deleteMany({ where: { accountId, name: { in: doomed } } });
-        });
-      }
+        }
+        return found;
+      });
       return {
         results: names.map((name, index) =>
           DEFAULT_BY_NAME.has(name) ? fail(index, 400, [`'${name}' is a default field and cannot be deleted`], name)

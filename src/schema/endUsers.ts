@@ -5,6 +5,7 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
 import type { GraphQLResolveInfo } from "graphql";
 import { prisma, withTransaction } from "../db/index.js";
+import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../db/locks.js";
 import { badRequest } from "../errors.js";
 import type { EndUserAction, Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
@@ -205,102 +206,111 @@ function actionMap(value: unknown, what: string, min: number | null, max = Numbe
  * named custom fields and actions change, the others stay.
  */
 export async function upsertEndUsers(accountId: string, items: WriteItem[]): Promise<EndUserItem[]> {
-  const schema = new Map<string, SchemaField>((await endUserSchema(accountId)).map((f) => [f.name, f]));
-  const first = firstOccurrences(items.map((it) => it.id));
-  type Valid = { index: number; externalId: string; values: Map<string, StoredValue | null>; counts?: Map<string, number>; actionValues?: Map<string, number> };
-  const valid: Valid[] = [];
-  const results: EndUserItem[] = items.map((it, index) => {
-    const problems: string[] = [];
-    const externalId = it.id;
-    if (typeof externalId !== "string" || externalId.trim() === "") return fail(index, 400, ["id is required (a non-empty string)"]);
-    if (externalId.length > ID_MAX) problems.push(`id must be at most ${ID_MAX} characters`);
-    const comma = checkListSafeName(externalId, "id");
-    if (comma) problems.push(comma);
-    if (first.get(externalId) !== index) problems.push(`id '${externalId}' appears more than once in this request`);
-    const values = new Map<string, StoredValue | null>();
-    if (it.custom != null) {
-      if (!isPlainObject(it.custom)) problems.push("custom must be an object of field name → value");
-      else for (const [name, value] of Object.entries(it.custom)) {
-        const field = schema.get(name);
-        if (!field) { problems.push(`unknown custom field '${name.slice(0, 80)}' (add it to the end-user schema first)`); continue; }
-        if (value === null) { values.set(name, null); continue; }
-        const enc = encodeValue(field, value);
-        if ("problem" in enc) problems.push(enc.problem);
-        else values.set(name, enc.stored);
-      }
-    }
-    const counts = actionMap(it.userActionCount, "userActionCount", 0, COUNT_MAX);
-    const actionValues = actionMap(it.userActions, "userActions", null);
-    problems.push(...counts.problems, ...actionValues.problems);
-    if (problems.length) return fail(index, 400, problems, externalId);
-    valid.push({ index, externalId, values, counts: counts.map, actionValues: actionValues.map });
-    return { index, statusCode: 0, id: externalId, errors: [] }; // status set once we know new vs existing
-  });
-  if (!valid.length) return results;
-
-  const now = new Date();
-  await withTransaction(async (tx) => {
-    const existing = new Map<string, string>();
-    for (const part of chunksOf(valid.map((v) => v.externalId))) {
-      for (const r of await tx.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { id: true, externalId: true } })) existing.set(r.externalId, r.id);
-    }
-    const created: Prisma.EndUserCreateManyInput[] = [];
-    const rowId = new Map<string, string>();
-    for (const v of valid) {
-      const id = existing.get(v.externalId);
-      results[v.index]!.statusCode = id ? 200 : 201;
-      if (id) rowId.set(v.externalId, id);
-      else {
-        const nid = newId("u");
-        rowId.set(v.externalId, nid);
-        created.push({ id: nid, accountId, externalId: v.externalId, createdAt: now, updatedAt: now });
-      }
-    }
-    if (created.length) await tx.endUser.createMany({ data: created });
-    for (const part of chunksOf([...existing.values()])) await tx.endUser.updateMany({ where: { id: { in: part } }, data: { updatedAt: now } });
-
-    // Custom values: replace exactly the (user, field) pairs named; null leaves the pair empty.
-    const valueKeys = valid.flatMap((v) => [...v.values.keys()].map((field) => ({ endUserId: rowId.get(v.externalId)!, field })));
-    if (valueKeys.length) {
-      const existingUsers = valid.filter((v) => existing.has(v.externalId) && v.values.size);
-      for (const group of groupByFields(existingUsers, (v) => [...v.values.keys()])) {
-        for (const part of chunksOf(group.items.map((v) => rowId.get(v.externalId)!))) {
-          await tx.endUserValue.deleteMany({ where: { endUserId: { in: part }, field: { in: group.fields } } });
+  // Decided inside the transaction: the schema under a shared account lock (a concurrent schema
+  // change waits, see endUserSchema.ts), the named end users locked in id order, so concurrent
+  // upserts of one user merge instead of overwriting, and a create that loses the race to a
+  // concurrent one runs the transaction again as an update.
+  return withTransaction(async (tx) => {
+    await lockAccount(tx, accountId, "share");
+    const schema = new Map<string, SchemaField>((await endUserSchema(accountId, tx)).map((f) => [f.name, f]));
+    const first = firstOccurrences(items.map((it) => it.id));
+    type Valid = { index: number; externalId: string; values: Map<string, StoredValue | null>; counts?: Map<string, number>; actionValues?: Map<string, number> };
+    const valid: Valid[] = [];
+    const results: EndUserItem[] = items.map((it, index) => {
+      const problems: string[] = [];
+      const externalId = it.id;
+      if (typeof externalId !== "string" || externalId.trim() === "") return fail(index, 400, ["id is required (a non-empty string)"]);
+      if (externalId.length > ID_MAX) problems.push(`id must be at most ${ID_MAX} characters`);
+      const comma = checkListSafeName(externalId, "id");
+      if (comma) problems.push(comma);
+      if (first.get(externalId) !== index) problems.push(`id '${externalId}' appears more than once in this request`);
+      const values = new Map<string, StoredValue | null>();
+      if (it.custom != null) {
+        if (!isPlainObject(it.custom)) problems.push("custom must be an object of field name → value");
+        else for (const [name, value] of Object.entries(it.custom)) {
+          const field = schema.get(name);
+          if (!field) { problems.push(`unknown custom field '${name.slice(0, 80)}' (add it to the end-user schema first)`); continue; }
+          if (value === null) { values.set(name, null); continue; }
+          const enc = encodeValue(field, value);
+          if ("problem" in enc) problems.push(enc.problem);
+          else values.set(name, enc.stored);
         }
       }
-      const rows = valid.flatMap((v) => [...v.values.entries()].filter(([, s]) => s !== null)
-        .map(([field, s]) => ({ endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })));
-      if (rows.length) await tx.endUserValue.createMany({ data: rows });
-    }
+      const counts = actionMap(it.userActionCount, "userActionCount", 0, COUNT_MAX);
+      const actionValues = actionMap(it.userActions, "userActions", null);
+      problems.push(...counts.problems, ...actionValues.problems);
+      if (problems.length) return fail(index, 400, problems, externalId);
+      valid.push({ index, externalId, values, counts: counts.map, actionValues: actionValues.map });
+      return { index, statusCode: 0, id: externalId, errors: [] }; // status set once we know new vs existing
+    });
+    if (!valid.length) return results;
 
-    // User actions: counts and values merge per action id with what is stored.
-    const withActions = valid.filter((v) => v.counts?.size || v.actionValues?.size);
-    if (withActions.length) {
-      const actionIdsOf = (v: Valid) => [...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])];
-      // (user ids, action ids) chunk pairs covering every pair named, each small enough to bind.
-      const blocks = chunksOf(withActions).flatMap((users) => {
-        const ids = users.map((v) => rowId.get(v.externalId)!);
-        return chunksOf([...new Set(users.flatMap(actionIdsOf))]).map((actionIds) => ({ ids, actionIds }));
-      });
-      const stored = new Map<string, EndUserAction>();
-      for (const b of blocks) {
-        for (const r of await tx.endUserAction.findMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } })) stored.set(`${r.endUserId}\u0000${r.actionId}`, r);
+    const now = new Date();
+    await lockRows(tx, "EndUser", "externalId", valid.map((v) => v.externalId), { accountId });
+    {
+      const existing = new Map<string, string>();
+      for (const part of chunksOf(valid.map((v) => v.externalId))) {
+        for (const r of await tx.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { id: true, externalId: true } })) existing.set(r.externalId, r.id);
       }
-      const rows: Prisma.EndUserActionCreateManyInput[] = [];
-      for (const v of withActions) {
-        const endUserId = rowId.get(v.externalId)!;
-        for (const actionId of new Set([...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])])) {
-          const old = stored.get(`${endUserId}\u0000${actionId}`);
-          const value = v.actionValues?.get(actionId);
-          // Plain numbers (safe integers, checked above): the audit entry serialises them as JSON.
-          rows.push({ endUserId, actionId, count: v.counts?.get(actionId) ?? old?.count ?? 0, value: value !== undefined ? value : old?.value != null ? Number(old.value) : null });
+      const created: Prisma.EndUserCreateManyInput[] = [];
+      const rowId = new Map<string, string>();
+      for (const v of valid) {
+        const id = existing.get(v.externalId);
+        results[v.index]!.statusCode = id ? 200 : 201;
+        if (id) rowId.set(v.externalId, id);
+        else {
+          const nid = newId("u");
+          rowId.set(v.externalId, nid);
+          created.push({ id: nid, accountId, externalId: v.externalId, createdAt: now, updatedAt: now });
         }
       }
-      if (stored.size) for (const b of blocks) await tx.endUserAction.deleteMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } });
-      await tx.endUserAction.createMany({ data: rows });
+      created.sort((a, b) => (a.externalId < b.externalId ? -1 : 1));
+      if ((await insertSkippingDuplicates(tx.endUser, created)) < created.length) throw new ConcurrentChange("an end user was created by a concurrent request");
+      for (const part of chunksOf([...existing.values()])) await tx.endUser.updateMany({ where: { id: { in: part } }, data: { updatedAt: now } });
+
+      // Custom values: replace exactly the (user, field) pairs named; null leaves the pair empty.
+      const valueKeys = valid.flatMap((v) => [...v.values.keys()].map((field) => ({ endUserId: rowId.get(v.externalId)!, field })));
+      if (valueKeys.length) {
+        const existingUsers = valid.filter((v) => existing.has(v.externalId) && v.values.size);
+        for (const group of groupByFields(existingUsers, (v) => [...v.values.keys()])) {
+          for (const part of chunksOf(group.items.map((v) => rowId.get(v.externalId)!))) {
+            await tx.endUserValue.deleteMany({ where: { endUserId: { in: part }, field: { in: group.fields } } });
+          }
+        }
+        const rows = valid.flatMap((v) => [...v.values.entries()].filter(([, s]) => s !== null)
+          .map(([field, s]) => ({ endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })));
+        if (rows.length) await tx.endUserValue.createMany({ data: rows });
+      }
+
+      // User actions: counts and values merge per action id with what is stored.
+      const withActions = valid.filter((v) => v.counts?.size || v.actionValues?.size);
+      if (withActions.length) {
+        const actionIdsOf = (v: Valid) => [...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])];
+        // (user ids, action ids) chunk pairs covering every pair named, each small enough to bind.
+        const blocks = chunksOf(withActions).flatMap((users) => {
+          const ids = users.map((v) => rowId.get(v.externalId)!);
+          return chunksOf([...new Set(users.flatMap(actionIdsOf))]).map((actionIds) => ({ ids, actionIds }));
+        });
+        const stored = new Map<string, EndUserAction>();
+        for (const b of blocks) {
+          for (const r of await tx.endUserAction.findMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } })) stored.set(`${r.endUserId}\u0000${r.actionId}`, r);
+        }
+        const rows: Prisma.EndUserActionCreateManyInput[] = [];
+        for (const v of withActions) {
+          const endUserId = rowId.get(v.externalId)!;
+          for (const actionId of new Set([...(v.counts?.keys() ?? []), ...(v.actionValues?.keys() ?? [])])) {
+            const old = stored.get(`${endUserId}\u0000${actionId}`);
+            const value = v.actionValues?.get(actionId);
+            // Plain numbers (safe integers, checked above): the audit entry serialises them as JSON.
+            rows.push({ endUserId, actionId, count: v.counts?.get(actionId) ?? old?.count ?? 0, value: value !== undefined ? value : old?.value != null ? Number(old.value) : null });
+          }
+        }
+        if (stored.size) for (const b of blocks) await tx.endUserAction.deleteMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } });
+        await tx.endUserAction.createMany({ data: rows });
+      }
     }
+    return results;
   }, TX);
-  return results;
 }
 
 /** Groups items that name the same set of fields, so one delete serves each group. */
@@ -368,7 +378,8 @@ builder.mutationField("deleteEndUsers", (t) =>
       await requireAccount(ctx, accountId);
       return deleteByKeys(
         ids,
-        async (chunk) => (await prisma.endUser.findMany({ where: { accountId, externalId: { in: chunk } }, select: { id: true, externalId: true } })).map((r) => ({ key: r.externalId, id: r.id })),
+        { table: "EndUser", column: "externalId", accountId },
+        async (db, chunk) => (await db.endUser.findMany({ where: { accountId, externalId: { in: chunk } }, select: { id: true, externalId: true } })).map((r) => ({ key: r.externalId, id: r.id })),
         (tx, rowIds) => tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } }),
         (id) => `no end user with id '${id}'`,
         "key",

@@ -1,0 +1,64 @@
+// Row locks for read-decide-write transactions. PostgreSQL runs transactions concurrently, so a
+// write that depends on what it read (an update merging into a row, an upsert deciding create or
+// update, a cap on a count) locks the rows first, inside the transaction, always in key order:
+// two bulk writes of the same records in opposite orders then queue instead of deadlocking.
+// SQLite has one writer connection that runs one transaction at a time: nothing to lock.
+import { dbKind, type Tx } from "./index.js";
+
+const PER_STATEMENT = 5_000;
+
+/**
+ * `FOR NO KEY UPDATE` for updates (it does not block inserts of rows referencing the locked ones),
+ * `FOR UPDATE` for deletes.
+ */
+export type LockMode = "update" | "delete";
+
+/**
+ * Locks the rows of `table` whose `column` is one of `keys` (and, with `accountId`, of that account)
+ * until the transaction ends, in ascending key order. Rows that do not exist are not locked:
+ * inserts of new keys are made race-free with `skipDuplicates` (ON CONFLICT DO NOTHING) instead.
+ */
+export async function lockRows(tx: Tx, table: string, column: string, keys: Iterable<string>, opts: { accountId?: string; mode?: LockMode } = {}): Promise<void> {
+  if (dbKind !== "postgres") return;
+  const sorted = [...new Set(keys)].sort();
+  const mode = opts.mode === "delete" ? "FOR UPDATE" : "FOR NO KEY UPDATE";
+  for (let i = 0; i < sorted.length; i += PER_STATEMENT) {
+    const chunk = sorted.slice(i, i + PER_STATEMENT);
+    const params: unknown[] = opts.accountId ? [opts.accountId] : [];
+    const list = chunk.map((k) => `$${params.push(k)}`).join(", ");
+    const scope = opts.accountId ? `"accountId" = $1 AND ` : "";
+    await tx.$queryRawUnsafe(`SELECT 1 FROM "${table}" WHERE ${scope}"${column}" IN (${list}) ORDER BY "${column}" ${mode}`, ...params);
+  }
+}
+
+/**
+ * An account-wide lock for changes that depend on account-wide state: "exclusive" for schema
+ * changes (one at a time per account; the 50-field cap counts what is there), "share" for writes
+ * validated against that schema (many at once, none during a schema change). Both leave the
+ * account's other writes alone (inserts referencing the account take only KEY SHARE).
+ */
+export async function lockAccount(tx: Tx, accountId: string, mode: "share" | "exclusive"): Promise<void> {
+  if (dbKind !== "postgres") return;
+  await tx.$queryRawUnsafe(`SELECT 1 FROM "Account" WHERE "id" = $1 ${mode === "share" ? "FOR SHARE" : "FOR NO KEY UPDATE"}`, accountId);
+}
+
+/**
+ * Thrown inside a transaction that found its premises changed by a concurrent one (an insert it
+ * planned was skipped as a duplicate): withTransaction runs the whole transaction again.
+ */
+export class ConcurrentChange extends Error {
+  readonly code = "40001"; // classified as a serialization failure: retried, then 503
+  constructor(what: string) {
+    super(`concurrent change: ${what}`);
+  }
+}
+
+/**
+ * `createMany` that skips rows colliding with a unique key (ON CONFLICT DO NOTHING, both databases;
+ * implemented by the audit recorder's multi-row insert, which audits only the rows written).
+ * Returns how many rows were written: fewer than given means a concurrent insert won the race.
+ */
+export async function insertSkippingDuplicates<T>(delegate: { createMany(args: { data: T[] }): Promise<{ count: number }> }, data: T[]): Promise<number> {
+  if (!data.length) return 0;
+  return (await delegate.createMany({ data, skipDuplicates: true } as { data: T[] })).count;
+}
