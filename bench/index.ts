@@ -1,5 +1,5 @@
 // Benchmark of the style A content list, three ways over the same data in one process:
-//   (a) the REST route GET /api/v1/:accountId/content (route table → yoga.fetch → Pothos → Prisma),
+//   (a) the REST route GET /api/v1/:accountId/content (route table → in-process execution → Pothos → Prisma),
 //   (b) the same GraphQL operation sent to the same app's POST /graphql,
 //   (c) a hand-written Express + Prisma handler returning the same JSON (bench/handwritten.ts).
 // It prints figures and never passes or fails.

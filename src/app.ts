@@ -112,7 +112,7 @@ export function createApp(config: Config) {
     next();
   });
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
-  app.use(restRouter(routes, yoga));
+  app.use(restRouter(routes, yoga, trusted.documents));
 
   app.use((req, res) => sendProblem(res, problem(404, `No route for ${req.method} ${req.path}.`)));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

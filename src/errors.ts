@@ -18,12 +18,6 @@ const CODES: Record<number, string> = {
   503: "SERVICE_UNAVAILABLE",
 };
 
-/** The HTTP status an error code stands for (Yoga strips `extensions.http` from responses). */
-export function statusOfCode(code: unknown): number | undefined {
-  const hit = Object.entries(CODES).find(([, c]) => c === code);
-  return hit ? Number(hit[0]) : undefined;
-}
-
 export class AppError extends GraphQLError {
   readonly status: number;
   readonly fieldErrors: FieldError[] | undefined;

@@ -82,7 +82,7 @@ describe("graphql-armor limits", () => {
 });
 
 describe("trusted REST documents", () => {
-  it("are parsed once, at start-up, and reused by every request", async () => {
+  it("are parsed once, at start-up, and executed in process by every request (no parse, no validation)", async () => {
     const trusted = s.app.trusted;
     expect(trusted.parsedAtStartup).toBe(new Set(routes.map((r) => r.document)).size);
     const listContent = routes.find((r) => r.name === "listContentA")!;
@@ -93,12 +93,16 @@ describe("trusted REST documents", () => {
       const r = await call(`${s.url}/api/v1/${t.accountId}/content`, { headers: t.headers });
       expect(r.status).toBe(200);
     }
-    expect(trusted.hits - before.hits).toBe(3);
+    expect(trusted.hits - before.hits).toBe(0); // REST never parses: it executes the node
     expect(trusted.trustedExecutions - before.executions).toBe(3);
     expect(trusted.documents.get(listContent.document)).toBe(node); // the same node, not a re-parse
+    // A client sending a route's document text to /graphql gets the pre-parsed node too.
+    const viaGraphql = await call(`${s.url}/graphql`, { method: "POST", headers: { accept: "application/json", ...t.headers }, body: { query: listContent.document, variables: { accountId: t.accountId, first: 1 } } });
+    expect([viaGraphql.status, viaGraphql.body.errors]).toEqual([200, undefined]);
+    expect(trusted.hits - before.hits).toBe(1);
     // A client's own document is parsed as usual and does not count.
     await gql(`{ __typename }`);
-    expect(trusted.hits - before.hits).toBe(3);
+    expect(trusted.hits - before.hits).toBe(1);
   });
 
   it("a route document that does not validate stops start-up, naming the route", () => {

@@ -51,8 +51,9 @@ describe("withTransaction", () => {
     expect(mapped.extensions).toMatchObject({ code: "SERVICE_UNAVAILABLE", http: { status: 503, headers: { "Retry-After": "1" } } });
     expect(await prisma.tag.count({ where: { accountId: t.accountId, name: { startsWith: "never-" } } })).toBe(0);
     // REST says what happened instead of masking it as a 500
-    const p = problemFromGraphQL([{ message: mapped.message, extensions: { code: "SERVICE_UNAVAILABLE" } }]);
+    const [p, headers] = problemFromGraphQL([mapped]);
     expect(p).toMatchObject({ status: 503, title: "Service Unavailable" });
+    expect(headers).toEqual({ "Retry-After": "1" });
     expect(p.detail).toMatch(/conflicting with concurrent changes.*retry after 1 s/);
   });
 

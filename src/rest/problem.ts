@@ -3,7 +3,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Response } from "express";
 import type { GraphQLFormattedError } from "graphql";
-import { statusOfCode, type FieldError } from "../errors.js";
+import type { FieldError } from "../errors.js";
 
 export interface Problem {
   type: string;
@@ -28,23 +28,27 @@ export function sendProblem(res: Response, p: Problem, headers?: Record<string, 
   res.status(p.status).type("application/problem+json").send(JSON.stringify(p));
 }
 
-/** The status a GraphQL error stands for: its own, 500 when masked, otherwise 400 (document/variable errors). */
+type ErrorExtensions = { code?: string; http?: { status?: number; headers?: Record<string, string> }; errors?: FieldError[] };
+
+/**
+ * The status a GraphQL error of an in-process execution stands for: its own `http.status` (our
+ * AppErrors carry one), 500 when masked, otherwise 400 (document and variable errors).
+ */
 export function statusOf(error: GraphQLFormattedError): number {
-  const ext = error.extensions as { code?: string } | undefined;
-  const status = statusOfCode(ext?.code);
-  if (status) return status;
+  const ext = error.extensions as ErrorExtensions | undefined;
+  if (ext?.http?.status) return ext.http.status;
   if (ext?.code === "INTERNAL_SERVER_ERROR") return 500;
   return 400;
 }
 
-/** One problem for the errors of a routed GraphQL operation: the most severe status wins. */
-export function problemFromGraphQL(errors: readonly GraphQLFormattedError[]): Problem {
+/** One problem (and its headers, e.g. Retry-After) for the errors of a routed GraphQL operation: the most severe status wins. */
+export function problemFromGraphQL(errors: readonly GraphQLFormattedError[]): [Problem, Record<string, string> | undefined] {
   const worst = [...errors].sort((a, b) => statusOf(b) - statusOf(a))[0]!;
   const status = statusOf(worst);
-  const ext = worst.extensions as { errors?: FieldError[] } | undefined;
+  const ext = worst.extensions as ErrorExtensions | undefined;
   // Only 500s are masked; a 503 says what happened and when to retry.
   const detail = status === 500 ? "Unexpected error; the request may succeed on retry." : restMessage(worst.message);
-  return problem(status, detail, status === 500 ? undefined : ext?.errors);
+  return [problem(status, detail, status === 500 ? undefined : ext?.errors), ext?.http?.headers];
 }
 
 // GraphQL variable errors name GraphQL variables; REST callers know the request body.

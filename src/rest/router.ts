@@ -1,9 +1,13 @@
-// Serves the route table. Every route runs its GraphQL document through Yoga (yoga.fetch), so REST
-// and GraphQL share one context factory, one auth model, one set of plugins and one error masking.
+// Serves the route table. Every route executes its GraphQL document in process, through the envelop
+// Yoga builds for each request (as SOFA does): the same context factory, plugins (limits, metrics)
+// and error masking as POST /graphql, but no HTTP request to ourselves and no JSON between the
+// layers: the document was parsed and validated at start-up, the variables are the route's objects
+// and the reply maps the execution result object.
 import express, { type Request, type Response, type Router } from "express";
-import type { ExecutionResult } from "graphql";
+import type { DocumentNode, ExecutionResult } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
+import { knownError } from "../errors.js";
 import { logger } from "../logger.js";
 import { bodyErrorProblem, HttpProblem, problem, problemFromGraphQL, sendProblem, type Problem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
@@ -11,7 +15,9 @@ import type { RestInput, RestRoute } from "./routes.js";
 export const JSON_BODY_LIMIT = "10mb";
 type ServerContext = { req: Request; res: Response };
 
-export function restRouter(routes: RestRoute[], yoga: YogaServerInstance<ServerContext, object>): Router {
+type Yoga = YogaServerInstance<ServerContext, object>;
+
+export function restRouter(routes: RestRoute[], yoga: Yoga, documents: ReadonlyMap<string, DocumentNode>): Router {
   const router = express.Router();
   const json = express.json({ limit: JSON_BODY_LIMIT, type: ["application/json", "application/*+json"] });
   for (const route of routes) {
@@ -26,7 +32,7 @@ export function restRouter(routes: RestRoute[], yoga: YogaServerInstance<ServerC
     router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
       const input: RestInput = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
       try {
-        await runRoute(route, yoga, input, req, res);
+        await runRoute(route, yoga, documents.get(route.document)!, input, req, res);
       } catch (err) {
         if (err instanceof HttpProblem) return fail(route, input, res, problem(err.status, err.message, err.errors), err.headers);
         logger.error({ err, route: route.name, requestId: req.get("x-request-id") }, "REST route failed");
@@ -45,31 +51,43 @@ function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, hea
   res.status(p.status).json(route.errorBody(p.status, p.status >= 500 ? [p.detail] : messages, input));
 }
 
-async function runRoute(route: RestRoute, yoga: YogaServerInstance<ServerContext, object>, input: RestInput, req: Request, res: Response) {
+async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, input: RestInput, req: Request, res: Response) {
   // No body at all: no Content-Length (or `Content-Length: 0`, which fetch sends for a bodiless POST) and no chunked body.
   const noBody = Number(req.get("content-length") ?? 0) === 0 && !req.get("transfer-encoding");
   if (route.jsonBody && req.body === undefined && !(route.optionalBody && noBody)) {
     throw new HttpProblem(415, "Send the body as JSON with Content-Type: application/json.");
   }
   const variables = route.variables(input);
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
-  for (const h of [KEY_HEADER, USER_HEADER, "x-request-id"]) {
-    const v = req.get(h);
-    if (v !== undefined) headers[h] = v;
-  }
-  const response = await yoga.fetch(
-    "http://rest.internal/graphql",
-    { method: "POST", headers, body: JSON.stringify({ query: route.document, variables }) },
-    { req, res },
-  );
-  const result = (await response.json()) as ExecutionResult;
-  if (result.errors?.length) {
-    const retryAfter = response.headers.get("retry-after");
-    return fail(route, input, res, problemFromGraphQL(result.errors), retryAfter ? { "Retry-After": retryAfter } : undefined);
-  }
+  const result = await execute(yoga, document, variables, req, res);
+  if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors));
   const reply = route.reply(result.data, input);
   if (reply.headers) res.set(reply.headers);
   if (reply.problem) return fail(route, input, res, reply.problem);
   if (reply.body === undefined) return void res.status(reply.status).end();
   res.status(reply.status).json(reply.body);
+}
+
+/** The headers the GraphQL context reads (credentials, request id), as the Headers it expects. */
+function contextHeaders(req: Request): Headers {
+  const headers = new Headers();
+  for (const h of [KEY_HEADER, USER_HEADER, "x-request-id"]) {
+    const v = req.get(h);
+    if (v !== undefined) headers.set(h, v);
+  }
+  return headers;
+}
+
+/** Runs a pre-parsed, pre-validated document through this request's envelop. */
+async function execute(yoga: Yoga, document: DocumentNode, variableValues: Record<string, unknown>, req: Request, res: Response): Promise<ExecutionResult> {
+  const request = { headers: contextHeaders(req) } as unknown as globalThis.Request;
+  const enveloped = yoga.getEnveloped({ req, res, request } as never);
+  try {
+    const contextValue = await enveloped.contextFactory();
+    return (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues })) as ExecutionResult;
+  } catch (err) {
+    // What Yoga would do with an error thrown outside execution (e.g. by the context factory).
+    const known = knownError(err);
+    if (known) return { errors: [known] };
+    throw err;
+  }
 }
