@@ -361,10 +361,13 @@ describe("bad input on PUT /tags", () => {
     expect(await dbTags(t.accountId)).toEqual([]);
   });
 
-  it("POST and PATCH on /tags are not routes (404)", async () => {
+  it("POST and PATCH on /tags are not allowed (405 with Allow)", async () => {
     const t = await tenant();
-    expectProblem(await req(tags(t), { method: "POST", headers: t.headers, body: [{ name: "x" }] }), 404);
-    expectProblem(await req(tags(t), { method: "PATCH", headers: t.headers, body: [{ name: "x" }] }), 404);
+    for (const method of ["POST", "PATCH"]) {
+      const r = await req(tags(t), { method, headers: t.headers, body: [{ name: "x" }] });
+      expectProblem(r, 405);
+      expect(r.headers.get("allow")).toBe("PUT, GET, HEAD, OPTIONS");
+    }
     expect(await dbTags(t.accountId)).toEqual([]);
   });
 });

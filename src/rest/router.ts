@@ -7,7 +7,9 @@ import express, { type Request, type Response, type Router } from "express";
 import type { DocumentNode, ExecutionResult } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
-import { knownError } from "../errors.js";
+import type { Context } from "../context.js";
+import { AppError, knownError } from "../errors.js";
+import { requireAccount } from "../schema/account.js";
 import { logger } from "../logger.js";
 import { bodyErrorProblem, HttpProblem, problem, problemFromGraphQL, sendProblem, type Problem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
@@ -18,29 +20,48 @@ type ServerContext = { req: Request; res: Response };
 type Yoga = YogaServerInstance<ServerContext, object>;
 
 export function restRouter(routes: RestRoute[], yoga: Yoga, documents: ReadonlyMap<string, DocumentNode>): Router {
-  const router = express.Router();
+  // strict: `/content/` (an empty id) is not the list `/content`.
+  const router = express.Router({ strict: true });
   const json = express.json({ limit: JSON_BODY_LIMIT, type: ["application/json", "application/*+json"] });
+  // A body-parser failure is kept for the route to report after authentication (401/403 come first).
+  const parseBody = (req: Request, res: Response, next: () => void) =>
+    json(req, res, (err?: unknown) => {
+      if (err) bodyProblems.set(req, bodyErrorProblem(err) ?? problem(400, "The request body could not be read."));
+      next();
+    });
   for (const route of routes) {
-    // Body-parser failures become this route's failure response (problem+json, or the spec's own shape).
-    const parseBody = (req: Request, res: Response, next: (err?: unknown) => void) =>
-      json(req, res, (err?: unknown) => {
-        const p = err ? bodyErrorProblem(err) : null;
-        if (!p) return next(err);
-        fail(route, { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: undefined }, res, p);
-      });
     const handlers = route.jsonBody ? [parseBody] : [];
     router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
       const input: RestInput = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
       try {
         await runRoute(route, yoga, documents.get(route.document)!, input, req, res);
       } catch (err) {
-        if (err instanceof HttpProblem) return fail(route, input, res, problem(err.status, err.message, err.errors), err.headers);
+        const known = err instanceof HttpProblem ? err : knownError(err);
+        if (known) return fail(route, input, res, ...problemOf(known));
         logger.error({ err, route: route.name, requestId: req.get("x-request-id") }, "REST route failed");
         fail(route, input, res, problem(500, "Unexpected error; the request may succeed on retry."));
       }
     });
   }
+  // A known path with a method it does not serve: 405 naming the methods it does.
+  const methods = new Map<string, Set<string>>();
+  for (const r of routes) (methods.get(r.path) ?? methods.set(r.path, new Set()).get(r.path)!).add(r.method.toUpperCase());
+  for (const [path, allowed] of methods) {
+    const allow = [...allowed, ...(allowed.has("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+    router.all(path, (req, res) => {
+      res.set("Allow", allow);
+      sendProblem(res, problem(405, `${req.method} is not allowed on ${req.path}; allowed: ${allow}.`));
+    });
+  }
   return router;
+}
+
+const bodyProblems = new WeakMap<Request, Problem>();
+
+function problemOf(err: HttpProblem | AppError): [Problem, Record<string, string> | undefined] {
+  if (err instanceof HttpProblem) return [problem(err.status, err.message, err.errors), err.headers];
+  const headers = (err.extensions as { http?: { headers?: Record<string, string> } }).http?.headers;
+  return [problem(err.status, err.message, err.fieldErrors), headers];
 }
 
 /** Failure response: problem+json, or the route's own error body where the spec gives one. */
@@ -52,13 +73,20 @@ function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, hea
 }
 
 async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, input: RestInput, req: Request, res: Response) {
+  const enveloped = yoga.getEnveloped({ req, res, request: { headers: contextHeaders(req) } } as never);
+  const contextValue = (await enveloped.contextFactory()) as unknown as Context;
+  // Who may do this is decided before what was sent is checked: no key and a bad limit is a 401,
+  // a foreign account and a bad body a 403. (The resolver's own check reuses this one.)
+  await requireAccount(contextValue, input.params.accountId!, route.scopes);
+  const bodyProblem = bodyProblems.get(req);
+  if (bodyProblem) return fail(route, input, res, bodyProblem);
   // No body at all: no Content-Length (or `Content-Length: 0`, which fetch sends for a bodiless POST) and no chunked body.
   const noBody = Number(req.get("content-length") ?? 0) === 0 && !req.get("transfer-encoding");
   if (route.jsonBody && req.body === undefined && !(route.optionalBody && noBody)) {
     throw new HttpProblem(415, "Send the body as JSON with Content-Type: application/json.");
   }
   const variables = route.variables(input);
-  const result = await execute(yoga, document, variables, req, res);
+  const result = (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: variables })) as ExecutionResult;
   if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors));
   const reply = route.reply(result.data, input);
   if (reply.headers) res.set(reply.headers);
@@ -75,19 +103,4 @@ function contextHeaders(req: Request): Headers {
     if (v !== undefined) headers.set(h, v);
   }
   return headers;
-}
-
-/** Runs a pre-parsed, pre-validated document through this request's envelop. */
-async function execute(yoga: Yoga, document: DocumentNode, variableValues: Record<string, unknown>, req: Request, res: Response): Promise<ExecutionResult> {
-  const request = { headers: contextHeaders(req) } as unknown as globalThis.Request;
-  const enveloped = yoga.getEnveloped({ req, res, request } as never);
-  try {
-    const contextValue = await enveloped.contextFactory();
-    return (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues })) as ExecutionResult;
-  } catch (err) {
-    // What Yoga would do with an error thrown outside execution (e.g. by the context factory).
-    const known = knownError(err);
-    if (known) return { errors: [known] };
-    throw err;
-  }
 }

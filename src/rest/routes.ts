@@ -4,6 +4,7 @@
 import { LIST_LIMITS } from "../schema/pagination.js";
 import { MAX_TIMESTAMP } from "../schema/builder.js";
 import { CONTENT_TYPES, STATIC_TYPES } from "../schema/content.js";
+import type { KeyScope } from "../auth/keys.js";
 import { HttpProblem } from "./problem.js";
 import { commaList, cursorParam, intParam, limitParam, objectArrayBody, stringParam } from "./params.js";
 import { CONTENT_FIELDS, TAG_FIELDS, contentInput, contentRecord, tagRecord, type Style } from "./records.js";
@@ -28,6 +29,8 @@ export interface RestRoute {
   document: string;
   variables(input: RestInput): Record<string, unknown>;
   reply(data: any, input: RestInput): RestReply;
+  /** Key scopes allowed on this route (default: integration keys only). */
+  scopes?: readonly KeyScope[];
   /** Whether the route reads a JSON body. */
   jsonBody?: boolean;
   /** With jsonBody: an empty body is allowed. */
@@ -236,7 +239,7 @@ export const routes: RestRoute[] = [
     document: `query AuditLogs($accountId: String!, $first: Int, $after: String, $filter: AuditLogFilter) {
       auditLogs(accountId: $accountId, first: $first, after: $after, filter: $filter) {
         nodes { id timestamp accountId userId action resourceType resourceId sourceIp details } pageInfo { hasNextPage endCursor } } }`,
-    jsonBody: true, optionalBody: true,
+    jsonBody: true, optionalBody: true, scopes: ["integration", "auditlogs"],
     query: pageQuery(LIST_LIMITS.auditLogs),
     body: {
       schema: {
