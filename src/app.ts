@@ -21,6 +21,7 @@ import { requestScope } from "./audit/requestScope.js";
 import { armorPlugins } from "./graphql/armor.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
+import { preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
 import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from "./lifecycle.js";
 import { collectMetrics, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
 import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
@@ -43,6 +44,7 @@ export function createApp(config: Config) {
     landingPage: false,
     logging: logger.child({ component: "graphql" }),
     plugins: [
+      requireCredentials(),
       ...(config.INTROSPECTION ? [] : [useDisableIntrospection()]),
       trusted.plugin,
       ...armorPlugins({
@@ -55,7 +57,7 @@ export function createApp(config: Config) {
       }),
       graphqlMetricsPlugin(),
     ],
-    context: ({ request, req, res }) => createContext(request.headers, req, res, rateLimiter),
+    context: ({ request, req, res }) => createContext(request.headers, req, res, rateLimiter, preauthenticated(request)),
     maskedErrors: {
       maskError(error, message, isDev) {
         const original = error instanceof GraphQLError ? error.originalError : error;

@@ -18,7 +18,7 @@ export interface Context {
   charged: Map<string, Promise<void>>;
 }
 
-export function createContext(headers: Headers, req?: ExpressRequest, res?: ExpressResponse, rateLimiter?: RateLimiter): Context {
+export function createContext(headers: Headers, req?: ExpressRequest, res?: ExpressResponse, rateLimiter?: RateLimiter, resolved?: Promise<Identity>): Context {
   const credentials: Credentials = { key: headers.get(KEY_HEADER), email: headers.get(USER_HEADER) };
   const scope = currentScope();
   let identity: Promise<Identity> | undefined;
@@ -30,7 +30,7 @@ export function createContext(headers: Headers, req?: ExpressRequest, res?: Expr
     rateLimiter,
     charged: new Map(),
     identity: () =>
-      (identity ??= authenticate(credentials).then((id) => {
+      (identity ??= (resolved ?? authenticate(credentials)).then((id) => {
         if (scope) scope.actor = id.email; // audit entries name the acting user
         return id;
       })),

@@ -172,12 +172,14 @@ describe("B25 rule 2: only startDate → from it up to yesterday midnight (UTC)"
     expect(probes(await b25ok(t, { startDate: "2025-01-01 06:30" }))).toEqual(["2026-03-14T12:00:00Z", "2025-06-01T00:00:00Z", "2025-01-01T06:30:00Z"]);
   });
 
-  it("startDate today: nothing (the window ends at today 00:00); startDate in the future: 400", async () => {
+  it("startDate today or later, alone: an empty page (200), not an error; the window ends at today 00:00", async () => {
     const t = await tenant("r2c");
     fixNow("2026-03-15T12:00:00Z");
     await seed(t.accountId, "2026-03-15T01:00:00Z");
+    await seed(t.accountId, "2026-03-16T01:00:00Z");
     expect(probes(await b25ok(t, { startDate: "2026-03-15" }))).toEqual([]);
-    expectProblem(await b25(t, { startDate: "2026-03-16" }), 400);
+    expect(probes(await b25ok(t, { startDate: "2026-03-16" }))).toEqual([]);
+    expect(probes(await b25ok(t, { startDate: "2026-03-15 11:00" }))).toEqual([]);
   });
 });
 

@@ -69,7 +69,7 @@ describe("graphql-armor limits", () => {
     const ok = await gql(`{ viewer { email } }`, t.headers);
     expect(ok.status).toBe(200);
     expect(ok.body.data.viewer.email).toBe(t.email);
-    const intro = await gql(getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }));
+    const intro = await gql(getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }), t.headers);
     expect(intro.status).toBe(200);
     expect(intro.body.data.__schema.queryType.name).toBe("Query");
   });
@@ -111,6 +111,33 @@ describe("trusted REST documents", () => {
   });
 });
 
+describe("credentials before anything else", () => {
+  it.each([
+    ["introspection", getIntrospectionQuery()],
+    ["{ __typename }", "{ __typename }"],
+    ["a document that does not parse", "{ nope"],
+    ["a document that does not validate", "{ noSuchField }"],
+    ["a query past the depth limit", `{ account(id: "x") { contents { edges { node { tags { name } } } } } }`],
+  ])("POST /graphql with %s and no key → 401, nothing parsed or executed", async (_name, query) => {
+    const none = await gql(query);
+    expect(none.status).toBe(401);
+    expect(none.body.errors).toEqual([{ message: expect.stringMatching(/x-service-integration-key/), extensions: { code: "UNAUTHENTICATED" } }]);
+    expect(none.body.data).toBeUndefined();
+    const wrong = await gql(query, { "x-service-integration-key": "ggk_wrong_key_for_sure", "x-service-user": t.email });
+    expect([wrong.status, wrong.body.errors[0].extensions.code]).toEqual([401, "UNAUTHENTICATED"]);
+  });
+
+  it("GET /graphql?query= needs the key too; the GraphiQL page itself is public", async () => {
+    const anon = await call(`${s.url}/graphql?query=${encodeURIComponent("{ __typename }")}`, { headers: { accept: "application/json" } });
+    expect(anon.status).toBe(401);
+    const known = await call(`${s.url}/graphql?query=${encodeURIComponent("{ __typename }")}`, { headers: { accept: "application/json", ...t.headers } });
+    expect([known.status, known.body]).toEqual([200, { data: { __typename: "Query" } }]);
+    const page = await fetch(`${s.url}/graphql`, { headers: { accept: "text/html" } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/text\/html/);
+  });
+});
+
 describe("switches", () => {
   it("GraphiQL is served from the app itself (no CDN) and can be switched off", async () => {
     const page = await fetch(`${s.url}/graphql`, { headers: { accept: "text/html" } });
@@ -134,7 +161,7 @@ describe("switches", () => {
     expect(on.body.errors[0].message).toMatch(/Did you mean/);
     const off = await serve({ INTROSPECTION: "false" });
     try {
-      const intro = await gql(`{ __schema { types { name } } }`, {}, off.url);
+      const intro = await gql(`{ __schema { types { name } } }`, t.headers, off.url);
       expect(intro.body.data?.__schema).toBeUndefined();
       expect(intro.body.errors[0].message).toMatch(/introspection/i);
       const typo = await gql(`{ viewr { email } }`, t.headers, off.url);

@@ -51,15 +51,17 @@ describe("GET /metrics", () => {
   it("counts GraphQL operations by name, type and outcome (REST routes run theirs too)", async () => {
     const before = await metrics();
     await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query: "query WhoAmI { viewer { email } }" } });
+    await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query: `query WhoAmI { viewer { email } account(id: "someone-else") { id } }` } });
     await call(`${server.url}/graphql`, { method: "POST", headers: {}, body: { query: "query WhoAmI { viewer { email } }" } });
     await call(`${server.url}/v1/accounts/${t.accountId}/tags`, { headers: t.headers });
-    await call(`${server.url}/graphql`, { method: "POST", body: { query: "{ nope" } });
+    await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query: "{ nope" } });
     const after = await metrics();
     const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
     expect(delta("graphql_operations_total", { operation: "WhoAmI", type: "query", outcome: "ok" })).toBe(1);
     expect(delta("graphql_operations_total", { operation: "WhoAmI", type: "query", outcome: "error" })).toBe(1);
     expect(delta("graphql_operations_total", { operation: "TagPage", type: "query", outcome: "ok" })).toBe(1);
     expect(delta("graphql_rejected_documents_total", { reason: "parse" })).toBe(1);
+    expect(delta("graphql_rejected_documents_total", { reason: "unauthenticated" })).toBe(1);
     expect(delta("http_requests_total", { route: "graphql", method: "POST", status: "200" })).toBeGreaterThanOrEqual(1);
   });
 

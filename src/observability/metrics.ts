@@ -39,7 +39,7 @@ const graphqlOperations = new client.Counter({
 });
 const graphqlRejected = new client.Counter({
   name: "graphql_rejected_documents_total",
-  help: "GraphQL documents refused before execution: parse errors, validation errors, or limits (depth, cost, aliases, tokens, directives).",
+  help: "GraphQL documents refused before execution: no valid credentials, parse errors, validation errors, or limits (depth, cost, aliases, tokens, directives).",
   labelNames: ["reason"] as const,
   registers: [registry],
 });
@@ -68,6 +68,9 @@ export function setJobQueueDepth(depth: number, queue?: string): void {
   if (queue) jobQueueDepth.set({ queue }, depth);
   else jobQueueDepth.set(depth);
 }
+
+/** For POST /graphql without valid credentials (src/graphql/requireCredentials.ts). */
+export const graphqlUnauthenticated = (): void => void graphqlRejected.inc({ reason: "unauthenticated" });
 
 /** For the rate limiter: one request of `accountId` was refused. */
 export function rateLimitRejected(accountId: string): void {

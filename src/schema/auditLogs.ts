@@ -40,7 +40,8 @@ export function parseUtcDate(value: string, name: string): { at: Date; dateOnly:
 
 /**
  * The spec's window rules (B25): neither date → the last 90 days; only startDate → from it up to
- * yesterday midnight (today 00:00 UTC); only endDate → the 90 days ending then; both → between.
+ * yesterday midnight (today 00:00 UTC), an empty window when it starts later; only endDate → the
+ * 90 days ending then; both → between (an endDate before the startDate is the caller's error).
  * A date-only endDate includes that whole day. The window is [from, to).
  */
 export function auditWindow(startDate: string | null | undefined, endDate: string | null | undefined, now = clock.now()): { from: Date; to: Date } {
@@ -49,13 +50,13 @@ export function auditWindow(startDate: string | null | undefined, endDate: strin
   const end = endParsed ? new Date(endParsed.at.getTime() + (endParsed.dateOnly ? DAY : 0)) : null;
   const todayMidnight = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
   const window = start && end ? { from: start, to: end }
-    : start ? { from: start, to: todayMidnight }
+    : start ? { from: start, to: start > todayMidnight ? start : todayMidnight }
     : end ? { from: new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: end }
     : { from: new Date(now.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: now };
   // A date-only endDate covers its whole day: a startDate on a later day is after it, although it
   // equals the window's (exclusive) end.
   const inverted = window.from > window.to || (start !== null && endParsed?.dateOnly === true && window.from >= window.to);
-  if (inverted) throw badRequest("startDate must not be after endDate (or, alone, after yesterday)", [{ path: "startDate", message: "after the end of the window" }]);
+  if (inverted) throw badRequest("startDate must not be after endDate", [{ path: "startDate", message: "after endDate" }]);
   return window;
 }
 
