@@ -1,20 +1,13 @@
-// Prisma CLI configuration. Prisma 6.19 runs its commands through the bundled WASM engine only when a
-// driver adapter is named here; without one it tries to download a native engine (no network here).
-// The adapter and schema follow DATABASE_URL, as the server's db module does.
+// Prisma CLI configuration (Prisma 7): the schema and datasource follow DATABASE_URL, as the
+// server's db module does. The server and the CLI connect through driver adapters (src/db), and
+// migrations are applied by our own runner (src/db/migrate.ts), so the CLI only generates clients.
 import path from "node:path";
-import type { PrismaConfig } from "prisma";
-import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaPg } from "@prisma/adapter-pg";
+import { defineConfig } from "prisma/config";
 
-process.env.DATABASE_URL ??= "file:./data/guidegate.db";
-const url = process.env.DATABASE_URL;
+const url = process.env.DATABASE_URL ?? "file:./data/guidegate.db";
 const postgres = /^postgres(ql)?:/.test(url);
 
-export default {
-  experimental: { adapter: true },
-  engine: "js",
+export default defineConfig({
   schema: postgres ? path.join("prisma", "postgres", "schema.prisma") : path.join("prisma", "schema.prisma"),
-  async adapter() {
-    return postgres ? new PrismaPg({ connectionString: url }) : new PrismaBetterSQLite3({ url });
-  },
-} satisfies PrismaConfig;
+  datasource: { url },
+});

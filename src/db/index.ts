@@ -7,7 +7,7 @@
 // write transaction is open, so reads never queue behind a bulk write and never see its uncommitted
 // rows. (The better-sqlite3 adapter runs every query of its one connection inside whatever
 // transaction is open on it: a single shared connection would let reads see uncommitted data.)
-import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/sqlite/client.js";
 import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js";
@@ -40,7 +40,7 @@ setDialect(dbKind);
  * bulk writes) into several statements. Declaring the real limit keeps them one statement.
  */
 function sqliteAdapter(url: string) {
-  const factory = new PrismaBetterSQLite3({ url });
+  const factory = new PrismaBetterSqlite3({ url });
   const connect = factory.connect.bind(factory);
   factory.connect = async () => {
     const adapter = yieldingQueries(await connect());
