@@ -15,7 +15,7 @@ import { JSON_BODY_LIMIT, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
 import { schema } from "./schema/index.js";
 import { createRateLimiter } from "./ratelimit.js";
-import { KEY_HEADER, USER_HEADER } from "./auth/identity.js";
+import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity.js";
 import { randomUUID } from "node:crypto";
 import { requestScope } from "./audit/requestScope.js";
 import { armorPlugins } from "./graphql/armor.js";
@@ -30,6 +30,7 @@ import { openApiRouter } from "./openapi/index.js";
 type ServerContext = { req: Request; res: Response };
 
 export function createApp(config: Config) {
+  configureIdentityCache(config.IDENTITY_CACHE_MS);
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
   // REST documents are parsed and validated here, once; an invalid one stops start-up.
   const trusted = trustDocuments(routes, schema);

@@ -30,6 +30,9 @@ const Env = z.object({
   // load balancer time to notice), and everything must have drained by SHUTDOWN_TIMEOUT_MS.
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1).default(25_000),
+  // How long a resolved API key (user, scope, memberships, account settings) is reused; changes
+  // made by another process (CLI, other instances) take effect within this. 0: look up every time.
+  IDENTITY_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   // HTTP server limits (src/httpServer.ts). Keep-alive stays open longer than a typical proxy's idle
   // timeout (60 s), so the proxy, not us, closes idle connections and never reuses one we closed.
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).default(20_000),

@@ -3,17 +3,16 @@
 // Redis when REDIS_URL is set, so several instances share one budget per account.
 import { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { prisma } from "./db/index.js";
 import { AppError } from "./errors.js";
 import { logger } from "./logger.js";
 
 export interface RateDecision { limit: number; remaining: number; resetSeconds: number; allowed: boolean }
 export interface RateLimiter {
-  consume(accountId: string): Promise<RateDecision>;
+  /** `ownLimit`: the account's own limit (`account set --rate-limit`), null for the default. */
+  consume(accountId: string, ownLimit: number | null): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
-const SETTINGS_TTL_MS = 10_000; // an account's own limit (account set --rate-limit) applies within this
 
 export function createRateLimiter(opts: { perMinute: number; redisUrl?: string | undefined; keyPrefix?: string }): RateLimiter {
   const redis = opts.redisUrl ? new Redis(opts.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2, lazyConnect: false }) : null;
@@ -29,18 +28,9 @@ export function createRateLimiter(opts: { perMinute: number; redisUrl?: string |
     }
     return l;
   };
-  const settings = new Map<string, { perMinute: number; until: number }>();
-  async function limitOf(accountId: string): Promise<number> {
-    const cached = settings.get(accountId);
-    if (cached && cached.until > Date.now()) return cached.perMinute;
-    const row = await prisma.account.findUnique({ where: { id: accountId }, select: { rateLimitPerMinute: true } });
-    const perMinute = row?.rateLimitPerMinute ?? opts.perMinute;
-    settings.set(accountId, { perMinute, until: Date.now() + SETTINGS_TTL_MS });
-    return perMinute;
-  }
   return {
-    async consume(accountId) {
-      const limit = await limitOf(accountId);
+    async consume(accountId, ownLimit) {
+      const limit = ownLimit ?? opts.perMinute;
       try {
         const r = await limiterFor(limit).consume(accountId, 1);
         return { limit, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000), allowed: true };

@@ -132,7 +132,7 @@ describe("one instance (in memory), RATE_LIMIT_PER_MINUTE=5", () => {
   it("a per-account limit (account set --rate-limit) applies to that account alone", async () => {
     const t = await fresh("own");
     const neighbour = await fresh("nb");
-    // set before the account's first request: the server caches an account's limit for 10 s
+    // set before the account's first request (with the identity cache on, a change from another process applies within IDENTITY_CACHE_MS)
     await setAccount(t.accountId, { rateLimitPerMinute: 2 });
     expectAllowed(await list(server, t), 2, 1);
     expectAllowed(await graphql(server, t), 2, 0);

@@ -2,12 +2,10 @@
 const TABLE = /(?:FROM|INTO|UPDATE)\s+(?:[`"]\w+[`"]\.)?[`"](\w+)[`"]/i;
 
 /**
- * Statements that are bookkeeping on timers or caches rather than the request's work, so whether
- * they land in a capture depends on timing: the account's own rate limit (src/ratelimit.ts, cached
- * for 10 s) and the batched write of key-use times (src/auth/keyUsage.ts).
+ * Statements that are bookkeeping on a timer rather than the request's work, so whether they land
+ * in a capture depends on timing: the batched write of key-use times (src/auth/keyUsage.ts).
  */
 const BOOKKEEPING = [
-  /^SELECT\s+(?:[`"]\w+[`"]\.[`"]Account[`"]\.[`"](?:id|rateLimitPerMinute)[`"],?\s*)+FROM/i,
   /^UPDATE\s+[`"]\w+[`"]\.[`"]ApiKey[`"]\s+SET\s+[`"]lastUsedAt[`"]/i,
 ];
 
@@ -27,5 +25,8 @@ export function shape(sql: string[]): string[] {
  */
 export const LOCK = (table: string): string[] => (/^postgres/.test(process.env.DATABASE_URL ?? "") ? [`LOCK ${table}`] : []);
 
-/** The three lookups that resolve the caller's key, user and memberships (once per request). */
-export const AUTH = ["SELECT ApiKey", "SELECT User", "SELECT Membership"] as const;
+/**
+ * The lookups that resolve the caller's key, user, memberships and those accounts (once per
+ * request with the identity cache off, as in the tests; see test/identity-cache.test.ts).
+ */
+export const AUTH = ["SELECT ApiKey", "SELECT User", "SELECT Membership", "SELECT Account"] as const;

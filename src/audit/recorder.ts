@@ -314,6 +314,18 @@ export function guardedClient<C extends object>(reader: C, writer: C, serializeW
 /** True inside withTransaction (its callbacks and what they call). */
 export const inTransaction = (): boolean => txScope.getStore() !== undefined;
 
+type CommitListener = (models: ReadonlySet<string>) => void;
+const commitListeners = new Set<CommitListener>();
+
+/**
+ * Calls `fn` after each committed transaction of this process with the models it changed (e.g. the
+ * identity cache drops what a key revocation or a membership change made stale).
+ */
+export function onCommit(fn: CommitListener): () => void {
+  commitListeners.add(fn);
+  return () => commitListeners.delete(fn);
+}
+
 export interface TransactionClient { $transaction<T>(fn: (tx: any) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T> }
 
 /**
@@ -323,7 +335,8 @@ export interface TransactionClient { $transaction<T>(fn: (tx: any) => Promise<T>
 export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) => Promise<T>, opts: { timeout?: number; maxWait?: number } = {}): Promise<T> {
   const outer = txScope.getStore();
   if (outer) return fn(auditedTx(outer.tx, outer) as Tx);
-  return client.$transaction(async (tx) => {
+  const changed = new Set<string>();
+  const result = await client.$transaction(async (tx) => {
     const scope: TxScope = { tx, entries: new Map() };
     const result = await txScope.run(scope, () => fn(auditedTx(tx, scope) as Tx));
     if (scope.entries.size) {
@@ -345,6 +358,10 @@ export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) 
           };
         }));
     }
+    changed.clear(); // a rerun replaces what an attempt rolled back
+    for (const e of scope.entries.values()) changed.add(e.model);
     return result;
   }, { timeout: opts.timeout ?? 120_000, maxWait: opts.maxWait ?? 10_000 });
+  if (changed.size) for (const fn of commitListeners) fn(changed);
+  return result;
 }

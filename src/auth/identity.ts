@@ -5,10 +5,21 @@ import { clock } from "../clock.js";
 import { prisma } from "../db/index.js";
 import { forbidden, unauthorized } from "../errors.js";
 import { recordKeyUse } from "./keyUsage.js";
-import { KEY_PREFIX_LENGTH, keyMatches, type KeyScope } from "./keys.js";
+import { onCommit } from "../audit/recorder.js";
+import { hashKey, KEY_PREFIX_LENGTH, keyMatches, type KeyScope } from "./keys.js";
 
 export const KEY_HEADER = "x-service-integration-key";
 export const USER_HEADER = "x-service-user";
+
+/** What the auth lookup reads of each account the caller may access (the GraphQL `account` needs no query of its own). */
+export interface AccountRow {
+  id: string;
+  name: string;
+  idMethod: string;
+  auditTokenTtlSeconds: number;
+  rateLimitPerMinute: number | null;
+  createdAt: Date;
+}
 
 export interface Identity {
   userId: string;
@@ -16,19 +27,65 @@ export interface Identity {
   keyId: string;
   scope: KeyScope;
   accountIds: ReadonlySet<string>;
+  accounts: ReadonlyMap<string, AccountRow>;
 }
 
 export interface Credentials { key: string | null; email: string | null }
 
-export async function authenticate({ key, email }: Credentials, now = clock.now()): Promise<Identity> {
+// ---- identity cache ----------------------------------------------------------------------------
+// A resolved identity (key → user, scope, expiry, memberships, the accounts' settings) is kept for
+// IDENTITY_CACHE_MS (default 5 s), keyed by the key's hash and the e-mail sent with it. A change
+// made in this process (key revoked or created, membership granted, account settings) clears the
+// cache at once, through the audit recorder's commit hook; a change made elsewhere (the CLI,
+// another instance) takes effect within IDENTITY_CACHE_MS. The key's own expiry is checked on
+// every request. 0 turns the cache off.
+
+interface Cached { identity: Identity; keyExpiresAt: Date | null; until: number }
+const cache = new Map<string, Cached>();
+const CACHE_MAX = 10_000;
+let cacheMs = 5_000;
+const AUTH_MODELS = ["ApiKey", "User", "Membership", "Account"];
+onCommit((models) => {
+  if (AUTH_MODELS.some((m) => models.has(m))) cache.clear();
+});
+
+/** Sets how long resolved identities are reused (createApp passes IDENTITY_CACHE_MS). */
+export function configureIdentityCache(ms: number): void {
+  cacheMs = ms;
+  cache.clear();
+}
+
+export async function authenticate(credentials: Credentials, now = clock.now()): Promise<Identity> {
+  const { key, email } = credentials;
   if (!key || !email) {
     throw unauthorized(`Send the API key in ${KEY_HEADER} and its owner's e-mail in ${USER_HEADER}.`);
   }
+  const cacheKey = `${hashKey(key)}\u0000${email.trim().toLowerCase()}`;
+  const hit = cacheMs > 0 ? cache.get(cacheKey) : undefined;
+  if (hit && hit.until > now.getTime()) {
+    if (hit.keyExpiresAt && hit.keyExpiresAt <= now) throw unauthorized("The API key has expired.");
+    recordKeyUse(hit.identity.keyId, now);
+    return hit.identity;
+  }
+  const { identity, keyExpiresAt } = await lookUp(key, email, now);
+  if (cacheMs > 0) {
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(cacheKey, { identity, keyExpiresAt, until: now.getTime() + cacheMs });
+  }
+  return identity;
+}
+
+async function lookUp(key: string, email: string, now: Date): Promise<{ identity: Identity; keyExpiresAt: Date | null }> {
   const row = await prisma.apiKey.findUnique({
     where: { prefix: key.slice(0, KEY_PREFIX_LENGTH) },
     select: {
       id: true, hash: true, scope: true, expiresAt: true, revokedAt: true,
-      user: { select: { id: true, email: true, memberships: { select: { accountId: true } } } },
+      user: {
+        select: {
+          id: true, email: true,
+          memberships: { select: { account: { select: { id: true, name: true, idMethod: true, auditTokenTtlSeconds: true, rateLimitPerMinute: true, createdAt: true } } } },
+        },
+      },
     },
   });
   if (!row || !keyMatches(key, row.hash)) throw unauthorized("The API key is not valid.");
@@ -38,12 +95,17 @@ export async function authenticate({ key, email }: Credentials, now = clock.now(
     throw unauthorized(`${USER_HEADER} does not match the API key's owner.`);
   }
   recordKeyUse(row.id, now);
+  const accounts = new Map(row.user.memberships.map((m) => [m.account.id, m.account]));
   return {
-    userId: row.user.id,
-    email: row.user.email,
-    keyId: row.id,
-    scope: row.scope as KeyScope,
-    accountIds: new Set(row.user.memberships.map((m) => m.accountId)),
+    keyExpiresAt: row.expiresAt,
+    identity: {
+      userId: row.user.id,
+      email: row.user.email,
+      keyId: row.id,
+      scope: row.scope as KeyScope,
+      accountIds: new Set(accounts.keys()),
+      accounts,
+    },
   };
 }
 

@@ -18,7 +18,8 @@ export async function requireAccount(ctx: Context, accountId: string, scopes: re
   if (ctx.rateLimiter) {
     let charge = ctx.charged.get(accountId);
     if (!charge) {
-      charge = ctx.rateLimiter.consume(accountId).then((d) => {
+      // The account's own limit came with the identity (no lookup of its own).
+      charge = ctx.rateLimiter.consume(accountId, identity.accounts.get(accountId)?.rateLimitPerMinute ?? null).then((d) => {
         if (ctx.res && !ctx.res.headersSent) ctx.res.set(rateLimitHeaders(d));
         if (!d.allowed) {
           rateLimitRejections.inc(accountId);
@@ -50,11 +51,12 @@ builder.queryField("account", (t) =>
     type: Account,
     description: "An account the caller's key has access to. 401 without a valid key, 403 without access.",
     args: { id: t.arg.string({ required: true }) },
-    resolve: async (query, _root, { id }, ctx) => {
-      await requireAccount(ctx, id);
-      const account = await prisma.account.findUnique({ ...query, where: { id } });
+    // The account's row came with the caller's identity (its scalar fields are all an Account
+    // exposes; its lists resolve from its id), so no query of its own.
+    resolve: async (_query, _root, { id }, ctx) => {
+      const account = (await requireAccount(ctx, id)).accounts.get(id);
       if (!account) throw notFound(`Account '${id}' does not exist.`);
-      return account;
+      return account as never;
     },
   }),
 );

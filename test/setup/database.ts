@@ -37,6 +37,8 @@ process.env.SEED_DEMO = "false";
 // A fixed test key: PostgreSQL deployments must configure one (SQLite would generate a key file).
 process.env.ENCRYPTION_KEY ??= Buffer.alloc(32, 7).toString("base64");
 process.env.LOG_LEVEL ??= "silent";
+// Tests that pin SQL see the key lookup on every request; test/identity-cache.test.ts turns the cache on.
+process.env.IDENTITY_CACHE_MS ??= "0";
 await migrate(process.env.DATABASE_URL);
 
 afterAll(async () => {

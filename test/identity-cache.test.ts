@@ -1,0 +1,89 @@
+// The identity cache (src/auth/identity.ts) on: a warm content page with its tags costs three SQL
+// statements, auth included; a change made in this process (revocation, a new membership) applies
+// to the next request; a change made elsewhere (the CLI, another instance: here a raw UPDATE that
+// bypasses this process) applies once the cache time has passed; a key's own expiry is checked on
+// every request. The service's clock is moved instead of waiting.
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createAccount, createKey, createUser, revokeKey } from "../src/admin.js";
+import { clock } from "../src/clock.js";
+import { withTransaction } from "../src/db/index.js";
+import { newId } from "../src/ids.js";
+import { call, prisma, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { AUTH, shape } from "./sql.js";
+
+const CACHE_MS = 5_000;
+let server: Server;
+let t: Tenant;
+beforeAll(async () => {
+  server = await startServer({ IDENTITY_CACHE_MS: String(CACHE_MS) });
+  t = await tenant("cache");
+  await withTransaction(async (tx) => {
+    const tag = await tx.tag.create({ data: { id: newId("t"), accountId: t.accountId, name: "warm" } });
+    for (let i = 0; i < 5; i++) {
+      const c = await tx.content.create({ data: { id: newId("c"), accountId: t.accountId, title: `c${i}`, type: "text" } });
+      await tx.contentTag.create({ data: { contentId: c.id, tagId: tag.id } });
+    }
+  });
+});
+afterAll(() => server.close());
+afterEach(() => vi.restoreAllMocks());
+
+const page = (who: Tenant = t) => call(`${server.url}/api/v1/${t.accountId}/content?limit=5`, { headers: who.headers });
+const later = (ms: number) => {
+  const at = new Date(Date.now() + ms);
+  vi.spyOn(clock, "now").mockReturnValue(at);
+};
+
+describe("identity cache", () => {
+  it("a warm content page with tags is 3 SQL statements, auth included; a cold one adds the key lookup", async () => {
+    const cold = await sqlOf(() => page());
+    expect(cold.result.status).toBe(200);
+    expect(cold.result.body.data).toHaveLength(5);
+    expect(shape(cold.sql)).toEqual([...AUTH, "SELECT Content", "SELECT ContentTag", "SELECT Tag"]);
+    const warm = await sqlOf(() => page());
+    expect(warm.result.body).toEqual(cold.result.body);
+    expect(shape(warm.sql)).toEqual(["SELECT Content", "SELECT ContentTag", "SELECT Tag"]);
+  });
+
+  it("a revocation in this process applies to the very next request", async () => {
+    const u = await tenant("cache-rv");
+    expect((await call(`${server.url}/v1/accounts/${u.accountId}/tags`, { headers: u.headers })).status).toBe(200);
+    await revokeKey(u.key.slice(0, 12));
+    const r = await call(`${server.url}/v1/accounts/${u.accountId}/tags`, { headers: u.headers });
+    expect([r.status, r.body.detail]).toEqual([401, "The API key has been revoked."]);
+  });
+
+  it("access granted in this process applies at once", async () => {
+    const u = await tenant("cache-gr");
+    const other = `cache-other-${process.pid}`;
+    await createAccount(other);
+    const path = `${server.url}/v1/accounts/${other}/tags`;
+    expect((await call(path, { headers: u.headers })).status).toBe(403);
+    await createUser(u.email, [other]);
+    expect((await call(path, { headers: u.headers })).status).toBe(200);
+  });
+
+  it("a change from another process applies once the cache time has passed", async () => {
+    const u = await tenant("cache-ext");
+    const path = `${server.url}/v1/accounts/${u.accountId}/tags`;
+    expect((await call(path, { headers: u.headers })).status).toBe(200);
+    // What `npm run cli -- key revoke` in another process does to the row, unseen by this one.
+    await prisma.$executeRawUnsafe(`UPDATE "ApiKey" SET "revokedAt" = "createdAt" WHERE "prefix" = '${u.key.slice(0, 12)}'`);
+    expect((await call(path, { headers: u.headers })).status).toBe(200);
+    later(CACHE_MS - 500);
+    expect((await call(path, { headers: u.headers })).status).toBe(200);
+    later(CACHE_MS + 100);
+    expect((await call(path, { headers: u.headers })).status).toBe(401);
+  });
+
+  it("a key's own expiry is checked on every request, cached or not", async () => {
+    const u = await tenant("cache-exp");
+    const { key } = await createKey(u.email, { ttlSeconds: 2 });
+    const headers = { "x-service-integration-key": key, "x-service-user": u.email };
+    const path = `${server.url}/v1/accounts/${u.accountId}/tags`;
+    expect((await call(path, { headers })).status).toBe(200);
+    later(2_500); // within the cache time, past the key's
+    const r = await call(path, { headers });
+    expect([r.status, r.body.detail]).toEqual([401, "The API key has expired."]);
+  });
+});
