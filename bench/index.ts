@@ -1,7 +1,9 @@
-// Benchmark of the style A content list, three ways over the same data in one process:
+// Benchmark of the style A content list, four ways over the same data in one process:
 //   (a) the REST route GET /api/v1/:accountId/content (route table → in-process execution → Pothos → Prisma),
 //   (b) the same GraphQL operation sent to the same app's POST /graphql,
-//   (c) a hand-written Express + Prisma handler returning the same JSON (bench/handwritten.ts).
+//   (c) a hand-written Express + Prisma handler returning the same JSON (bench/handwritten.ts),
+//   (d) raw SQL: Express over the driver (better-sqlite3 / pg), one statement for the key, one for the
+//       page with tags aggregated in SQL, the same JSON byte for byte (bench/rawsql.ts).
 // It prints figures and never passes or fails.
 //
 //   npm run bench [-- --db sqlite|postgres|both] [--duration 10] [--requests 20000] [--connections 8]
@@ -182,7 +184,7 @@ async function listen(handler: RequestListener): Promise<Listening> {
 }
 
 type HttpCall = Pick<LoadSpec, "url" | "method" | "headers" | "body">;
-interface Target { id: "a" | "b" | "c"; name: string; request(limit: number): HttpCall }
+interface Target { id: "a" | "b" | "c" | "d"; name: string; request(limit: number): HttpCall }
 
 // ---- measuring -----------------------------------------------------------------------------------
 
@@ -244,20 +246,21 @@ function firstDifference(x: string, y: string): string {
 async function compareResponses(targets: Record<Target["id"], Target>, contents: number, toRestPage: (graphql: unknown) => unknown): Promise<string[]> {
   const problems: string[] = [];
   for (const limit of LIMITS) {
-    const [a, b, c] = await Promise.all([fetchText(targets.a.request(limit)), fetchText(targets.b.request(limit)), fetchText(targets.c.request(limit))]);
-    for (const [id, r] of [["a", a], ["b", b], ["c", c]] as const) {
-      if (r.status !== 200) problems.push(`limit ${limit}: (${id}) answered ${r.status}: ${r.text.slice(0, 200)}`);
+    const [a, b, c, d] = await Promise.all([targets.a, targets.b, targets.c, targets.d].map((t) => fetchText(t.request(limit))));
+    for (const [id, r] of [["a", a], ["b", b], ["c", c], ["d", d]] as const) {
+      if (r!.status !== 200) problems.push(`limit ${limit}: (${id}) answered ${r!.status}: ${r!.text.slice(0, 200)}`);
     }
-    if (a.text !== c.text) problems.push(`limit ${limit}: (a) and (c) differ ${firstDifference(a.text, c.text)}`);
+    if (a!.text !== c!.text) problems.push(`limit ${limit}: (a) and (c) differ ${firstDifference(a!.text, c!.text)}`);
+    if (a!.text !== d!.text) problems.push(`limit ${limit}: (a) and (d) differ ${firstDifference(a!.text, d!.text)}`);
     let fromGraphql: string;
     try {
-      fromGraphql = JSON.stringify(toRestPage(JSON.parse(b.text)));
+      fromGraphql = JSON.stringify(toRestPage(JSON.parse(b!.text)));
     } catch (err) {
       fromGraphql = `(b) not a content page: ${String(err)}`;
     }
-    if (fromGraphql !== a.text) problems.push(`limit ${limit}: (b) and (a) differ ${firstDifference(fromGraphql, a.text)}`);
-    const rows = a.status === 200 ? (JSON.parse(a.text) as { data?: unknown[] }).data?.length : undefined;
-    if (a.status === 200 && rows !== Math.min(limit, contents)) problems.push(`limit ${limit}: (a) returned ${rows} records`);
+    if (fromGraphql !== a!.text) problems.push(`limit ${limit}: (b) and (a) differ ${firstDifference(fromGraphql, a!.text)}`);
+    const rows = a!.status === 200 ? (JSON.parse(a!.text) as { data?: unknown[] }).data?.length : undefined;
+    if (a!.status === 200 && rows !== Math.min(limit, contents)) problems.push(`limit ${limit}: (a) returned ${rows} records`);
   }
   return problems;
 }
@@ -270,11 +273,11 @@ const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(dig
 const rate = (n: number) => fixed(n, n >= 100 ? 0 : 1);
 
 function printTable(rows: Row[]): void {
-  const header = ["limit", "target", "req/s", "p50 ms", "p99 ms", "overhead x", "p50 x", "CPU ms/req", "requests", "failures", "KB/resp", "peak RSS MB"];
+  const header = ["limit", "target", "req/s", "p50 ms", "p99 ms", "x raw req/s", "CPU ms/req", "requests", "failures", "KB/resp", "peak RSS MB"];
   const lines: string[][] = [];
   for (const limit of LIMITS) {
     const group = rows.filter((r) => r.limit === limit);
-    const base = group.find((r) => r.target.id === "c")?.result;
+    const raw = group.find((r) => r.target.id === "d")?.result;
     group.forEach((r, i) => {
       lines.push([
         i === 0 ? String(limit) : "",
@@ -282,8 +285,7 @@ function printTable(rows: Row[]): void {
         rate(r.result.requestsPerSecond),
         fixed(r.result.p50, 2),
         fixed(r.result.p99, 2),
-        base ? fixed(base.requestsPerSecond / r.result.requestsPerSecond, 2) : "n/a",
-        base ? fixed(r.result.p50 / base.p50, 2) : "n/a",
+        raw ? fixed(r.result.requestsPerSecond / raw.requestsPerSecond, 2) : "n/a",
         fixed(r.cpuMsPerRequest, 2),
         `${r.result.completed}${r.result.cutOff ? "*" : ""}`,
         String(r.result.failures),
@@ -298,6 +300,17 @@ function printTable(rows: Row[]): void {
   console.log(format(header));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const l of lines) console.log(format(l));
+  console.log("");
+  // The two ratios the REST layer is held to: its throughput against raw SQL, and its CPU cost
+  // against the same operation over GraphQL.
+  for (const limit of LIMITS) {
+    const by = (id: Target["id"]) => rows.find((r) => r.limit === limit && r.target.id === id);
+    const [a, b, d] = [by("a"), by("b"), by("d")];
+    if (!a || !b || !d) continue;
+    console.log(`limit ${String(limit).padStart(4)}: REST ÷ raw SQL req/s = ${fixed(a.result.requestsPerSecond / d.result.requestsPerSecond, 2)}` +
+      `   REST ÷ GraphQL CPU ms/req = ${fixed(a.cpuMsPerRequest / b.cpuMsPerRequest, 2)}` +
+      `   REST ÷ GraphQL req/s = ${fixed(a.result.requestsPerSecond / b.result.requestsPerSecond, 2)}`);
+  }
 }
 
 // ---- one database --------------------------------------------------------------------------------
@@ -343,6 +356,7 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     const { loadConfig } = await import("../src/config.js");
     const { routes } = await import("../src/rest/routes.js");
     const { handwrittenApp } = await import("./handwritten.js");
+    const { rawSqlApp } = await import("./rawsql.js");
 
     const created = createApp(loadConfig());
     open.push(created.close);
@@ -350,6 +364,10 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     open.push(real.close);
     const handwritten = await listen(handwrittenApp());
     open.push(handwritten.close);
+    const rawSql = rawSqlApp(db.url);
+    open.push(rawSql.close);
+    const raw = await listen(rawSql.app);
+    open.push(raw.close);
     const loadgen = new LoadGenerator();
     open.push(() => loadgen.close());
 
@@ -373,6 +391,10 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
       c: {
         id: "c", name: "(c) hand-written Express + Prisma",
         request: (limit) => ({ url: `${handwritten.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
+      },
+      d: {
+        id: "d", name: "(d) raw SQL (driver, 2 statements)",
+        request: (limit) => ({ url: `${raw.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
       },
     };
 
@@ -400,12 +422,12 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     console.log(`  Node ${process.version}, NODE_ENV=${process.env.NODE_ENV}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? "?"})`);
     // The bench itself keeps about two CPUs busy; a much higher load means other work competed.
     console.log(`  1-min load average: ${fixed(loadBefore, 2)} before, ${fixed(loadAfter, 2)} after the runs`);
-    console.log(`equivalent responses: ${problems.length ? "no" : "yes"}${problems.length ? "" : " ((a) = (c) byte for byte, (b) = same records; first page at limit 10 and 1000)"}`);
+    console.log(`equivalent responses: ${problems.length ? "no" : "yes"}${problems.length ? "" : " ((a) = (c) = (d) byte for byte, (b) = same records; first page at limit 10 and 1000)"}`);
     for (const p of problems) console.log(`  ${p}`);
     console.log("");
     printTable(rows);
     console.log("");
-    console.log("overhead x = req/s of (c) ÷ req/s of the row; p50 x = p50 of the row ÷ p50 of (c).");
+    console.log("x raw req/s = req/s of the row ÷ req/s of (d) raw SQL (1.00 = as fast as the driver alone).");
     console.log("CPU ms/req = this process's CPU time (servers and load generator, not a PostgreSQL server) per request:");
     console.log("  less sensitive than req/s and latency to other processes competing for the CPUs.");
     console.log("peak RSS MB = process.resourceUsage().maxRSS after the row's run: the whole process (both servers,");
