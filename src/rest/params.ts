@@ -2,6 +2,8 @@
 // parameters, comma-separated path lists, and the overall shape of JSON bodies.
 import type { FieldError } from "../errors.js";
 import { MAX_BULK_ITEMS } from "../schema/bulk.js";
+import { LIST_LIMITS } from "../schema/pagination.js";
+import type { RestInput } from "./contract.js";
 import { HttpProblem } from "./problem.js";
 
 const bad = (path: string, message: string) => new HttpProblem(400, `${path} ${message}`, [{ path, message }] as FieldError[]);
@@ -58,4 +60,9 @@ export function objectArrayBody(body: unknown): Record<string, unknown>[] {
     if (item === null || typeof item !== "object" || Array.isArray(item)) throw bad(`body[${i}]`, "must be an object");
   });
   return body as Record<string, unknown>[];
+}
+
+/** The variables of a page of an account's list: `accountId`, `first` from `limit`, `after` from `cursor`. */
+export function pageVariables(input: RestInput, limits: { default: number; max: number } = LIST_LIMITS.standard) {
+  return { accountId: input.params.accountId, first: limitParam(input.query, limits), after: cursorParam(input.query) };
 }

@@ -9,7 +9,7 @@ import type { YogaServerInstance } from "graphql-yoga";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import type { Context } from "../context.js";
 import { AppError, knownError } from "../errors.js";
-import { requireAccount } from "../schema/account.js";
+import { requireAccount } from "../domains/accounts/schema.js";
 import { logger } from "../logger.js";
 import { bodyErrorProblem, HttpProblem, problem, problemFromGraphQL, sendProblem, type Problem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
@@ -19,7 +19,7 @@ type ServerContext = { req: Request; res: Response };
 
 type Yoga = YogaServerInstance<ServerContext, object>;
 
-export function restRouter(routes: RestRoute[], yoga: Yoga, documents: ReadonlyMap<string, DocumentNode>): Router {
+export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: ReadonlyMap<string, DocumentNode>): Router {
   // strict: `/content/` (an empty id) is not the list `/content`.
   const router = express.Router({ strict: true });
   const json = express.json({ limit: JSON_BODY_LIMIT, type: ["application/json", "application/*+json"] });

@@ -1,12 +1,8 @@
-// Builds the GraphQL schema from the domain files.
+// Builds the GraphQL schema: the builder's configuration (builder.ts) plus every domain's types,
+// queries and mutations (src/domains/index.ts registers them).
 import { lexicographicSortSchema } from "graphql";
 import { builder } from "./builder.js";
-import "./account.js";
-import "./tags.js";
-import "./content.js";
-import "./endUserSchema.js";
-import "./endUsers.js";
-import "./auditLogs.js";
+import "../domains/index.js";
 
 export const schema = builder.toSchema();
 export const sortedSchema = () => lexicographicSortSchema(schema);

@@ -1,13 +1,13 @@
 // The tenant boundary. Every domain query hangs off `account(id)`, and every mutation takes an
 // `accountId`; both go through requireAccount, which is where 401/403 are decided.
-import type { Context } from "../context.js";
-import { authorize, type Identity } from "../auth/identity.js";
-import type { KeyScope } from "../auth/keys.js";
-import { prisma } from "../db/index.js";
-import { notFound } from "../errors.js";
-import { rateLimited, rateLimitHeaders } from "../ratelimit.js";
-import { rateLimitRejections } from "../observability/counters.js";
-import { builder } from "./builder.js";
+import type { Context } from "../../context.js";
+import { authorize, type Identity } from "../../auth/identity.js";
+import type { KeyScope } from "../../auth/keys.js";
+import { prisma } from "../../db/index.js";
+import { notFound } from "../../errors.js";
+import { rateLimited, rateLimitHeaders } from "../../ratelimit.js";
+import { rateLimitRejections } from "../../observability/counters.js";
+import { builder } from "../../schema/builder.js";
 
 /**
  * The gate of every account-scoped field: authenticates (401), authorizes (403), and charges the

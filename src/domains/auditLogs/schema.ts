@@ -1,12 +1,12 @@
 // Reading the audit log (B25). Entries are written only by src/audit/recorder.ts and are never
 // edited or deleted: no mutation exists, and the shared client refuses such writes.
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import { clock } from "../clock.js";
-import { prisma } from "../db/index.js";
-import { badRequest } from "../errors.js";
-import { requireAccount } from "./account.js";
-import { builder } from "./builder.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
+import { clock } from "../../clock.js";
+import { prisma } from "../../db/index.js";
+import { badRequest } from "../../errors.js";
+import { requireAccount } from "../accounts/schema.js";
+import { builder } from "../../schema/builder.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 
 const DAY = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 90;

@@ -2,15 +2,15 @@
 // lookups, and bulk create / update / delete with per-item results. Validation is per item: a bad
 // item fails alone (REST answers 207), the good ones are written together in one transaction.
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import { prisma, withTransaction, type Tx } from "../db/index.js";
-import { lockRows } from "../db/locks.js";
-import type { Prisma } from "../generated/sqlite/client.js";
-import { newId } from "../ids.js";
-import { Account, requireAccount } from "./account.js";
-import { builder } from "./builder.js";
-import { bulkArg, deleteByKeys, inChunks, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
-import { Tag } from "./tags.js";
+import { prisma, withTransaction, type Tx } from "../../db/index.js";
+import { lockRows } from "../../db/locks.js";
+import type { Prisma } from "../../generated/sqlite/client.js";
+import { newId } from "../../ids.js";
+import { Account, requireAccount } from "../accounts/schema.js";
+import { builder } from "../../schema/builder.js";
+import { bulkArg, deleteByKeys, inChunks, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { Tag } from "../tags/schema.js";
 
 export const CONTENT_TYPES = ["link", "video", "text", "flow", "widget", "folder"] as const;
 export const STATIC_TYPES = ["link", "video", "text"] as const;

@@ -1,11 +1,9 @@
-// Wire shapes of REST records, from the GraphQL selections the routes ask for. The two path styles
-// differ only in how content refers to tags: style A by tag id, style B by tag name.
-import { HttpProblem } from "./problem.js";
-
-export type Style = "A" | "B";
+// Wire shape of content records and request items, from the GraphQL selections the content routes
+// ask for. The two path styles differ only in how content refers to tags: style A by tag id, style B by name.
+import { HttpProblem } from "../../rest/problem.js";
+import type { Style } from "../../rest/contract.js";
 
 export const CONTENT_FIELDS = `id title type url source description descriptionMd state stage parentId creationTime lastUpdateTime tags { id name }`;
-export const TAG_FIELDS = `id name description type`;
 
 interface ContentNode {
   id: string; title: string; type: string; url: string | null; source: string | null;
@@ -30,8 +28,6 @@ export function contentRecord(style: Style) {
     lastUpdateTime: c.lastUpdateTime,
   });
 }
-
-export const tagRecord = (t: { id: string; name: string; description: string | null; type: string }) => t;
 
 const GRAPHQL_ONLY_CONTENT_FIELDS = ["tagIds", "tagNames", "descriptionMd"] as const;
 
@@ -61,21 +57,3 @@ export function contentInput(style: Style) {
     };
   };
 }
-
-export const SCHEMA_FIELD_FIELDS = `name type description default`;
-export const END_USER_FIELDS = `id creationTime lastUpdateTime custom @include(if: $custom) userActionCount @include(if: $actions) userActions @include(if: $actions)`;
-
-interface EndUserNode { id: string; creationTime: number; lastUpdateTime: number; custom?: object; userActionCount?: object; userActions?: object }
-
-/** End users: style A has no user-action maps; fields not fetched are not sent. */
-export function endUserRecord(style: Style) {
-  return (u: EndUserNode) => ({
-    id: u.id,
-    creationTime: u.creationTime,
-    lastUpdateTime: u.lastUpdateTime,
-    ...(u.custom !== undefined ? { custom: u.custom } : {}),
-    ...(style === "B" && u.userActionCount !== undefined ? { userActionCount: u.userActionCount, userActions: u.userActions } : {}),
-  });
-}
-
-export const schemaFieldRecord = (f: { name: string; type: string; description: string | null; default: boolean }) => f;

@@ -1,15 +1,13 @@
 // REST rows for end users and the end-user schema (style A Group A tables; style B B10–B15).
-import { LIST_LIMITS } from "../schema/pagination.js";
-import { HttpProblem } from "./problem.js";
-import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from "./params.js";
-import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord, type Style } from "./records.js";
-import { bulkReply, oneReply, pageReply } from "./responses.js";
-import type { RestInput, RestRoute } from "./routes.js";
-import { pageQuery, type BodyDoc } from "./docs.js";
-import { FIELD_TYPES } from "../schema/endUserSchema.js";
+import { LIST_LIMITS } from "../../schema/pagination.js";
+import { HttpProblem } from "../../rest/problem.js";
+import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from "../../rest/params.js";
+import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord } from "./records.js";
+import { A, B, type RestInput, type RestRoute, type Style } from "../../rest/contract.js";
+import { bulkReply, oneReply, pageReply } from "../../rest/responses.js";
+import { pageQuery, type BodyDoc } from "../../rest/docs.js";
+import { FIELD_TYPES } from "./fields.js";
 
-const A = "/api/v1/:accountId";
-const B = "/v1/accounts/:accountId";
 
 const LIST = `query EndUserPage($accountId: String!, $first: Int, $after: String, $custom: Boolean! = true, $actions: Boolean!) {
   account(id: $accountId) { endUsers(first: $first, after: $after) { nodes { ${END_USER_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;

@@ -4,16 +4,16 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
 import type { GraphQLResolveInfo } from "graphql";
-import { prisma, withTransaction } from "../db/index.js";
-import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../db/locks.js";
-import { badRequest } from "../errors.js";
-import type { EndUserAction, Prisma } from "../generated/sqlite/client.js";
-import { newId } from "../ids.js";
-import { Account, requireAccount } from "./account.js";
-import { builder } from "./builder.js";
-import { bulkArg, checkListSafeName, chunksOf, deleteByKeys, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
-import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./endUserSchema.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
+import { prisma, withTransaction } from "../../db/index.js";
+import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
+import { badRequest } from "../../errors.js";
+import type { EndUserAction, Prisma } from "../../generated/sqlite/client.js";
+import { newId } from "../../ids.js";
+import { Account, requireAccount } from "../accounts/schema.js";
+import { builder } from "../../schema/builder.js";
+import { bulkArg, checkListSafeName, chunksOf, deleteByKeys, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
+import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./fields.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 
 const ID_MAX = 256;
 const ACTION_ID_MAX = 128;

@@ -2,15 +2,15 @@
 // Names are unique per account and identify a tag in REST paths, so they cannot hold commas.
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
-import { prisma, withTransaction } from "../db/index.js";
-import { dbErrorKind } from "../db/errors.js";
-import { ConcurrentChange, insertSkippingDuplicates, lockRows } from "../db/locks.js";
-import { newId } from "../ids.js";
-import { Account, requireAccount } from "./account.js";
-import { builder } from "./builder.js";
-import { bulkArg, deleteByKeys, inChunks, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "./bulk.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "./pagination.js";
-import type { Tag as TagRow } from "../generated/sqlite/client.js";
+import { prisma, withTransaction } from "../../db/index.js";
+import { dbErrorKind } from "../../db/errors.js";
+import { ConcurrentChange, insertSkippingDuplicates, lockRows } from "../../db/locks.js";
+import { newId } from "../../ids.js";
+import { Account, requireAccount } from "../accounts/schema.js";
+import { builder } from "../../schema/builder.js";
+import { bulkArg, deleteByKeys, inChunks, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import type { Tag as TagRow } from "../../generated/sqlite/client.js";
 
 export const TAG_NAME_MAX = 100;
 export const TAG_DESCRIPTION_MAX = 2_000;

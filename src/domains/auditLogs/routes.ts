@@ -1,0 +1,48 @@
+// The audit log over REST: B25 (POST, so personal data is not cached and long filters fit).
+import { LIST_LIMITS } from "../../schema/pagination.js";
+import { B, type RestRoute } from "../../rest/contract.js";
+import { pageQuery } from "../../rest/docs.js";
+import { cursorParam, limitParam } from "../../rest/params.js";
+import { HttpProblem } from "../../rest/problem.js";
+import { pageReply } from "../../rest/responses.js";
+
+export const auditLogRoutes: RestRoute[] = [
+  {
+    name: "auditLogs", method: "post", path: `${B}/auditlogs`, summary: "B25: audit-log entries of the account (newest first; 90-day default window)",
+    document: `query AuditLogs($accountId: String!, $first: Int, $after: String, $filter: AuditLogFilter) {
+      auditLogs(accountId: $accountId, first: $first, after: $after, filter: $filter) {
+        nodes { id timestamp accountId userId action resourceType resourceId sourceIp details } pageInfo { hasNextPage endCursor } } }`,
+    jsonBody: true, optionalBody: true, scopes: ["integration", "auditlogs"],
+    query: pageQuery(LIST_LIMITS.auditLogs),
+    body: {
+      schema: {
+        type: "object", additionalProperties: false,
+        properties: {
+          startDate: { type: "string", description: "`YYYY-MM-DD HH:MM` or `YYYY-MM-DD`, UTC." },
+          endDate: { type: "string", description: "`YYYY-MM-DD HH:MM` or `YYYY-MM-DD`, UTC." },
+          userId: { type: "string", description: "Only entries of this user." },
+        },
+      },
+      example: { startDate: "2024-06-01", endDate: "2024-06-30" },
+    },
+    variables: (i) => ({
+      accountId: i.params.accountId,
+      first: limitParam(i.query, LIST_LIMITS.auditLogs),
+      after: cursorParam(i.query),
+      filter: auditFilterBody(i.body),
+    }),
+    reply: (d) => ({ ...pageReply(d.auditLogs, (e) => e), headers: { "Cache-Control": "no-store" } }),
+  },
+];
+
+function auditFilterBody(body: unknown) {
+  if (body === undefined || body === null || (typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0)) return {};
+  if (typeof body !== "object" || Array.isArray(body)) throw new HttpProblem(400, "body must be a JSON object {startDate, endDate, userId}");
+  const { startDate, endDate, userId, ...rest } = body as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length) throw new HttpProblem(400, `unknown body field(s): ${unknown.join(", ")} (allowed: startDate, endDate, userId)`);
+  for (const [k, v] of Object.entries({ startDate, endDate, userId })) {
+    if (v !== undefined && v !== null && typeof v !== "string") throw new HttpProblem(400, `${k} must be a string`, [{ path: k, message: "must be a string" }]);
+  }
+  return { startDate, endDate, userId };
+}

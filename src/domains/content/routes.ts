@@ -1,0 +1,159 @@
+// Content over REST: style A's five routes and style B's B1–B5, each a row running one GraphQL
+// operation of this domain (schema.ts) and mapping its result with records.ts.
+import { MAX_TIMESTAMP } from "../../schema/builder.js";
+import { LIST_LIMITS } from "../../schema/pagination.js";
+import { A, B, withRecord, type RestInput, type RestRoute, type Style } from "../../rest/contract.js";
+import { pageQuery, type BodyDoc, type QueryParamDoc } from "../../rest/docs.js";
+import { commaList, cursorParam, intParam, limitParam, objectArrayBody, pageVariables, stringParam } from "../../rest/params.js";
+import { HttpProblem } from "../../rest/problem.js";
+import { bulkReply, oneReply, pageReply } from "../../rest/responses.js";
+import { CONTENT_FIELDS, contentInput, contentRecord } from "./records.js";
+import { CONTENT_TYPES, STATIC_TYPES } from "./schema.js";
+
+const CONTENT_PAGE = `query ContentPage($accountId: String!, $first: Int, $after: String, $filter: ContentFilter, $orderBy: ContentOrder) {
+  account(id: $accountId) { contents(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {
+    nodes { ${CONTENT_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
+
+const CREATE_CONTENT = `mutation CreateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!]) {
+  createContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes) {
+    results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`;
+
+const UPDATE_CONTENT = `mutation UpdateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!]) {
+  updateContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes) {
+    results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`;
+
+const DELETE_CONTENT = `mutation DeleteContent($accountId: String!, $ids: [String!]!) {
+  deleteContents(accountId: $accountId, ids: $ids) { results { index statusCode id errors } } }`;
+
+const contentPage = (style: Style) => (d: any) => pageReply(d.account.contents, contentRecord(style));
+const contentWrite = (style: Style) => (input: RestInput) => ({
+  accountId: input.params.accountId,
+  input: objectArrayBody(input.body).map(contentInput(style)),
+  allowedTypes: STATIC_TYPES,
+});
+
+/** B1's only valid state/stage pairs (spec, "B1 state and stage combinations"), as list filters. */
+const STATE_STAGE: Record<string, { state: string[]; stage?: string }> = {
+  "draft|design": { state: ["draft"], stage: "design" },
+  "ready|design": { state: ["ready"], stage: "design" },
+  "default|production": { state: ["production"], stage: "production" },
+  "DRAFT:READY:PRODUCTION|ALL": { state: ["draft", "ready", "production"] },
+  "READY:PRODUCTION|ALL": { state: ["ready", "production"] },
+};
+
+function stateStageFilter(query: Record<string, unknown>) {
+  const state = stringParam(query, "state");
+  const stage = stringParam(query, "stage");
+  if (state === undefined && stage === undefined) return undefined;
+  const filter = STATE_STAGE[`${state}|${stage}`];
+  if (!filter) {
+    const pairs = Object.keys(STATE_STAGE).map((k) => k.replace("|", "/")).join(", ");
+    throw new HttpProblem(400, `state and stage must be given together as one of the pairs (state/stage): ${pairs}`, [
+      { path: "state", message: "invalid state/stage combination" },
+    ]);
+  }
+  return filter;
+}
+
+function changedAfter(field: "createdAfter" | "updatedAfter") {
+  return (input: RestInput) => {
+    const type = stringParam(input.query, "type");
+    return {
+      accountId: input.params.accountId,
+      first: limitParam(input.query, LIST_LIMITS.standard),
+      after: cursorParam(input.query),
+      orderBy: field === "createdAfter" ? "CREATED" : "UPDATED",
+      filter: { [field]: intParam(input.query, "fromTime", { required: true, min: 0, max: MAX_TIMESTAMP }), ...(type ? { type } : {}) },
+    };
+  };
+}
+
+// ---- OpenAPI descriptions of inputs (src/openapi reads them; test/openapi.test.ts checks them) -----
+
+const LIST_QUERY = pageQuery(LIST_LIMITS.standard);
+const pairPart = (i: 0 | 1) => [...new Set(Object.keys(STATE_STAGE).map((k) => k.split("|")[i]!))];
+const STATE_STAGE_QUERY: Record<string, QueryParamDoc> = {
+  ...LIST_QUERY,
+  state: { description: "With `stage`, one of the pairs draft/design, ready/design, default/production, DRAFT:READY:PRODUCTION/ALL, READY:PRODUCTION/ALL.", schema: { type: "string", enum: pairPart(0) }, example: "draft" },
+  stage: { description: "With `state` (see there).", schema: { type: "string", enum: pairPart(1) }, example: "design" },
+};
+const CHANGED_AFTER_QUERY: Record<string, QueryParamDoc> = {
+  ...LIST_QUERY,
+  fromTime: { description: "Epoch milliseconds; only content changed strictly after it.", required: true, schema: { type: "integer", minimum: 0 }, example: 1718000000000 },
+  type: { description: "Only content of this type.", schema: { type: "string", enum: [...CONTENT_TYPES] } },
+};
+const contentBody = (style: Style, example: unknown): BodyDoc => ({
+  input: "ContentInput", array: true, example,
+  rename: { descriptionMd: "description_md", [style === "A" ? "tagIds" : "tagNames"]: "tags" },
+  omit: [style === "A" ? "tagNames" : "tagIds"],
+});
+const CREATE_EXAMPLE = [{ title: "Getting started", type: "link", url: "https://example.com/help/getting-started" }, { title: "Release notes", type: "text", description_md: "**New** this week" }];
+const UPDATE_EXAMPLE = [{ id: "c_1", title: "Getting started (updated)", state: "ready" }];
+
+// ---- the rows -------------------------------------------------------------------------------------
+
+export const contentRoutes: RestRoute[] = [
+  // Style A: content
+  {
+    name: "listContentA", method: "get", path: `${A}/content`, summary: "List content (paginated)", query: LIST_QUERY,
+    document: CONTENT_PAGE, variables: pageVariables, reply: contentPage("A"),
+  },
+  {
+    name: "updateContentA", method: "put", path: `${A}/content`, summary: "Update content (array; id identifies each)",
+    body: contentBody("A", UPDATE_EXAMPLE),
+    document: UPDATE_CONTENT, jsonBody: true, variables: contentWrite("A"),
+    reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("A")),
+  },
+  {
+    name: "createContentA", method: "post", path: `${A}/content`, summary: "Create links, videos and text (array)",
+    body: contentBody("A", CREATE_EXAMPLE),
+    document: CREATE_CONTENT, jsonBody: true, variables: contentWrite("A"),
+    reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("A")),
+  },
+  {
+    name: "deleteContentA", method: "delete", path: `${A}/content/:contentIDArray`, summary: "Delete content by comma-separated ids",
+    params: { contentIDArray: { description: "Comma-separated content ids.", example: "c_1,c_2" } },
+    document: DELETE_CONTENT,
+    variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.contentIDArray, "contentIDArray") }),
+    reply: (d) => bulkReply(d.deleteContents.results, null),
+  },
+  {
+    name: "getContentA", method: "get", path: `${A}/content/:id`, summary: "Get one content by id",
+    params: { id: { description: "The content id.", example: "c_1" } },
+    document: `query GetContent($accountId: String!, $id: String!) { account(id: $accountId) { content(id: $id) { ${CONTENT_FIELDS} } } }`,
+    variables: (i) => ({ accountId: i.params.accountId, id: i.params.id }),
+    reply: (d, i) => oneReply(d.account.content, contentRecord("A"), `No content with id '${i.params.id}'.`),
+  },
+
+  // Style B: content (B1–B5)
+  {
+    name: "listContentB", method: "get", path: `${B}/content`, summary: "B1: list content (paginated), filtered by a state/stage pair",
+    query: STATE_STAGE_QUERY,
+    document: CONTENT_PAGE,
+    variables: (i) => ({ ...pageVariables(i), filter: stateStageFilter(i.query) }),
+    reply: contentPage("B"),
+  },
+  {
+    name: "updateContentB", method: "put", path: `${B}/content`, summary: "B2: update content (array, variant B)",
+    body: contentBody("B", UPDATE_EXAMPLE),
+    document: UPDATE_CONTENT, jsonBody: true, variables: contentWrite("B"),
+    reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("B")),
+  },
+  {
+    name: "createContentB", method: "post", path: `${B}/content`, summary: "B3: create static content (array, variant B)",
+    body: contentBody("B", CREATE_EXAMPLE),
+    document: CREATE_CONTENT, jsonBody: true, variables: contentWrite("B"),
+    reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("B")),
+  },
+  {
+    name: "listContentCreatedAfter", method: "get", path: `${B}/content/createdAfter`, summary: "B4: content created after fromTime (paginated)",
+    query: CHANGED_AFTER_QUERY,
+    document: CONTENT_PAGE, variables: changedAfter("createdAfter"), reply: contentPage("B"),
+  },
+  {
+    name: "listContentUpdatedAfter", method: "get", path: `${B}/content/updatedAfter`, summary: "B5: content updated after fromTime (paginated)",
+    query: CHANGED_AFTER_QUERY,
+    document: CONTENT_PAGE, variables: changedAfter("updatedAfter"), reply: contentPage("B"),
+  },
+
+];

@@ -1,0 +1,16 @@
+// The domains of the service. Each folder holds a domain's GraphQL types and resolvers (schema.ts),
+// its REST rows (routes.ts) and their record mappers (records.ts). Adding a domain is a folder, a
+// line here, and its migration.
+import "./accounts/schema.js";
+import { auditLogRoutes } from "./auditLogs/routes.js";
+import "./auditLogs/schema.js";
+import { contentRoutes } from "./content/routes.js";
+import "./content/schema.js";
+import { endUserRoutes } from "./endUsers/routes.js";
+import "./endUsers/schema.js";
+import type { RestRoute } from "../rest/contract.js";
+import { tagRoutes } from "./tags/routes.js";
+import "./tags/schema.js";
+
+/** Every REST row, in the order the OpenAPI document lists them. */
+export const domainRoutes: readonly RestRoute[] = [...contentRoutes, ...tagRoutes, ...endUserRoutes, ...auditLogRoutes];

@@ -1,0 +1,51 @@
+// The route contract of the REST layer: what a row of the table declares (method, path, GraphQL
+// document, how path/query/body become variables, how the result becomes the reply, its OpenAPI
+// descriptions). Domains declare their rows with these types (src/domains/*/routes.ts);
+// src/rest/router.ts executes them all the same way.
+import type { KeyScope } from "../auth/keys.js";
+import type { BodyDoc, QueryParamDoc } from "./docs.js";
+import type { RestReply } from "./responses.js";
+
+/** The two path styles of the spec; they differ only in how content refers to tags (id or name). */
+export type Style = "A" | "B";
+export const A = "/api/v1/:accountId";
+export const B = "/v1/accounts/:accountId";
+
+export interface RestInput {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+export interface RestRoute {
+  /** Stable operation name (OpenAPI operationId, metrics label). */
+  name: string;
+  method: "get" | "post" | "put" | "delete";
+  /** Express path; `:accountId` is in every account route. */
+  path: string;
+  summary: string;
+  /** The GraphQL operation the route runs. */
+  document: string;
+  variables(input: RestInput): Record<string, unknown>;
+  reply(data: any, input: RestInput): RestReply;
+  /** Key scopes allowed on this route (default: integration keys only). */
+  scopes?: readonly KeyScope[];
+  /** Whether the route reads a JSON body. */
+  jsonBody?: boolean;
+  /** With jsonBody: an empty body is allowed. */
+  optionalBody?: boolean;
+  /** A body other than problem+json for failures (the spec's single end-user update shape). */
+  errorBody?: (status: number, messages: string[], input: RestInput) => unknown;
+  /** OpenAPI: the query parameters variables() reads (test/openapi.test.ts checks the two agree). */
+  query?: Record<string, QueryParamDoc>;
+  /** OpenAPI: the JSON body, as a GraphQL input type or a JSON Schema. */
+  body?: BodyDoc;
+  /** OpenAPI: descriptions of path parameters other than accountId. */
+  params?: Record<string, { description: string; example?: string }>;
+}
+
+
+/** Moves a bulk result's named record field to `record`, the shape bulkReply reads. */
+export function withRecord(field: string) {
+  return (r: any) => ({ ...r, record: r[field] });
+}
