@@ -174,7 +174,7 @@ describe("encrypted_string over GraphQL", () => {
     const t = await tenant("enc");
     await withFields(t);
     const secret = "passport X1234567";
-    const w = await gql(server, t, `mutation($a: String!, $c: JSON!) { upsertEndUser(accountId: $a, id: "e1", custom: $c) { statusCode endUser { custom } } }`, { a: t.accountId, c: { ssn: secret, plan: "visible" } });
+    const w = await gql(server, t, `mutation($a: String!, $c: CustomValues!) { upsertEndUser(accountId: $a, id: "e1", custom: $c) { statusCode endUser { custom } } }`, { a: t.accountId, c: { ssn: secret, plan: "visible" } });
     expect(w.errors).toBeUndefined();
     expect(w.data.upsertEndUser).toEqual({ statusCode: 201, endUser: { custom: { ssn: secret, plan: "visible" } } });
     const r = await gql(server, t, ONE, { a: t.accountId, id: "e1" });

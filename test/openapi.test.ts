@@ -151,7 +151,7 @@ describe("real responses satisfy the documented schemas", () => {
     check(route("upsertTags"), tags.status, tags.body);
     const one = await call(url(route("getContentA"), { id: created.body.data[0].id }), { headers: t.headers });
     check(route("getContentA"), 200, one.body);
-    const del = await call(url(route("deleteContentA"), { contentIDArray: created.body.data[1].id }), { method: "DELETE", headers: t.headers });
+    const del = await call(url(route("deleteContentA"), { id: created.body.data[1].id }), { method: "DELETE", headers: t.headers });
     expect(del.status).toBe(204);
   });
 

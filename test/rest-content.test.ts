@@ -539,7 +539,7 @@ describe("DELETE /api/v1/{accountId}/content/{ids}", () => {
     const t = await tenant();
     const [a, b] = await createA(t, [{ title: "a", type: "text" }, { title: "b", type: "text" }]);
     const r = await req(`${pathA(t)}/content/${a.id},,${b.id}`, { method: "DELETE", headers: t.headers });
-    expectProblem(r, 400, "contentIDArray must be a comma-separated list without empty entries");
+    expectProblem(r, 400, "id must be a comma-separated list without empty entries");
     expect(await contentCount(t)).toBe(2);
   });
 });

@@ -44,6 +44,22 @@ function tagOf(path: string): string {
   return style ? `${resource} (style ${style})` : resource;
 }
 
+/** What each resource is, for the tag descriptions of the reference page. */
+const RESOURCES: Record<string, string> = {
+  content: "Content of the account: links, videos and text (created here), flows, widgets and folders.",
+  tags: "Content tags, unique by name within an account.",
+  endUsers: "End users of the parent application and their custom field values (style B: and user actions).",
+  endUserSchema: "The end-user schema: the default fields and up to 50 typed custom fields.",
+  auditlogs: "The audit log: one entry per change, newest first.",
+};
+
+function tagDescription(tag: string): string {
+  const [resource, style] = tag.split(" ");
+  const what = RESOURCES[resource ?? ""] ?? "Operations on this resource.";
+  const prefix = style === "(style A)" ? " Style A paths: `/api/v1/{accountId}/…`." : style === "(style B)" ? " Style B paths: `/v1/accounts/{accountId}/…`." : "";
+  return what + prefix;
+}
+
 function operationName(document: string): string | undefined {
   const m = /^\s*(?:query|mutation)\s+(\w+)/.exec(document);
   return m?.[1];
@@ -112,6 +128,8 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
     info: {
       title: "guidegate REST API",
       version: opts.version ?? "0.0.0",
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+      contact: { name: "guidegate maintainers", url: "/docs" },
       description:
         "The REST compatibility layer of guidegate. Every operation runs one GraphQL operation (shown in its description) " +
         "through the same resolvers as `POST /graphql`.\n\n" +
@@ -123,7 +141,7 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
     },
     servers: [{ url: "/" }],
     security: [{ integrationKey: [], serviceUser: [] }],
-    tags: [...tags].sort().map((name) => ({ name })),
+    tags: [...tags].sort().map((name) => ({ name, description: tagDescription(name) })),
     paths,
     components: {
       securitySchemes: {

@@ -19,7 +19,13 @@ const SCALARS: Record<string, JsonSchema> = {
   Boolean: { type: "boolean" },
   Timestamp: { type: "integer", minimum: 0, description: "Epoch milliseconds (UTC)." },
   JSON: {},
+  CustomValues: { type: "object", additionalProperties: { type: ["string", "number", "boolean", "null"] } },
+  UserActionCounts: { type: "object", additionalProperties: { type: "integer", minimum: 0 } },
+  UserActionValues: { type: "object", additionalProperties: { type: "integer" } },
 };
+
+/** Scalars whose values are JSON objects (traced by identity when responses are derived). */
+export const OBJECT_SCALARS = new Set(["JSON", "CustomValues", "UserActionCounts", "UserActionValues"]);
 
 /** Allows null in a schema (OpenAPI 3.1 spells it as a type union, not `nullable`). */
 export function orNull(schema: JsonSchema): JsonSchema {

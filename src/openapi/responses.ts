@@ -27,7 +27,7 @@ import {
 import type { JsonSchema } from "../rest/docs.js";
 import type { Problem } from "../rest/problem.js";
 import type { RestInput, RestRoute } from "../rest/routes.js";
-import { outputLeafSchema } from "./graphqlSchemas.js";
+import { OBJECT_SCALARS, outputLeafSchema } from "./graphqlSchemas.js";
 
 export type DerivedResponse =
   | { kind: "json"; schema: JsonSchema; example: unknown }
@@ -149,7 +149,7 @@ class Synthesizer {
     const n = ++this.n;
     if (this.mode === "marker") {
       if (type.name === "Boolean") return true;
-      if (type.name === "JSON") return {}; // traced by identity
+      if (OBJECT_SCALARS.has(type.name)) return {}; // traced by identity
       if (type.name === "Timestamp") return 1_700_000_000_000 + n;
       if (type.name === "Int" || type.name === "Float") return 900_000_000 + n;
       return `\u2063m${n}\u2063`;
@@ -161,7 +161,11 @@ class Synthesizer {
       case "Timestamp": return 1_718_000_000_000 + n * 60_000;
       case "Int": return field.name === "index" ? 0 : 3;
       case "Float": return 1.5;
-      case "JSON": return field.name === "custom" ? { plan: "gold", signupDate: 1718000000000 } : { "action-1": 2 };
+      case "JSON":
+      case "CustomValues":
+      case "UserActionCounts":
+      case "UserActionValues":
+        return field.name === "custom" ? { plan: "gold", signupDate: 1718000000000 } : { "action-1": 2 };
       default: return exampleString(field.name, n);
     }
   }

@@ -26,6 +26,14 @@ export function bodySchema(doc: BodyDoc | undefined, schema: GraphQLSchema): Jso
     const type = schema.getType(doc.input);
     if (!(type instanceof GraphQLInputObjectType)) throw new Error(`Body doc names ${doc.input}, which is no GraphQL input type`);
     s = inputObjectSchema(type, doc);
+    if (doc.properties) {
+      const props = { ...(s.properties as Record<string, JsonSchema>) };
+      for (const [name, narrower] of Object.entries(doc.properties)) {
+        if (!props[name]) throw new Error(`Body doc of ${doc.input} narrows '${name}', which is not one of its properties`);
+        props[name] = { ...props[name], ...narrower };
+      }
+      s = { ...s, properties: props };
+    }
     if (doc.array) s = { type: "array", items: s, minItems: 1, maxItems: 10_000 };
   }
   return doc.description ? { ...s, description: doc.description } : s;

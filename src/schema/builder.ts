@@ -20,6 +20,9 @@ export const builder = new SchemaBuilder<{
     /** Epoch milliseconds */
     Timestamp: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
+    CustomValues: { Input: unknown; Output: unknown };
+    UserActionCounts: { Input: unknown; Output: unknown };
+    UserActionValues: { Input: unknown; Output: unknown };
   };
 }>({
   defaultFieldNullability: false,
@@ -70,3 +73,14 @@ builder.scalarType("JSON", {
   serialize: (value) => value,
   parseValue: (value) => value,
 });
+
+// JSON objects of a known shape. Their values are checked per item by the resolvers (a bad item
+// fails alone, with its index), so parsing accepts any JSON; the names and descriptions (and the
+// OpenAPI schemas derived from them) say what a valid value is.
+for (const [name, description] of [
+  ["CustomValues", "Custom field name → value: a string, number, boolean, or null (to clear it), of the field's type in the schema."],
+  ["UserActionCounts", "User-action id → how often it happened (a non-negative integer)."],
+  ["UserActionValues", "User-action id → the integer last reported with it (e.g. a time in epoch ms)."],
+] as const) {
+  builder.scalarType(name, { description, serialize: (value) => value, parseValue: (value) => value });
+}

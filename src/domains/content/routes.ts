@@ -82,10 +82,17 @@ const CHANGED_AFTER_QUERY: Record<string, QueryParamDoc> = {
   fromTime: { description: "Epoch milliseconds; only content changed strictly after it.", required: true, schema: { type: "integer", minimum: 0 }, example: 1718000000000 },
   type: { description: "Only content of this type.", schema: { type: "string", enum: [...CONTENT_TYPES] } },
 };
-const contentBody = (style: Style, example: unknown): BodyDoc => ({
+/** The writable types and the title, narrower than ContentInput's: what the server refuses, a generated client refuses too. */
+const WRITABLE = {
+  type: { type: "string", enum: [...STATIC_TYPES], description: `One of ${STATIC_TYPES.join(", ")} (the other types are not written here).` },
+  title: { type: "string", minLength: 1, maxLength: 500 },
+};
+const contentBody = (style: Style, example: unknown, mode: "create" | "update"): BodyDoc => ({
   input: "ContentInput", array: true, example,
   rename: { descriptionMd: "description_md", [style === "A" ? "tagIds" : "tagNames"]: "tags" },
-  omit: [style === "A" ? "tagNames" : "tagIds"],
+  omit: [style === "A" ? "tagNames" : "tagIds", ...(mode === "create" ? ["id"] : [])],
+  required: mode === "create" ? ["title", "type"] : ["id"],
+  properties: mode === "create" ? WRITABLE : { id: { type: "string" }, ...WRITABLE, type: { ...WRITABLE.type, description: "The content's type, unchanged (a type cannot change)." } },
 });
 const CREATE_EXAMPLE = [{ title: "Getting started", type: "link", url: "https://example.com/help/getting-started" }, { title: "Release notes", type: "text", description_md: "**New** this week" }];
 const UPDATE_EXAMPLE = [{ id: "c_1", title: "Getting started (updated)", state: "ready" }];
@@ -100,21 +107,22 @@ export const contentRoutes: RestRoute[] = [
   },
   {
     name: "updateContentA", method: "put", path: `${A}/content`, summary: "Update content (array; id identifies each)",
-    body: contentBody("A", UPDATE_EXAMPLE),
+    body: contentBody("A", UPDATE_EXAMPLE, "update"),
     document: UPDATE_CONTENT, jsonBody: true, variables: contentWrite("A"),
     reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("A")),
   },
   {
     name: "createContentA", method: "post", path: `${A}/content`, summary: "Create links, videos and text (array)",
-    body: contentBody("A", CREATE_EXAMPLE),
+    body: contentBody("A", CREATE_EXAMPLE, "create"),
     document: CREATE_CONTENT, jsonBody: true, variables: contentWrite("A"),
     reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("A")),
   },
   {
-    name: "deleteContentA", method: "delete", path: `${A}/content/:contentIDArray`, summary: "Delete content by comma-separated ids",
-    params: { contentIDArray: { description: "Comma-separated content ids.", example: "c_1,c_2" } },
+    name: "deleteContentA", method: "delete", path: `${A}/content/:id`, summary: "Delete content by comma-separated ids",
+    // One path per URL pattern (the spec calls this list contentIDArray): GET /content/{id} shares it.
+    params: { id: { description: "One content id, or several comma-separated (the spec's contentIDArray).", example: "c_1,c_2" } },
     document: DELETE_CONTENT,
-    variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.contentIDArray, "contentIDArray") }),
+    variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.id, "id") }),
     reply: (d) => bulkReply(d.deleteContents.results, null),
   },
   {
@@ -135,13 +143,13 @@ export const contentRoutes: RestRoute[] = [
   },
   {
     name: "updateContentB", method: "put", path: `${B}/content`, summary: "B2: update content (array, variant B)",
-    body: contentBody("B", UPDATE_EXAMPLE),
+    body: contentBody("B", UPDATE_EXAMPLE, "update"),
     document: UPDATE_CONTENT, jsonBody: true, variables: contentWrite("B"),
     reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("B")),
   },
   {
     name: "createContentB", method: "post", path: `${B}/content`, summary: "B3: create static content (array, variant B)",
-    body: contentBody("B", CREATE_EXAMPLE),
+    body: contentBody("B", CREATE_EXAMPLE, "create"),
     document: CREATE_CONTENT, jsonBody: true, variables: contentWrite("B"),
     reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("B")),
   },

@@ -15,7 +15,7 @@ const GET = `query EndUser($accountId: String!, $id: String!, $idType: EndUserId
   account(id: $accountId) { endUser(id: $id, idType: $idType) { ${END_USER_FIELDS} } } }`;
 const UPSERT_MANY = `mutation UpsertEndUsers($accountId: String!, $input: [EndUserInput!]!, $custom: Boolean! = true, $actions: Boolean!) {
   upsertEndUsers(accountId: $accountId, input: $input) { results { index statusCode id errors endUser { ${END_USER_FIELDS} } } } }`;
-const UPSERT_ONE = `mutation UpsertEndUser($accountId: String!, $id: String!, $custom: JSON!) {
+const UPSERT_ONE = `mutation UpsertEndUser($accountId: String!, $id: String!, $custom: CustomValues!) {
   upsertEndUser(accountId: $accountId, id: $id, custom: $custom) { index statusCode id errors } }`;
 const DELETE = `mutation DeleteEndUsers($accountId: String!, $ids: [String!]!) {
   deleteEndUsers(accountId: $accountId, ids: $ids) { results { index statusCode id errors } } }`;
@@ -72,7 +72,7 @@ const END_USERS_BODY = (style: Style): BodyDoc => ({
   example: [{ id: "user-42", custom: { plan: "gold" }, ...(style === "B" ? { userActionCount: { "action-1": 2 }, userActions: { "action-1": 1718000000000 } } : {}) }],
 });
 const CUSTOM_BODY: BodyDoc = {
-  schema: { type: "object", description: "Custom field name → value (null clears it).", additionalProperties: true },
+  schema: { type: "object", description: "Custom field name → value (null clears it).", additionalProperties: { type: ["string", "number", "boolean", "null"] } },
   example: { plan: "gold" },
 };
 const ID_PARAM = { id: { description: "The end user's id.", example: "user-42" } };
@@ -109,10 +109,10 @@ const schemaRows = (prefix: string, style: Style, names: { list: string; get: st
     reply: (d, i) => oneReply(d.account.endUserSchema[0], schemaFieldRecord, `No end-user schema field named '${i.params.fieldName}'.`),
   },
   {
-    name: names.del, method: "delete", path: `${prefix}/endUserSchema/:fieldsToDelete`, summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
-    params: { fieldsToDelete: { description: "Comma-separated field names.", example: "plan,region" } },
+    name: names.del, method: "delete", path: `${prefix}/endUserSchema/:fieldName`, summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
+    params: { fieldName: { description: "One field name, or several comma-separated (the spec's fieldsToDelete).", example: "plan,region" } },
     document: SCHEMA_DELETE,
-    variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.fieldsToDelete, "fieldsToDelete") }),
+    variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.fieldName, "fieldName") }),
     reply: (d) => bulkReply(d.deleteEndUserFields.results, null),
   },
 ];
@@ -144,10 +144,10 @@ export const endUserRoutes: RestRoute[] = [
     reply: (d) => bulkReply(d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("A")),
   },
   {
-    name: "deleteEndUsersA", method: "delete", path: `${A}/endUsers/:ids`, summary: "Delete end users by comma-separated ids",
-    params: { ids: { description: "Comma-separated end-user ids.", example: "user-42,user-43" } },
+    name: "deleteEndUsersA", method: "delete", path: `${A}/endUsers/:id`, summary: "Delete end users by comma-separated ids",
+    params: { id: { description: "One end-user id, or several comma-separated.", example: "user-42,user-43" } },
     document: DELETE,
-    variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.ids, "ids") }),
+    variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.id, "id") }),
     reply: (d) => bulkReply(d.deleteEndUsers.results, null),
   },
   {

@@ -71,18 +71,18 @@ export const EndUser = builder.prismaObject("EndUser", {
     creationTime: t.expose("createdAt", { type: "Timestamp" }),
     lastUpdateTime: t.expose("updatedAt", { type: "Timestamp" }),
     custom: t.field({
-      type: "JSON",
+      type: "CustomValues",
       description: "Custom field values by field name (encrypted_string values decrypted).",
       select: { values: true },
       resolve: (u) => Object.fromEntries(u.values.map((v) => [v.field, decodeValue(v as StoredValue)])),
     }),
     userActionCount: t.field({
-      type: "JSON",
+      type: "UserActionCounts",
       description: "Count per user-action id.",
       resolve: async (u, _a, ctx) => (await actionsOf(ctx, u.id)).counts,
     }),
     userActions: t.field({
-      type: "JSON",
+      type: "UserActionValues",
       description: "The integer last reported per user-action id (e.g. a time in epoch ms).",
       resolve: async (u, _a, ctx) => (await actionsOf(ctx, u.id)).values,
     }),
@@ -166,9 +166,9 @@ builder.prismaObjectField(Account, "endUser", (t) =>
 const EndUserInput = builder.inputType("EndUserInput", {
   fields: (t) => ({
     id: t.string({ required: false, description: "Required: the end user's id." }),
-    custom: t.field({ type: "JSON", required: false, description: "Field → value; null clears a value; absent fields stay." }),
-    userActionCount: t.field({ type: "JSON", required: false, description: "User-action id → count (non-negative integer)." }),
-    userActions: t.field({ type: "JSON", required: false, description: "User-action id → integer." }),
+    custom: t.field({ type: "CustomValues", required: false, description: "Field → value; null clears a value; absent fields stay." }),
+    userActionCount: t.field({ type: "UserActionCounts", required: false, description: "User-action id → count (non-negative integer)." }),
+    userActions: t.field({ type: "UserActionValues", required: false, description: "User-action id → integer." }),
   }),
 });
 
@@ -358,7 +358,7 @@ builder.mutationField("upsertEndUser", (t) =>
     args: {
       accountId: t.arg.string({ required: true }),
       id: t.arg.string({ required: true }),
-      custom: t.arg({ type: "JSON", required: true }),
+      custom: t.arg({ type: "CustomValues", required: true }),
     },
     resolve: async (_root, { accountId, id, custom }, ctx, info) => {
       await requireAccount(ctx, accountId);
