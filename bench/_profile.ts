@@ -3,7 +3,9 @@ import type { AddressInfo } from "node:net";
 mkdirSync("data/bench", { recursive: true });
 for (const s of ["", "-wal", "-shm"]) rmSync(`data/bench/prof.db${s}`, { force: true });
 process.env.DATABASE_URL = "file:./data/bench/prof.db";
-process.env.NODE_ENV = "production"; process.env.LOG_LEVEL = "warn"; process.env.RATE_LIMIT_PER_MINUTE = "1000000000";
+process.env.NODE_ENV = "production";
+process.env.LOG_LEVEL = "warn";
+process.env.RATE_LIMIT_PER_MINUTE = "1000000000";
 const limit = Number(process.argv[2] ?? 10);
 const { migrate } = await import("../src/db/migrate.js");
 await migrate(process.env.DATABASE_URL);
@@ -21,10 +23,17 @@ const headers = { "x-service-integration-key": seeded.key, "x-service-user": see
 const n = limit >= 1000 ? 150 : 3000;
 for (let i = 0; i < 50; i++) await (await fetch(url, { headers })).text();
 const { Session } = await import("node:inspector/promises");
-const session = new Session(); session.connect();
-await session.post("Profiler.enable"); await session.post("Profiler.start");
-const t0 = performance.now(); const c0 = process.cpuUsage();
-await Promise.all(Array.from({ length: 4 }, async () => { for (let i = 0; i < n / 4; i++) await (await fetch(url, { headers })).text(); }));
+const session = new Session();
+session.connect();
+await session.post("Profiler.enable");
+await session.post("Profiler.start");
+const t0 = performance.now();
+const c0 = process.cpuUsage();
+await Promise.all(
+  Array.from({ length: 4 }, async () => {
+    for (let i = 0; i < n / 4; i++) await (await fetch(url, { headers })).text();
+  }),
+);
 const cpu = process.cpuUsage(c0);
 console.log(`limit ${limit}: ${(n / ((performance.now() - t0) / 1000)).toFixed(0)} req/s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} CPU ms/req`);
 const { profile } = await session.post("Profiler.stop");

@@ -61,7 +61,13 @@ try {
     return { status: r.status, body: (await r.json().catch(() => null)) as any };
   };
   const contents = async (n: number): Promise<string[]> =>
-    (await send("POST", "/api/v1/bench/content", Array.from({ length: n }, (_, i) => ({ title: `c${i}`, type: "text" })))).body.data.map((d: { id: string }) => d.id);
+    (
+      await send(
+        "POST",
+        "/api/v1/bench/content",
+        Array.from({ length: n }, (_, i) => ({ title: `c${i}`, type: "text" })),
+      )
+    ).body.data.map((d: { id: string }) => d.id);
 
   type Row = [string, string, string, string, string, string];
   const rows: Row[] = [];
@@ -94,8 +100,14 @@ try {
     const statuses: number[] = [];
     for (let round = 0; round < 40; round++) {
       const rs = await Promise.all([
-        send("PUT", "/api/v1/bench/content", [{ id: a, title: `a${round}` }, { id: b, title: `b${round}` }]),
-        send("PUT", "/api/v1/bench/content", [{ id: b, description: `b${round}` }, { id: a, description: `a${round}` }]),
+        send("PUT", "/api/v1/bench/content", [
+          { id: a, title: `a${round}` },
+          { id: b, title: `b${round}` },
+        ]),
+        send("PUT", "/api/v1/bench/content", [
+          { id: b, description: `b${round}` },
+          { id: a, description: `a${round}` },
+        ]),
       ]);
       statuses.push(...rs.map((r) => r.status));
     }
@@ -104,14 +116,24 @@ try {
 
   await timed("16 clients x 50 PUTs of the same 5 ids, random order", 800, async () => {
     const ids = await contents(5);
-    const per = await Promise.all(Array.from({ length: 16 }, async (_, c) => {
-      const out: number[] = [];
-      for (let k = 0; k < 50; k++) {
-        const order = [...ids].sort(() => Math.random() - 0.5);
-        out.push((await send("PUT", "/api/v1/bench/content", order.map((id) => ({ id, title: `c${c} k${k}` })))).status);
-      }
-      return out;
-    }));
+    const per = await Promise.all(
+      Array.from({ length: 16 }, async (_, c) => {
+        const out: number[] = [];
+        for (let k = 0; k < 50; k++) {
+          const order = [...ids].sort(() => Math.random() - 0.5);
+          out.push(
+            (
+              await send(
+                "PUT",
+                "/api/v1/bench/content",
+                order.map((id) => ({ id, title: `c${c} k${k}` })),
+              )
+            ).status,
+          );
+        }
+        return out;
+      }),
+    );
     return { statuses: per.flat(), lost: "-" };
   });
 
@@ -119,7 +141,9 @@ try {
     const statuses: number[] = [];
     let wrong = 0;
     for (let round = 0; round < 20; round++) {
-      const rs = await Promise.all(Array.from({ length: 16 }, (_, i) => send("PUT", "/v1/accounts/bench/tags", [{ name: `tag-${round}`, description: `d${i}` }])));
+      const rs = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => send("PUT", "/v1/accounts/bench/tags", [{ name: `tag-${round}`, description: `d${i}` }])),
+      );
       statuses.push(...rs.map((r) => r.status));
       if (rs.filter((r) => r.status === 201).length !== 1) wrong++;
     }

@@ -60,17 +60,30 @@ try {
   const headers = { "x-service-integration-key": key, "x-service-user": email, "content-type": "application/json" };
 
   const schema = [
-    { name: "plan", type: "string" }, { name: "seats", type: "double" }, { name: "trial", type: "boolean" },
-    { name: "renewal", type: "timestamp" }, { name: "taxId", type: "encrypted_string" },
+    { name: "plan", type: "string" },
+    { name: "seats", type: "double" },
+    { name: "trial", type: "boolean" },
+    { name: "renewal", type: "timestamp" },
+    { name: "taxId", type: "encrypted_string" },
   ];
   await fetch(`${base}/api/v1/bench/endUserSchema`, { method: "PUT", headers, body: JSON.stringify(schema) });
 
-  const body = (round: number) => JSON.stringify(Array.from({ length: users }, (_, i) => ({
-    id: `user-${i}`,
-    custom: { plan: ["free", "pro", "enterprise"][i % 3], seats: (i % 50) + round, trial: i % 2 === 0, renewal: 1_767_225_600_000 + i, taxId: `TX-${i}`, email: `u${i}@example.com` },
-    userActionCount: { login: i % 20 + round, export: i % 3 },
-    userActions: { login: 1_767_225_600_000 + i },
-  })));
+  const body = (round: number) =>
+    JSON.stringify(
+      Array.from({ length: users }, (_, i) => ({
+        id: `user-${i}`,
+        custom: {
+          plan: ["free", "pro", "enterprise"][i % 3],
+          seats: (i % 50) + round,
+          trial: i % 2 === 0,
+          renewal: 1_767_225_600_000 + i,
+          taxId: `TX-${i}`,
+          email: `u${i}@example.com`,
+        },
+        userActionCount: { login: (i % 20) + round, export: i % 3 },
+        userActions: { login: 1_767_225_600_000 + i },
+      })),
+    );
 
   // While each bulk PUT runs, small requests keep coming, one after another: liveness, a small read
   // and a small write. Their worst latency shows whether one bulk write stalls the server.
@@ -81,7 +94,10 @@ try {
   };
   const during: string[][] = [];
   const rows: string[][] = [];
-  for (const [round, label] of [[0, "PUT /endUsers, all created"], [1, "PUT /endUsers, all updated"]] as const) {
+  for (const [round, label] of [
+    [0, "PUT /endUsers, all created"],
+    [1, "PUT /endUsers, all updated"],
+  ] as const) {
     const payload = body(round);
     let running = true;
     const probeRuns = Object.entries(probes).map(async ([name, probe]) => {
@@ -99,7 +115,13 @@ try {
         due = Math.max(due + 100, performance.now());
       }
       times.sort((a, b) => a - b);
-      return [`${label.replace("PUT /endUsers, ", "")}: ${name}`, String(times.length), String(failures), (times[Math.floor(times.length / 2)] ?? 0).toFixed(0), (times.at(-1) ?? 0).toFixed(0)];
+      return [
+        `${label.replace("PUT /endUsers, ", "")}: ${name}`,
+        String(times.length),
+        String(failures),
+        (times[Math.floor(times.length / 2)] ?? 0).toFixed(0),
+        (times.at(-1) ?? 0).toFixed(0),
+      ];
     });
     const t0 = performance.now();
     const res = await fetch(`${base}/v1/accounts/bench/endUsers`, { method: "PUT", headers, body: payload });
@@ -107,13 +129,29 @@ try {
     const s = (performance.now() - t0) / 1000;
     running = false;
     during.push(...(await Promise.all(probeRuns)));
-    rows.push([label, String(res.status), (users / s).toFixed(0), s.toFixed(2), (payload.length / 1024).toFixed(0), (text.length / 1024).toFixed(0), String(mb())]);
+    rows.push([
+      label,
+      String(res.status),
+      (users / s).toFixed(0),
+      s.toFixed(2),
+      (payload.length / 1024).toFixed(0),
+      (text.length / 1024).toFixed(0),
+      String(mb()),
+    ]);
   }
   const t0 = performance.now();
   const list = await fetch(`${base}/api/v1/bench/endUsers?limit=${Math.min(users, 10_000)}`, { headers });
   const listed = await list.text();
   const s = (performance.now() - t0) / 1000;
-  rows.push([`GET /endUsers?limit=${Math.min(users, 10_000)}`, String(list.status), (Math.min(users, 10_000) / s).toFixed(0), s.toFixed(2), "0", (listed.length / 1024).toFixed(0), String(mb())]);
+  rows.push([
+    `GET /endUsers?limit=${Math.min(users, 10_000)}`,
+    String(list.status),
+    (Math.min(users, 10_000) / s).toFixed(0),
+    s.toFixed(2),
+    "0",
+    (listed.length / 1024).toFixed(0),
+    String(mb()),
+  ]);
   const entries = await prisma.auditLog.count();
 
   console.log(`\nguidegate end-user bulk bench: ${kind}, ${users} end users per request (5 custom fields incl. one encrypted_string, 2 user actions each)`);

@@ -20,7 +20,10 @@ async function allowed(req: Request, accountId: string): Promise<{ status: 401 |
   const row = await prisma.apiKey.findUnique({
     where: { prefix: key.slice(0, KEY_PREFIX_LENGTH) },
     select: {
-      hash: true, scope: true, expiresAt: true, revokedAt: true,
+      hash: true,
+      scope: true,
+      expiresAt: true,
+      revokedAt: true,
       user: { select: { email: true, memberships: { where: { accountId }, select: { accountId: true } } } },
     },
   });

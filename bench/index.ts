@@ -121,9 +121,20 @@ function runChild(kind: DbKind, opts: Options): Promise<number> {
   const script = process.argv[1];
   if (!script) throw new Error("cannot tell which script is running");
   const args = [
-    ...process.execArgv, script, "--db", kind,
-    "--duration", String(opts.duration), "--requests", String(opts.requests), "--connections", String(opts.connections),
-    "--warmup", String(opts.warmup), "--contents", String(opts.contents),
+    ...process.execArgv,
+    script,
+    "--db",
+    kind,
+    "--duration",
+    String(opts.duration),
+    "--requests",
+    String(opts.requests),
+    "--connections",
+    String(opts.connections),
+    "--warmup",
+    String(opts.warmup),
+    "--contents",
+    String(opts.contents),
   ];
   const child = spawn(process.execPath, args, { stdio: "inherit" });
   return new Promise((done) => child.on("exit", (code, signal) => done(code ?? (signal ? 1 : 0))));
@@ -131,7 +142,11 @@ function runChild(kind: DbKind, opts: Options): Promise<number> {
 
 // ---- databases -----------------------------------------------------------------------------------
 
-interface BenchDatabase { url: string; label: string; drop(): Promise<void> }
+interface BenchDatabase {
+  url: string;
+  label: string;
+  drop(): Promise<void>;
+}
 
 function sqliteDatabase(): BenchDatabase {
   const file = join(ROOT, "data", "bench", "guidegate-bench.db");
@@ -168,7 +183,10 @@ async function postgresDatabase(server: string): Promise<BenchDatabase> {
 
 // ---- servers -------------------------------------------------------------------------------------
 
-interface Listening { url: string; close(): Promise<void> }
+interface Listening {
+  url: string;
+  close(): Promise<void>;
+}
 
 async function listen(handler: RequestListener): Promise<Listening> {
   const server = createServer(handler);
@@ -176,15 +194,20 @@ async function listen(handler: RequestListener): Promise<Listening> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((closed) => {
-      server.closeAllConnections();
-      server.close(() => closed());
-    }),
+    close: () =>
+      new Promise((closed) => {
+        server.closeAllConnections();
+        server.close(() => closed());
+      }),
   };
 }
 
 type HttpCall = Pick<LoadSpec, "url" | "method" | "headers" | "body">;
-interface Target { id: "a" | "b" | "c" | "d"; name: string; request(limit: number): HttpCall }
+interface Target {
+  id: "a" | "b" | "c" | "d";
+  name: string;
+  request(limit: number): HttpCall;
+}
 
 // ---- measuring -----------------------------------------------------------------------------------
 
@@ -247,7 +270,12 @@ async function compareResponses(targets: Record<Target["id"], Target>, contents:
   const problems: string[] = [];
   for (const limit of LIMITS) {
     const [a, b, c, d] = await Promise.all([targets.a, targets.b, targets.c, targets.d].map((t) => fetchText(t.request(limit))));
-    for (const [id, r] of [["a", a], ["b", b], ["c", c], ["d", d]] as const) {
+    for (const [id, r] of [
+      ["a", a],
+      ["b", b],
+      ["c", c],
+      ["d", d],
+    ] as const) {
       if (r!.status !== 200) problems.push(`limit ${limit}: (${id}) answered ${r!.status}: ${r!.text.slice(0, 200)}`);
     }
     if (a!.text !== c!.text) problems.push(`limit ${limit}: (a) and (c) differ ${firstDifference(a!.text, c!.text)}`);
@@ -267,7 +295,13 @@ async function compareResponses(targets: Record<Target["id"], Target>, contents:
 
 // ---- report --------------------------------------------------------------------------------------
 
-interface Row { limit: number; target: Target; result: LoadResult; cpuMsPerRequest: number; rssMb: number }
+interface Row {
+  limit: number;
+  target: Target;
+  result: LoadResult;
+  cpuMsPerRequest: number;
+  rssMb: number;
+}
 
 const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 const rate = (n: number) => fixed(n, n >= 100 ? 0 : 1);
@@ -307,9 +341,11 @@ function printTable(rows: Row[]): void {
     const by = (id: Target["id"]) => rows.find((r) => r.limit === limit && r.target.id === id);
     const [a, b, d] = [by("a"), by("b"), by("d")];
     if (!a || !b || !d) continue;
-    console.log(`limit ${String(limit).padStart(4)}: REST ÷ raw SQL req/s = ${fixed(a.result.requestsPerSecond / d.result.requestsPerSecond, 2)}` +
-      `   REST ÷ GraphQL CPU ms/req = ${fixed(a.cpuMsPerRequest / b.cpuMsPerRequest, 2)}` +
-      `   REST ÷ GraphQL req/s = ${fixed(a.result.requestsPerSecond / b.result.requestsPerSecond, 2)}`);
+    console.log(
+      `limit ${String(limit).padStart(4)}: REST ÷ raw SQL req/s = ${fixed(a.result.requestsPerSecond / d.result.requestsPerSecond, 2)}` +
+        `   REST ÷ GraphQL CPU ms/req = ${fixed(a.cpuMsPerRequest / b.cpuMsPerRequest, 2)}` +
+        `   REST ÷ GraphQL req/s = ${fixed(a.result.requestsPerSecond / b.result.requestsPerSecond, 2)}`,
+    );
   }
 }
 
@@ -377,30 +413,38 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     const auth = { "x-service-integration-key": seeded.key, "x-service-user": seeded.email };
     const targets: Record<Target["id"], Target> = {
       a: {
-        id: "a", name: "(a) REST GET /api/v1/:id/content",
+        id: "a",
+        name: "(a) REST GET /api/v1/:id/content",
         request: (limit) => ({ url: `${real.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
       },
       b: {
-        id: "b", name: "(b) GraphQL POST /graphql",
+        id: "b",
+        name: "(b) GraphQL POST /graphql",
         request: (limit) => ({
-          url: `${real.url}/graphql`, method: "POST",
+          url: `${real.url}/graphql`,
+          method: "POST",
           headers: { ...auth, "content-type": "application/json", accept: "application/json" },
           body: JSON.stringify({ query: route.document, variables: { accountId: seeded.accountId, first: limit } }),
         }),
       },
       c: {
-        id: "c", name: "(c) hand-written Express + Prisma",
+        id: "c",
+        name: "(c) hand-written Express + Prisma",
         request: (limit) => ({ url: `${handwritten.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
       },
       d: {
-        id: "d", name: "(d) raw SQL (driver, 2 statements)",
+        id: "d",
+        name: "(d) raw SQL (driver, 2 statements)",
         request: (limit) => ({ url: `${raw.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
       },
     };
 
     // (b)'s result goes through the route's own reply mapping: what (a) would have sent for it.
-    const problems = await compareResponses(targets, opts.contents, (body) =>
-      route.reply((body as { data?: unknown }).data, { params: {}, query: {}, body: undefined }).body);
+    const problems = await compareResponses(
+      targets,
+      opts.contents,
+      (body) => route.reply((body as { data?: unknown }).data, { params: {}, query: {}, body: undefined }).body,
+    );
 
     const loadBefore = loadavg()[0]!;
     const rows: Row[] = [];
@@ -422,7 +466,9 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     console.log(`  Node ${process.version}, NODE_ENV=${process.env.NODE_ENV}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? "?"})`);
     // The bench itself keeps about two CPUs busy; a much higher load means other work competed.
     console.log(`  1-min load average: ${fixed(loadBefore, 2)} before, ${fixed(loadAfter, 2)} after the runs`);
-    console.log(`equivalent responses: ${problems.length ? "no" : "yes"}${problems.length ? "" : " ((a) = (c) = (d) byte for byte, (b) = same records; first page at limit 10 and 1000)"}`);
+    console.log(
+      `equivalent responses: ${problems.length ? "no" : "yes"}${problems.length ? "" : " ((a) = (c) = (d) byte for byte, (b) = same records; first page at limit 10 and 1000)"}`,
+    );
     for (const p of problems) console.log(`  ${p}`);
     console.log("");
     printTable(rows);

@@ -11,10 +11,28 @@ import { sqliteFile } from "../src/db/migrate.js";
 import { decodeCursor, encodeCursor, LIST_LIMITS } from "../src/schema/pagination.js";
 
 interface Row {
-  id: string; title: string; type: string; url: string | null; source: string | null; description: string | null;
-  descriptionMd: string | null; state: string; stage: string; parentId: string | null; createdAt: number; updatedAt: number; tags: string;
+  id: string;
+  title: string;
+  type: string;
+  url: string | null;
+  source: string | null;
+  description: string | null;
+  descriptionMd: string | null;
+  state: string;
+  stage: string;
+  parentId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  tags: string;
 }
-interface KeyRow { hash: string; scope: string; expiresAt: number | null; revokedAt: number | null; email: string; member: number }
+interface KeyRow {
+  hash: string;
+  scope: string;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  email: string;
+  member: number;
+}
 
 interface Driver {
   key(prefix: string, accountId: string): Promise<KeyRow | undefined>;
@@ -70,8 +88,11 @@ function postgresDriver(url: string): Driver {
       return r && { ...r, expiresAt: r.expiresAt == null ? null : Number(r.expiresAt), revokedAt: r.revokedAt ? 1 : null };
     },
     page: async (accountId, limit, after) =>
-      (await pool.query({ name: "page", text: PG_PAGE, values: [accountId, after ? stamp(after[0]) : null, after?.[1] ?? null, limit] })).rows
-        .map((r) => ({ ...r, createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt) })),
+      (await pool.query({ name: "page", text: PG_PAGE, values: [accountId, after ? stamp(after[0]) : null, after?.[1] ?? null, limit] })).rows.map((r) => ({
+        ...r,
+        createdAt: Number(r.createdAt),
+        updatedAt: Number(r.updatedAt),
+      })),
     close: () => pool.end(),
   };
 }
@@ -111,9 +132,19 @@ export function rawSqlApp(databaseUrl: string): { app: express.Express; close():
       const last = page.at(-1);
       res.json({
         data: page.map((c) => ({
-          id: c.id, title: c.title, type: c.type, url: c.url, source: c.source, description: c.description,
-          description_md: c.descriptionMd, tags: JSON.parse(c.tags) as string[], state: c.state, stage: c.stage,
-          parentId: c.parentId, creationTime: c.createdAt, lastUpdateTime: c.updatedAt,
+          id: c.id,
+          title: c.title,
+          type: c.type,
+          url: c.url,
+          source: c.source,
+          description: c.description,
+          description_md: c.descriptionMd,
+          tags: JSON.parse(c.tags) as string[],
+          state: c.state,
+          stage: c.stage,
+          parentId: c.parentId,
+          creationTime: c.createdAt,
+          lastUpdateTime: c.updatedAt,
         })),
         cursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null,
       });

@@ -12,16 +12,50 @@ import { consoleProgress, rng } from "../src/seed/demo.js";
 export const BENCH_ACCOUNT = "bench";
 export const BENCH_EMAIL = "bench@example.com";
 
-const TAGS = ["onboarding", "billing", "reports", "admin", "sales", "support", "hr", "security", "mobile", "beta",
-  "finance", "crm", "analytics", "release-notes", "training", "faq", "integrations", "settings", "search", "dashboard"];
-const TOPICS = ["Create an invoice", "Export a report", "Reset your password", "Invite a teammate", "Set up SSO",
-  "Import contacts", "Build a dashboard", "Approve expenses", "Schedule a meeting", "Configure alerts"];
+const TAGS = [
+  "onboarding",
+  "billing",
+  "reports",
+  "admin",
+  "sales",
+  "support",
+  "hr",
+  "security",
+  "mobile",
+  "beta",
+  "finance",
+  "crm",
+  "analytics",
+  "release-notes",
+  "training",
+  "faq",
+  "integrations",
+  "settings",
+  "search",
+  "dashboard",
+];
+const TOPICS = [
+  "Create an invoice",
+  "Export a report",
+  "Reset your password",
+  "Invite a teammate",
+  "Set up SSO",
+  "Import contacts",
+  "Build a dashboard",
+  "Approve expenses",
+  "Schedule a meeting",
+  "Configure alerts",
+];
 const TYPES = ["link", "video", "text", "flow", "widget"] as const;
 const STATES = ["draft", "ready", "production"] as const;
 /** Rows per transaction: well under SQLite's and PostgreSQL's bound-parameter limits. */
 const BATCH = 500;
 
-export interface Seeded { accountId: string; email: string; key: string }
+export interface Seeded {
+  accountId: string;
+  email: string;
+  key: string;
+}
 
 export async function seedBench(contents: number): Promise<Seeded> {
   const progress = consoleProgress();
@@ -33,7 +67,11 @@ export async function seedBench(contents: number): Promise<Seeded> {
   const { key } = await createKey(BENCH_EMAIL);
 
   const tags = TAGS.map((name, i) => ({
-    id: newId("t"), accountId: BENCH_ACCOUNT, name, description: `Content about ${name}`, type: i % 7 === 0 ? "PAGE" : "USER",
+    id: newId("t"),
+    accountId: BENCH_ACCOUNT,
+    name,
+    description: `Content about ${name}`,
+    type: i % 7 === 0 ? "PAGE" : "USER",
   }));
   await withTransaction((tx) => tx.tag.createMany({ data: tags }));
   progress("tags", tags.length, tags.length);
@@ -49,20 +87,34 @@ export async function seedBench(contents: number): Promise<Seeded> {
     const updatedAt = new Date(createdAt.getTime() + Math.floor(random() * 86_400_000));
     if (i % 250 === 0) {
       folders.push(id);
-      rows.push({ id, accountId: BENCH_ACCOUNT, title: `Folder ${folders.length}`, type: "folder", state: "production", stage: "production", createdAt, updatedAt });
+      rows.push({
+        id,
+        accountId: BENCH_ACCOUNT,
+        title: `Folder ${folders.length}`,
+        type: "folder",
+        state: "production",
+        stage: "production",
+        createdAt,
+        updatedAt,
+      });
       continue;
     }
     const type = pick(TYPES);
     const state = pick(STATES);
     rows.push({
-      id, accountId: BENCH_ACCOUNT, type, state, stage: state === "production" ? "production" : "design",
+      id,
+      accountId: BENCH_ACCOUNT,
+      type,
+      state,
+      stage: state === "production" ? "production" : "design",
       title: `${pick(TOPICS)} #${i + 1}`,
       url: type === "link" || type === "video" ? `https://help.example.com/${type}/${i + 1}` : null,
       source: type === "link" ? pick(["default", "knowledgebase"] as const) : null,
       description: type === "video" ? null : `How to ${pick(TOPICS).toLowerCase()}.`,
       descriptionMd: type === "text" ? `## Steps\n1. Open the app\n2. ${pick(TOPICS)}` : null,
       parentId: random() < 0.3 ? pick(folders) : null,
-      createdAt, updatedAt,
+      createdAt,
+      updatedAt,
     });
     const tagCount = Math.floor(random() * 4);
     for (const tag of new Set(Array.from({ length: tagCount }, () => pick(tags)))) links.push({ contentId: id, tagId: tag.id });

@@ -32,7 +32,13 @@ for (const [schema, url] of [
 ]) {
   // Prisma 7's generate looks for the native schema engine (which cannot be downloaded here) but
   // never runs it: any existing file satisfies the check.
-  const env = { ...process.env, PATH, DATABASE_URL: url, PRISMA_HIDE_UPDATE_MESSAGE: "1", PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? process.execPath };
+  const env = {
+    ...process.env,
+    PATH,
+    DATABASE_URL: url,
+    PRISMA_HIDE_UPDATE_MESSAGE: "1",
+    PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? process.execPath,
+  };
   execFileSync(prismaBin, ["generate", "--schema", schema], { cwd: root, env, stdio: ["ignore", "ignore", "inherit"] });
 }
 console.log("generated Prisma clients (sqlite, postgres) and Pothos types");

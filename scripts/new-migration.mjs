@@ -33,7 +33,12 @@ mkdirSync(work, { recursive: true });
 function withUrl(file, tag) {
   const source = readFileSync(file, "utf8");
   const out = join(work, `${tag}.prisma`);
-  writeFileSync(out, /datasource db \{[^}]*\burl\s*=/s.test(source) ? source : source.replace(/(datasource db \{[^}]*?provider\s*=\s*"[^"]+")/s, '$1\n  url      = env("DATABASE_URL")'));
+  writeFileSync(
+    out,
+    /datasource db \{[^}]*\burl\s*=/s.test(source)
+      ? source
+      : source.replace(/(datasource db \{[^}]*?provider\s*=\s*"[^"]+")/s, '$1\n  url      = env("DATABASE_URL")'),
+  );
   return out;
 }
 
@@ -42,22 +47,50 @@ try {
     const dir = join(root, "prisma", "migrations", t.provider);
     const snapshot = join(dir, "schema.snapshot.prisma");
     const config = join(work, `${t.provider}.config.mjs`);
-    writeFileSync(config, `export default {
+    writeFileSync(
+      config,
+      `export default {
   experimental: { adapter: true },
   engine: "js",
   schema: ${JSON.stringify(join(root, t.schema))},
   async adapter() {
-    ${t.provider === "postgres"
-      ? `const { PrismaPg } = await import("@prisma/adapter-pg");
+    ${
+      t.provider === "postgres"
+        ? `const { PrismaPg } = await import("@prisma/adapter-pg");
     return new PrismaPg({ connectionString: ${JSON.stringify(t.url)} });`
-      : `const { PrismaBetterSqlite3 } = await import("@prisma/adapter-better-sqlite3");
-    return new PrismaBetterSqlite3({ url: ${JSON.stringify(t.url)} });`}
+        : `const { PrismaBetterSqlite3 } = await import("@prisma/adapter-better-sqlite3");
+    return new PrismaBetterSqlite3({ url: ${JSON.stringify(t.url)} });`
+    }
   },
-};\n`);
+};\n`,
+    );
     const from = existsSync(snapshot) ? ["--from-schema-datamodel", withUrl(snapshot, `${t.provider}-from`)] : ["--from-empty"];
-    const sql = execFileSync(process.execPath, [join(root, "node_modules", "prisma6", "build", "index.js"),
-      "migrate", "diff", "--config", config, ...from, "--to-schema-datamodel", withUrl(join(root, t.schema), `${t.provider}-to`), "--script"],
-      { cwd: root, env: { ...process.env, DATABASE_URL: t.url, PRISMA_HIDE_UPDATE_MESSAGE: "1", PRISMA_QUERY_ENGINE_LIBRARY: process.execPath, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath }, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    const sql = execFileSync(
+      process.execPath,
+      [
+        join(root, "node_modules", "prisma6", "build", "index.js"),
+        "migrate",
+        "diff",
+        "--config",
+        config,
+        ...from,
+        "--to-schema-datamodel",
+        withUrl(join(root, t.schema), `${t.provider}-to`),
+        "--script",
+      ],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          DATABASE_URL: t.url,
+          PRISMA_HIDE_UPDATE_MESSAGE: "1",
+          PRISMA_QUERY_ENGINE_LIBRARY: process.execPath,
+          PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
+        },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     if (!/\b(CREATE|ALTER|DROP)\b/.test(sql)) {
       console.log(`${t.provider}: no change`);
       continue;

@@ -5,6 +5,6 @@ import { printSchema } from "graphql";
 
 process.env.DATABASE_URL ??= "file:./data/schema-print.db";
 const { sortedSchema } = await import("../src/schema/index.js");
-writeFileSync(new URL("../schema.graphql", import.meta.url), printSchema(sortedSchema()) + "\n");
+writeFileSync(new URL("../schema.graphql", import.meta.url), `${printSchema(sortedSchema())}\n`);
 console.log("wrote schema.graphql");
 process.exit(0);

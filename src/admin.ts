@@ -24,15 +24,18 @@ export async function setAccount(id: string, opts: { auditTokenTtl?: number; rat
   if (opts.auditTokenTtl !== undefined && (!Number.isInteger(opts.auditTokenTtl) || opts.auditTokenTtl < 1)) {
     throw new AdminError("--audit-token-ttl must be a positive whole number of seconds");
   }
-  if (opts.idMethod !== undefined && !(ID_METHODS as readonly string[]).includes(opts.idMethod)) throw new AdminError(`--id-method must be one of ${ID_METHODS.join(", ")}`);
-  return withTransaction((tx) => tx.account.update({
-    where: { id },
-    data: {
-      ...(opts.auditTokenTtl !== undefined ? { auditTokenTtlSeconds: opts.auditTokenTtl } : {}),
-      ...(opts.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: opts.rateLimitPerMinute } : {}),
-      ...(opts.idMethod !== undefined ? { idMethod: opts.idMethod } : {}),
-    },
-  }));
+  if (opts.idMethod !== undefined && !(ID_METHODS as readonly string[]).includes(opts.idMethod))
+    throw new AdminError(`--id-method must be one of ${ID_METHODS.join(", ")}`);
+  return withTransaction((tx) =>
+    tx.account.update({
+      where: { id },
+      data: {
+        ...(opts.auditTokenTtl !== undefined ? { auditTokenTtlSeconds: opts.auditTokenTtl } : {}),
+        ...(opts.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: opts.rateLimitPerMinute } : {}),
+        ...(opts.idMethod !== undefined ? { idMethod: opts.idMethod } : {}),
+      },
+    }),
+  );
 }
 
 const EMAIL = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
@@ -65,7 +68,8 @@ export async function createUser(email: string, accountIds: string[]) {
 export async function createKey(email: string, opts: { ttlSeconds?: number; scope?: string } = {}) {
   const scope = (opts.scope ?? "integration") as KeyScope;
   if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw new AdminError(`--scope must be one of ${KEY_SCOPES.join(", ")}`);
-  if (opts.ttlSeconds !== undefined && (!Number.isInteger(opts.ttlSeconds) || opts.ttlSeconds < 1)) throw new AdminError("--ttl must be a positive whole number of seconds");
+  if (opts.ttlSeconds !== undefined && (!Number.isInteger(opts.ttlSeconds) || opts.ttlSeconds < 1))
+    throw new AdminError("--ttl must be a positive whole number of seconds");
   const user = await prisma.user.findUnique({
     where: { email: email.trim().toLowerCase() },
     include: { memberships: { include: { account: { select: { auditTokenTtlSeconds: true } } } } },
@@ -77,9 +81,11 @@ export async function createKey(email: string, opts: { ttlSeconds?: number; scop
     ttl = Math.min(ttl ?? accountTtl, accountTtl);
   }
   const { key, prefix, hash } = generateKey();
-  const row = await withTransaction((tx) => tx.apiKey.create({
-    data: { prefix, hash, userId: user.id, scope, expiresAt: ttl ? new Date(clock.now().getTime() + ttl * 1000) : null },
-  }));
+  const row = await withTransaction((tx) =>
+    tx.apiKey.create({
+      data: { prefix, hash, userId: user.id, scope, expiresAt: ttl ? new Date(clock.now().getTime() + ttl * 1000) : null },
+    }),
+  );
   return { key, prefix, scope, expiresAt: row.expiresAt };
 }
 

@@ -14,7 +14,10 @@ const Env = z.object({
   CORS_ORIGINS: z.string().default("*"),
   GRAPHIQL: bool.default(true),
   INTROSPECTION: bool.default(true),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+    .optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   ENCRYPTION_KEY: z.string().optional(),
   SEED_DEMO: bool.default(true),

@@ -23,13 +23,15 @@ export function initEncryption(env: { DATABASE_URL: string; ENCRYPTION_KEY?: str
     return;
   }
   if (isPostgresUrl(env.DATABASE_URL)) {
-    throw new Error("ENCRYPTION_KEY is not set. On PostgreSQL every instance needs the same 32-byte key for encrypted_string fields: set ENCRYPTION_KEY (e.g. `openssl rand -base64 32`).");
+    throw new Error(
+      "ENCRYPTION_KEY is not set. On PostgreSQL every instance needs the same 32-byte key for encrypted_string fields: set ENCRYPTION_KEY (e.g. `openssl rand -base64 32`).",
+    );
   }
   const file = join(dirname(sqliteFile(env.DATABASE_URL)), "encryption.key");
   if (!existsSync(file)) {
     mkdirSync(dirname(file), { recursive: true });
     try {
-      writeFileSync(file, randomBytes(32).toString("base64") + "\n", { mode: 0o600, flag: "wx" });
+      writeFileSync(file, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err; // another process made it first
     }

@@ -4,7 +4,10 @@
 import { GraphQLError } from "graphql";
 import { dbErrorKind } from "./db/errors.js";
 
-export interface FieldError { path: string; message: string }
+export interface FieldError {
+  path: string;
+  message: string;
+}
 
 const CODES: Record<number, string> = {
   400: "BAD_REQUEST",
@@ -49,13 +52,27 @@ export const RETRY_AFTER_SECONDS = 1;
 export function knownError(error: unknown): AppError | null {
   if (error instanceof AppError) return error;
   switch (dbErrorKind(error)) {
-    case "unique": return new AppError(409, "A record with the same unique value already exists (a concurrent change?); retry.");
-    case "foreignKey": return new AppError(409, "A referenced record was deleted meanwhile (a concurrent change?); retry.");
-    case "notFound": return new AppError(404, "The record was not found (it may have just been deleted).");
+    case "unique":
+      return new AppError(409, "A record with the same unique value already exists (a concurrent change?); retry.");
+    case "foreignKey":
+      return new AppError(409, "A referenced record was deleted meanwhile (a concurrent change?); retry.");
+    case "notFound":
+      return new AppError(404, "The record was not found (it may have just been deleted).");
     case "conflict":
-      return new AppError(503, `The change kept conflicting with concurrent changes to the same records and was not applied; retry after ${RETRY_AFTER_SECONDS} s.`, undefined, { "Retry-After": String(RETRY_AFTER_SECONDS) });
+      return new AppError(
+        503,
+        `The change kept conflicting with concurrent changes to the same records and was not applied; retry after ${RETRY_AFTER_SECONDS} s.`,
+        undefined,
+        { "Retry-After": String(RETRY_AFTER_SECONDS) },
+      );
     case "unavailable":
-      return new AppError(503, `The database is busy (no connection or transaction slot in time); nothing was changed. Retry after ${RETRY_AFTER_SECONDS} s.`, undefined, { "Retry-After": String(RETRY_AFTER_SECONDS) });
-    default: return null;
+      return new AppError(
+        503,
+        `The database is busy (no connection or transaction slot in time); nothing was changed. Retry after ${RETRY_AFTER_SECONDS} s.`,
+        undefined,
+        { "Retry-After": String(RETRY_AFTER_SECONDS) },
+      );
+    default:
+      return null;
   }
 }

@@ -7,14 +7,17 @@ import type { Config } from "./config.js";
 type Limits = Pick<Config, "HTTP_HEADERS_TIMEOUT_MS" | "HTTP_REQUEST_TIMEOUT_MS" | "HTTP_KEEP_ALIVE_TIMEOUT_MS" | "HTTP_MAX_CONNECTIONS">;
 
 export function createHttpServer(handler: RequestListener, limits: Limits): Server {
-  const server = createServer({
-    headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
-    // Node requires requestTimeout ≥ headersTimeout (0 would disable it).
-    requestTimeout: Math.max(limits.HTTP_REQUEST_TIMEOUT_MS, limits.HTTP_HEADERS_TIMEOUT_MS),
-    keepAliveTimeout: limits.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-    // The two timeouts above are enforced by a sweep at this interval (Node's default: 30 s).
-    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.HTTP_HEADERS_TIMEOUT_MS / 4))),
-  }, handler);
+  const server = createServer(
+    {
+      headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
+      // Node requires requestTimeout ≥ headersTimeout (0 would disable it).
+      requestTimeout: Math.max(limits.HTTP_REQUEST_TIMEOUT_MS, limits.HTTP_HEADERS_TIMEOUT_MS),
+      keepAliveTimeout: limits.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      // The two timeouts above are enforced by a sweep at this interval (Node's default: 30 s).
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.HTTP_HEADERS_TIMEOUT_MS / 4))),
+    },
+    handler,
+  );
   server.maxConnections = limits.HTTP_MAX_CONNECTIONS;
   return server;
 }

@@ -6,7 +6,7 @@ export const logger = pino({
   level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "silent" : "info"),
   base: { service: "guidegate" },
   redact: {
-    paths: ["req.headers[\"x-service-integration-key\"]", "req.headers.authorization", "req.headers.cookie", "*.key", "*.hash"],
+    paths: ['req.headers["x-service-integration-key"]', "req.headers.authorization", "req.headers.cookie", "*.key", "*.hash"],
     censor: "[redacted]",
   },
   // Every line logged while a request is handled carries its id, whoever logs it (the request scope

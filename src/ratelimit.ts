@@ -6,13 +6,17 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { AppError } from "./errors.js";
 import { logger } from "./logger.js";
 
-export interface RateDecision { limit: number; remaining: number; resetSeconds: number; allowed: boolean }
+export interface RateDecision {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  allowed: boolean;
+}
 export interface RateLimiter {
   /** `ownLimit`: the account's own limit (`account set --rate-limit`), null for the default. */
   consume(accountId: string, ownLimit: number | null): Promise<RateDecision>;
   close(): Promise<void>;
 }
-
 
 export function createRateLimiter(opts: { perMinute: number; redisUrl?: string | undefined; keyPrefix?: string }): RateLimiter {
   const redis = opts.redisUrl ? new Redis(opts.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2, lazyConnect: false }) : null;
@@ -55,5 +59,10 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
 }
 
 export function rateLimited(accountId: string, d: RateDecision): AppError {
-  return new AppError(429, `Rate limit of ${d.limit} requests a minute exceeded for account '${accountId}'; retry after ${d.resetSeconds} s.`, undefined, rateLimitHeaders(d));
+  return new AppError(
+    429,
+    `Rate limit of ${d.limit} requests a minute exceeded for account '${accountId}'; retry after ${d.resetSeconds} s.`,
+    undefined,
+    rateLimitHeaders(d),
+  );
 }

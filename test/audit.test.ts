@@ -30,8 +30,16 @@ const LOCALHOST = /^(::ffff:)?127\.0\.0\.1$/;
 const DAY = 86_400_000;
 
 interface Entry {
-  id: string; accountId: string | null; timestamp: Date; userId: string | null; action: string;
-  resourceType: string; resourceId: string; sourceIp: string | null; requestId: string | null; details: any;
+  id: string;
+  accountId: string | null;
+  timestamp: Date;
+  userId: string | null;
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  sourceIp: string | null;
+  requestId: string | null;
+  details: any;
 }
 
 /** Runs `fn` and returns the audit entries it added (oldest first). */
@@ -87,8 +95,15 @@ async function b25ok(t: Tenant, body?: unknown, query = "") {
 async function seed(accountId: string, at: string, opts: { userId?: string; label?: string } = {}) {
   return prisma.auditLog.create({
     data: {
-      id: newId("a"), accountId, timestamp: new Date(at), userId: opts.userId ?? "seed@example.com", action: "update",
-      resourceType: "probe", resourceId: opts.label ?? at, sourceIp: "10.0.0.1", details: JSON.stringify({ at }),
+      id: newId("a"),
+      accountId,
+      timestamp: new Date(at),
+      userId: opts.userId ?? "seed@example.com",
+      action: "update",
+      resourceType: "probe",
+      resourceId: opts.label ?? at,
+      sourceIp: "10.0.0.1",
+      details: JSON.stringify({ at }),
     },
   });
 }
@@ -121,7 +136,8 @@ describe("B25 rule 1: no dates → the last 90 days", () => {
       "2026-03-15T11:59:00Z",
       "2026-03-15T12:01:00Z", // after now: out
       "2025-06-01T00:00:00Z", // long ago: out
-    ]) await seed(t.accountId, at);
+    ])
+      await seed(t.accountId, at);
     const expected = ["2026-03-15T11:59:00Z", "2026-01-01T00:00:00Z", "2025-12-15T12:00:00Z"];
     for (const body of [undefined, {}, { startDate: null, endDate: null, userId: null }]) {
       const r = await b25ok(t, body);
@@ -131,8 +147,15 @@ describe("B25 rule 1: no dates → the last 90 days", () => {
     // the wire record: times in epoch ms, details as an object
     const [first] = (await b25ok(t)).body.data.filter((e: any) => e.resourceType === "probe");
     expect(first).toEqual({
-      id: expect.any(String), timestamp: Date.parse("2026-03-15T11:59:00Z"), accountId: t.accountId, userId: "seed@example.com",
-      action: "update", resourceType: "probe", resourceId: "2026-03-15T11:59:00Z", sourceIp: "10.0.0.1", details: { at: "2026-03-15T11:59:00Z" },
+      id: expect.any(String),
+      timestamp: Date.parse("2026-03-15T11:59:00Z"),
+      accountId: t.accountId,
+      userId: "seed@example.com",
+      action: "update",
+      resourceType: "probe",
+      resourceId: "2026-03-15T11:59:00Z",
+      sourceIp: "10.0.0.1",
+      details: { at: "2026-03-15T11:59:00Z" },
     });
   });
 
@@ -159,7 +182,8 @@ describe("B25 rule 2: only startDate → from it up to yesterday midnight (UTC)"
       "2026-03-14T23:59:00Z", // yesterday, last minute: in
       "2026-03-15T00:00:00Z", // today midnight: out
       "2026-03-15T11:00:00Z", // today, before now: out
-    ]) await seed(t.accountId, at);
+    ])
+      await seed(t.accountId, at);
     expect(probes(await b25ok(t, { startDate: "2026-03-10" }))).toEqual(["2026-03-14T23:59:00Z", "2026-03-12T08:00:00Z", "2026-03-10T00:00:00Z"]);
   });
 
@@ -195,7 +219,8 @@ describe("B25 rule 3: only endDate → the 90 days ending then", () => {
       "2026-02-01T23:59:00Z", // in: the end day is included
       "2026-02-02T00:00:00Z", // out
       "2026-03-14T00:00:00Z", // out (within the default window, not this one)
-    ]) await seed(t.accountId, at);
+    ])
+      await seed(t.accountId, at);
     expect(probes(await b25ok(t, { endDate: "2026-02-01" }))).toEqual(["2026-02-01T23:59:00Z", "2026-01-15T10:00:00Z", "2025-11-04T00:00:00Z"]);
   });
 
@@ -227,7 +252,8 @@ describe("B25 rule 4: dates are UTC", () => {
       "2026-03-01T11:59:00Z", // in
       "2026-03-01T12:01:00Z", // out
       "2026-03-01T17:30:00Z", // 12:00 in America/Los_Angeles-ish offsets: out
-    ]) await seed(t.accountId, at);
+    ])
+      await seed(t.accountId, at);
     const tz = process.env.TZ;
     try {
       for (const zone of ["UTC", "Asia/Kolkata", "America/Los_Angeles", "Pacific/Kiritimati"]) {
@@ -352,11 +378,12 @@ describe("B25 input", () => {
     await b25ok(t, { startDate: "2024-02-29", endDate: "2024-03-01" });
   });
 
-  it.each([
-    [{ startDate: 20260301 }], [{ endDate: true }], [{ userId: 5 }], [{ startDate: ["2026-03-01"] }], [{ userId: { eq: "x" } }],
-  ])("wrong type %j → 400", async (body) => {
-    expectProblem(await b25(t, body), 400);
-  });
+  it.each([[{ startDate: 20260301 }], [{ endDate: true }], [{ userId: 5 }], [{ startDate: ["2026-03-01"] }], [{ userId: { eq: "x" } }]])(
+    "wrong type %j → 400",
+    async (body) => {
+      expectProblem(await b25(t, body), 400);
+    },
+  );
 
   it("startDate after endDate → 400", async () => {
     expectProblem(await b25(t, { startDate: "2026-03-02", endDate: "2026-03-01" }), 400);
@@ -372,7 +399,10 @@ describe("B25 input", () => {
     expectProblem(await b25(t, { user: "a@example.com" }), 400, /user/);
     expectProblem(await b25(t, ["2026-03-01"]), 400);
     expectProblem(await b25(t, "2026-03-01"), 400);
-    expectProblem(await call(server.url + b25Path(t.accountId), { method: "POST", headers: { ...t.headers, "content-type": "application/json" }, raw: "{" }), 400);
+    expectProblem(
+      await call(server.url + b25Path(t.accountId), { method: "POST", headers: { ...t.headers, "content-type": "application/json" }, raw: "{" }),
+      400,
+    );
   });
 
   it("an empty body is allowed (no body at all, or {})", async () => {
@@ -388,8 +418,14 @@ describe("B25 input", () => {
     const base = Date.parse("2026-03-01T00:00:00Z");
     await prisma.auditLog.createMany({
       data: Array.from({ length: 120 }, (_, i) => ({
-        id: newId("a"), accountId: u.accountId, timestamp: new Date(base + i * 60_000), userId: "seed@example.com",
-        action: "update", resourceType: "probe", resourceId: `p${i}`, details: "{}",
+        id: newId("a"),
+        accountId: u.accountId,
+        timestamp: new Date(base + i * 60_000),
+        userId: "seed@example.com",
+        action: "update",
+        resourceType: "probe",
+        resourceId: `p${i}`,
+        details: "{}",
       })),
     });
     const dflt = await b25ok(u, {});
@@ -410,11 +446,20 @@ describe("B25 input", () => {
     // 157 entries, three to a timestamp
     await prisma.auditLog.createMany({
       data: Array.from({ length: 157 }, (_, i) => ({
-        id: newId("a"), accountId: u.accountId, timestamp: new Date(base + Math.floor(i / 3) * 60_000), userId: i % 2 ? "odd@example.com" : "even@example.com",
-        action: "update", resourceType: "probe", resourceId: `w${i}`, details: "{}",
+        id: newId("a"),
+        accountId: u.accountId,
+        timestamp: new Date(base + Math.floor(i / 3) * 60_000),
+        userId: i % 2 ? "odd@example.com" : "even@example.com",
+        action: "update",
+        resourceType: "probe",
+        resourceId: `w${i}`,
+        details: "{}",
       })),
     });
-    const expected = await prisma.auditLog.findMany({ where: { accountId: u.accountId, resourceType: "probe" }, orderBy: [{ timestamp: "desc" }, { id: "desc" }] });
+    const expected = await prisma.auditLog.findMany({
+      where: { accountId: u.accountId, resourceType: "probe" },
+      orderBy: [{ timestamp: "desc" }, { id: "desc" }],
+    });
     expect(expected).toHaveLength(157);
     const walk = async (body: object) => {
       const seen: { id: string; timestamp: number; resourceType: string; resourceId: string }[] = [];
@@ -487,8 +532,12 @@ describe("GraphQL auditLogs", () => {
     const t = await tenant("gqlbad");
     const other = await tenant("gqlother");
     for (const variables of [
-      { filter: { startDate: "2026-02-30" } }, { filter: { endDate: "2026-03-01T10:00" } }, { filter: { startDate: "2026-03-01 25:00" } },
-      { filter: { startDate: "2026-03-02", endDate: "2026-03-01" } }, { first: 501 }, { first: 0 },
+      { filter: { startDate: "2026-02-30" } },
+      { filter: { endDate: "2026-03-01T10:00" } },
+      { filter: { startDate: "2026-03-01 25:00" } },
+      { filter: { startDate: "2026-03-02", endDate: "2026-03-01" } },
+      { first: 501 },
+      { first: 0 },
     ]) {
       const r = await gqlHttp(t, AUDIT_QUERY, { accountId: t.accountId, ...variables });
       expect(r.body.errors?.[0]?.extensions?.code, `${JSON.stringify(variables)}: ${r.text}`).toBe("BAD_REQUEST");
@@ -543,7 +592,10 @@ describe("every change leaves exactly one entry", () => {
     expect(tags.entries).toHaveLength(2);
     const [one, two] = tags.r.body.data as { id: string }[];
 
-    const created = await audited(`${A()}/content`, t, { method: "POST", body: [{ title: "Guide", type: "link", url: "https://example.com/g", tags: [one!.id] }] });
+    const created = await audited(`${A()}/content`, t, {
+      method: "POST",
+      body: [{ title: "Guide", type: "link", url: "https://example.com/g", tags: [one!.id] }],
+    });
     expect(created.r.status, created.r.text).toBe(201);
     const id = created.r.body.data[0].id as string;
     expect(created.entries).toHaveLength(1);
@@ -577,7 +629,8 @@ describe("every change leaves exactly one entry", () => {
   it("a bulk request of N valid items leaves exactly N entries; a mixed one only the valid items'", async () => {
     const N = 7;
     const bulk = await audited(`${A()}/content`, t, {
-      method: "POST", body: Array.from({ length: N }, (_, i) => ({ title: `Bulk ${i}`, type: "text", description: `d${i}` })),
+      method: "POST",
+      body: Array.from({ length: N }, (_, i) => ({ title: `Bulk ${i}`, type: "text", description: `d${i}` })),
     });
     expect(bulk.r.status, bulk.r.text).toBe(201);
     const ids = (bulk.r.body.data as { id: string }[]).map((c) => c.id);
@@ -591,7 +644,8 @@ describe("every change leaves exactly one entry", () => {
     expect(updates.entries.every((e) => e.action === "update")).toBe(true);
 
     const mixed = await audited(`${A()}/content`, t, {
-      method: "POST", body: [{ title: "ok 1", type: "text" }, { type: "text" }, { title: "ok 2", type: "video", url: "https://example.com/v" }],
+      method: "POST",
+      body: [{ title: "ok 1", type: "text" }, { type: "text" }, { title: "ok 2", type: "video", url: "https://example.com/v" }],
     });
     expect(mixed.r.status, mixed.r.text).toBe(207);
     const okIds = (mixed.r.body.success as { id: string }[]).map((s) => s.id);
@@ -605,7 +659,18 @@ describe("every change leaves exactly one entry", () => {
   });
 
   it("end users: upsert (create, update with values and actions) and delete", async () => {
-    expect((await call(`${server.url}${A()}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }, { name: "score", type: "double" }] })).status).toBe(200);
+    expect(
+      (
+        await call(`${server.url}${A()}/endUserSchema`, {
+          method: "PUT",
+          headers: t.headers,
+          body: [
+            { name: "plan", type: "string" },
+            { name: "score", type: "double" },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     const created = await audited(`${A()}/endUsers`, t, { method: "PUT", body: [{ id: "eu-1", custom: { plan: "gold", score: 3 } }] });
     expect(created.r.status, created.r.text).toBe(201);
     expect(created.entries).toHaveLength(1);
@@ -624,14 +689,23 @@ describe("every change leaves exactly one entry", () => {
     expect(single.entries).toHaveLength(1);
     expect(single.entries[0]!.details.custom).toEqual({ score: 9.5 });
 
-    const two = await audited(`${A()}/endUsers`, t, { method: "PUT", body: [{ id: "eu-2", custom: {} }, { id: "eu-3", custom: { plan: "p" } }] });
+    const two = await audited(`${A()}/endUsers`, t, {
+      method: "PUT",
+      body: [
+        { id: "eu-2", custom: {} },
+        { id: "eu-3", custom: { plan: "p" } },
+      ],
+    });
     expect(two.r.status).toBe(201);
     expect(two.entries.map((e) => e.resourceId).sort()).toEqual(["eu-2", "eu-3"]);
 
     const deleted = await audited(`${A()}/endUsers/eu-1,eu-2`, t, { method: "DELETE" });
     expect(deleted.r.status).toBe(204);
     expect(deleted.entries.map((e) => [e.action, e.resourceType, e.resourceId])).toEqual(
-      expect.arrayContaining([["delete", "endUser", "eu-1"], ["delete", "endUser", "eu-2"]]),
+      expect.arrayContaining([
+        ["delete", "endUser", "eu-1"],
+        ["delete", "endUser", "eu-2"],
+      ]),
     );
     expect(deleted.entries).toHaveLength(2);
     for (const e of deleted.entries) expectByRequest(e, t, { action: "delete", resourceType: "endUser", resourceId: e.resourceId });
@@ -650,7 +724,9 @@ describe("every change leaves exactly one entry", () => {
     expectByRequest(described.entries[0]!, t, { action: "update", resourceType: "endUserField", resourceId: "tier" });
     expect(described.entries[0]!.details).toEqual({ description: "d2" });
 
-    expect((await call(`${server.url}${A()}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "has-tier", custom: { tier: "x" } }] })).status).toBe(201);
+    expect((await call(`${server.url}${A()}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "has-tier", custom: { tier: "x" } }] })).status).toBe(
+      201,
+    );
     const deleted = await audited(`${A()}/endUserSchema/tier`, t, { method: "DELETE" });
     expect(deleted.r.status).toBe(204);
     expect(deleted.entries).toHaveLength(1);
@@ -661,8 +737,12 @@ describe("every change leaves exactly one entry", () => {
     const requestId = randomUUID();
     const { result: r, entries } = await entriesOf(() =>
       call(`${server.url}/graphql`, {
-        method: "POST", headers: { ...t.headers, "x-request-id": requestId },
-        body: { query: `mutation($a: String!) { upsertTags(accountId: $a, input: [{ name: "via-graphql" }]) { results { id statusCode } } }`, variables: { a: t.accountId } },
+        method: "POST",
+        headers: { ...t.headers, "x-request-id": requestId },
+        body: {
+          query: `mutation($a: String!) { upsertTags(accountId: $a, input: [{ name: "via-graphql" }]) { results { id statusCode } } }`,
+          variables: { a: t.accountId },
+        },
       }),
     );
     expect(r.body.errors, r.text).toBeUndefined();
@@ -747,8 +827,28 @@ describe("no entry when a change fails", () => {
     ["content delete of unknown ids", () => ({ path: `${A()}/content/nope1,nope2`, method: "DELETE" })],
     ["tags all invalid", () => ({ path: `${B()}/tags`, method: "PUT", body: [{ name: "" }, { name: "a,b" }] })],
     ["tag delete unknown", () => ({ path: `${B()}/tags/ghost`, method: "DELETE" })],
-    ["end users all invalid", () => ({ path: `${A()}/endUsers`, method: "PUT", body: [{ id: "", custom: {} }, { id: "x", custom: { undefinedField: 1 } }] })],
-    ["schema fields all invalid", () => ({ path: `${A()}/endUserSchema`, method: "PUT", body: [{ name: "1bad", type: "string" }, { name: "ok", type: "integer" }] })],
+    [
+      "end users all invalid",
+      () => ({
+        path: `${A()}/endUsers`,
+        method: "PUT",
+        body: [
+          { id: "", custom: {} },
+          { id: "x", custom: { undefinedField: 1 } },
+        ],
+      }),
+    ],
+    [
+      "schema fields all invalid",
+      () => ({
+        path: `${A()}/endUserSchema`,
+        method: "PUT",
+        body: [
+          { name: "1bad", type: "string" },
+          { name: "ok", type: "integer" },
+        ],
+      }),
+    ],
     ["schema delete of a default field", () => ({ path: `${A()}/endUserSchema/email`, method: "DELETE" })],
     ["malformed body", () => ({ path: `${A()}/content`, method: "POST", body: { title: "not an array" } })],
   ])("%s → 4xx and no entry", async (_name, make) => {
@@ -769,7 +869,9 @@ describe("no entry when a change fails", () => {
     const forbidden = await audited(`${A()}/content`, other, write);
     expect(forbidden.r.status).toBe(403);
     expect(forbidden.entries).toEqual([]);
-    const gql = await entriesOf(() => gqlHttp(other, `mutation($a: String!) { upsertTags(accountId: $a, input: [{ name: "x" }]) { results { id } } }`, { a: t.accountId }));
+    const gql = await entriesOf(() =>
+      gqlHttp(other, `mutation($a: String!) { upsertTags(accountId: $a, input: [{ name: "x" }]) { results { id } } }`, { a: t.accountId }),
+    );
     expect(gql.result.body.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
     expect(gql.entries).toEqual([]);
     expect(await prisma.content.count({ where: { accountId: t.accountId } })).toBe(0);
@@ -789,7 +891,9 @@ describe("no entry when a change fails", () => {
 
     // An entry that cannot be written (an invalid time) fails the transaction, change included.
     vi.spyOn(clock, "now").mockReturnValue(new Date(Number.NaN));
-    const failed = await entriesOf(() => withTransaction((tx) => tx.tag.create({ data: { id: newId("t"), accountId: t.accountId, name } })).catch((e: Error) => e));
+    const failed = await entriesOf(() =>
+      withTransaction((tx) => tx.tag.create({ data: { id: newId("t"), accountId: t.accountId, name } })).catch((e: Error) => e),
+    );
     vi.restoreAllMocks();
     expect(failed.result).toBeInstanceOf(Error);
     expect(failed.entries).toEqual([]);
@@ -809,9 +913,22 @@ describe("secrets never appear in entries", () => {
     const t = await tenant("sec");
     const A = `${server.url}/api/v1/${t.accountId}`;
     const B = `${server.url}/v1/accounts/${t.accountId}`;
-    expect((await call(`${A}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "ssn", type: "encrypted_string" }, { name: "plan", type: "string" }] })).status).toBe(200);
+    expect(
+      (
+        await call(`${A}/endUserSchema`, {
+          method: "PUT",
+          headers: t.headers,
+          body: [
+            { name: "ssn", type: "encrypted_string" },
+            { name: "plan", type: "string" },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     const secrets = ["secret-ssn-111-22-3333", "secret-ssn-444-55-6666", "secret-ssn-777-88-9999"];
-    expect((await call(`${A}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "s1", custom: { ssn: secrets[0], plan: "gold" } }] })).status).toBe(201);
+    expect((await call(`${A}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "s1", custom: { ssn: secrets[0], plan: "gold" } }] })).status).toBe(
+      201,
+    );
     expect((await call(`${B}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "s1", custom: { ssn: secrets[1] } }] })).status).toBe(200);
     expect((await call(`${A}/endUsers/s2`, { method: "PUT", headers: t.headers, body: { ssn: secrets[2] } })).status).toBe(201);
     const stored = await prisma.endUserValue.findMany({ where: { accountId: t.accountId, field: "ssn" } });

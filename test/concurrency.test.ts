@@ -11,10 +11,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const send = (t: Tenant, method: string, path: string, body?: unknown): Promise<Reply> =>
-  call(server.url + path, { method, headers: t.headers, body });
+const send = (t: Tenant, method: string, path: string, body?: unknown): Promise<Reply> => call(server.url + path, { method, headers: t.headers, body });
 
-const statuses = (replies: Reply[]) => replies.reduce<Record<number, number>>((m, r) => ((m[r.status] = (m[r.status] ?? 0) + 1), m), {});
+const statuses = (replies: Reply[]) => {
+  const counts: Record<number, number> = {};
+  for (const r of replies) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+};
 
 async function createContents(t: Tenant, n: number): Promise<string[]> {
   const items = Array.from({ length: n }, (_, i) => ({ title: `c${i}`, type: "link", url: `https://example.com/${i}` }));
@@ -45,19 +48,34 @@ describe("content updates", () => {
     const t = await tenant("conc");
     const ids = await createContents(t, 5);
     const [a, b] = ids as [string, string];
-    const pairs = await Promise.all(Array.from({ length: 10 }, (_, i) => [
-      send(t, "PUT", `/api/v1/${t.accountId}/content`, [{ id: a, title: `a${i}` }, { id: b, title: `b${i}` }]),
-      send(t, "PUT", `/api/v1/${t.accountId}/content`, [{ id: b, description: `b${i}` }, { id: a, description: `a${i}` }]),
-    ]).flat());
+    const pairs = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => [
+        send(t, "PUT", `/api/v1/${t.accountId}/content`, [
+          { id: a, title: `a${i}` },
+          { id: b, title: `b${i}` },
+        ]),
+        send(t, "PUT", `/api/v1/${t.accountId}/content`, [
+          { id: b, description: `b${i}` },
+          { id: a, description: `a${i}` },
+        ]),
+      ]).flat(),
+    );
     expect(statuses(pairs)).toEqual({ 200: 20 });
 
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const clients = Array.from({ length: 8 }, async (_, c) => {
       const out: Reply[] = [];
       for (let k = 0; k < 5; k++) {
         const order = [...ids].sort(() => rand() - 0.5);
-        out.push(await send(t, "PUT", `/api/v1/${t.accountId}/content`, order.map((id) => ({ id, title: `client ${c} put ${k}` }))));
+        out.push(
+          await send(
+            t,
+            "PUT",
+            `/api/v1/${t.accountId}/content`,
+            order.map((id) => ({ id, title: `client ${c} put ${k}` })),
+          ),
+        );
       }
       return out;
     });
@@ -71,10 +89,17 @@ describe("content updates", () => {
 describe("upserts of one new name", () => {
   it("16 simultaneous PUT /tags of one new name: one 201, the rest 200, one tag, one create entry", async () => {
     const t = await tenant("conc");
-    const replies = await Promise.all(Array.from({ length: 16 }, (_, i) =>
-      send(t, "PUT", `/v1/accounts/${t.accountId}/tags`, [{ name: "onboarding", description: `d${i}` }])));
+    const replies = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => send(t, "PUT", `/v1/accounts/${t.accountId}/tags`, [{ name: "onboarding", description: `d${i}` }])),
+    );
     const codes = replies.map((r) => r.status);
-    expect(codes.filter((s) => s >= 300), replies.map((r) => r.text).join("\n").slice(0, 2000)).toEqual([]);
+    expect(
+      codes.filter((s) => s >= 300),
+      replies
+        .map((r) => r.text)
+        .join("\n")
+        .slice(0, 2000),
+    ).toEqual([]);
     const items = replies.map((r) => (r.body.data as { statusCode?: number }[] | undefined)?.[0]);
     expect(codes.filter((s) => s === 201)).toHaveLength(1);
     expect(codes.filter((s) => s === 200)).toHaveLength(15);
@@ -88,12 +113,26 @@ describe("upserts of one new name", () => {
 
   it("simultaneous end-user upserts of one new id: one 201, the rest 200, one user, merged values", async () => {
     const t = await tenant("conc");
-    const schema = await send(t, "PUT", `/api/v1/${t.accountId}/endUserSchema`, Array.from({ length: 8 }, (_, i) => ({ name: `f${i}`, type: "double" })));
+    const schema = await send(
+      t,
+      "PUT",
+      `/api/v1/${t.accountId}/endUserSchema`,
+      Array.from({ length: 8 }, (_, i) => ({ name: `f${i}`, type: "double" })),
+    );
     expect(schema.status, schema.text).toBe(200);
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-      send(t, "PUT", `/v1/accounts/${t.accountId}/endUsers`, [{ id: "same-user", custom: { [`f${i}`]: i }, userActionCount: { [`a${i}`]: i + 1 } }])));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        send(t, "PUT", `/v1/accounts/${t.accountId}/endUsers`, [{ id: "same-user", custom: { [`f${i}`]: i }, userActionCount: { [`a${i}`]: i + 1 } }]),
+      ),
+    );
     const codes = replies.map((r) => r.status);
-    expect(codes.filter((s) => s >= 300), replies.map((r) => r.text).join("\n").slice(0, 2000)).toEqual([]);
+    expect(
+      codes.filter((s) => s >= 300),
+      replies
+        .map((r) => r.text)
+        .join("\n")
+        .slice(0, 2000),
+    ).toEqual([]);
     expect(codes.filter((s) => s === 201)).toHaveLength(1);
     const users = await prisma.endUser.findMany({ where: { accountId: t.accountId }, include: { values: true, actions: true } });
     expect(users).toHaveLength(1);
@@ -106,24 +145,30 @@ describe("upserts of one new name", () => {
   it("concurrent action counts on one end user merge per action, none lost", async () => {
     const t = await tenant("conc");
     await send(t, "PUT", `/api/v1/${t.accountId}/endUsers`, [{ id: "u1" }]);
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-      send(t, "PUT", `/v1/accounts/${t.accountId}/endUsers`, [{ id: "u1", userActionCount: { [`a${i}`]: 1 } }])));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => send(t, "PUT", `/v1/accounts/${t.accountId}/endUsers`, [{ id: "u1", userActionCount: { [`a${i}`]: 1 } }])),
+    );
     expect(statuses(replies)).toEqual({ 200: 8 });
     expect(await prisma.endUserAction.count({ where: { endUser: { accountId: t.accountId } } })).toBe(8);
   });
 
   it("simultaneous schema-field adds of one new name and past the 50-field cap stay exact", async () => {
     const t = await tenant("conc");
-    const same = await Promise.all(Array.from({ length: 8 }, () =>
-      send(t, "PUT", `/api/v1/${t.accountId}/endUserSchema`, [{ name: "plan", type: "string" }])));
+    const same = await Promise.all(Array.from({ length: 8 }, () => send(t, "PUT", `/api/v1/${t.accountId}/endUserSchema`, [{ name: "plan", type: "string" }])));
     expect(same.map((r) => r.status).sort()).toEqual(Array(8).fill(200));
     expect(same.map((r) => r.body.data?.[0]?.statusCode ?? r.body.success?.[0]?.statusCode).filter((s) => s === 201).length).toBeLessThanOrEqual(1);
     expect(await prisma.endUserField.count({ where: { accountId: t.accountId } })).toBe(1);
     // 48 more fields, then 6 writers race for the last slot
-    const fill = await send(t, "PUT", `/api/v1/${t.accountId}/endUserSchema`, Array.from({ length: 48 }, (_, i) => ({ name: `x${i}`, type: "string" })));
+    const fill = await send(
+      t,
+      "PUT",
+      `/api/v1/${t.accountId}/endUserSchema`,
+      Array.from({ length: 48 }, (_, i) => ({ name: `x${i}`, type: "string" })),
+    );
     expect(fill.status, fill.text).toBe(200);
-    const race = await Promise.all(Array.from({ length: 6 }, (_, i) =>
-      send(t, "PUT", `/api/v1/${t.accountId}/endUserSchema`, [{ name: `last${i}`, type: "string" }])));
+    const race = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => send(t, "PUT", `/api/v1/${t.accountId}/endUserSchema`, [{ name: `last${i}`, type: "string" }])),
+    );
     expect(race.every((r) => r.status < 500)).toBe(true);
     expect(await prisma.endUserField.count({ where: { accountId: t.accountId } })).toBe(50);
   });
@@ -136,8 +181,18 @@ describe("deletes racing updates", () => {
     const replies = await Promise.all([
       send(t, "DELETE", `/api/v1/${t.accountId}/content/${ids.join(",")}`),
       send(t, "DELETE", `/api/v1/${t.accountId}/content/${[...ids].reverse().join(",")}`),
-      send(t, "PUT", `/api/v1/${t.accountId}/content`, ids.map((id) => ({ id, title: "x" }))),
-      send(t, "PUT", `/api/v1/${t.accountId}/content`, [...ids].reverse().map((id) => ({ id, title: "y" }))),
+      send(
+        t,
+        "PUT",
+        `/api/v1/${t.accountId}/content`,
+        ids.map((id) => ({ id, title: "x" })),
+      ),
+      send(
+        t,
+        "PUT",
+        `/api/v1/${t.accountId}/content`,
+        [...ids].reverse().map((id) => ({ id, title: "y" })),
+      ),
     ]);
     for (const r of replies) expect([200, 204, 207, 404], r.text).toContain(r.status);
     expect(await prisma.content.count({ where: { accountId: t.accountId } })).toBe(0);

@@ -89,8 +89,12 @@ describe("N+1 guards: the SQL of a page does not grow with its size", () => {
   });
 
   it("content(id:) aliases without nested tags: 5 statements whatever their number", async () => {
-    for (const k of [2, 15]) { // 15: the alias limit of a document (GRAPHQL_MAX_ALIASES)
-      const fields = aContents.slice(0, k).map((c, i) => `c${i}: content(id: "${c.id}") { id }`).join(" ");
+    for (const k of [2, 15]) {
+      // 15: the alias limit of a document (GRAPHQL_MAX_ALIASES)
+      const fields = aContents
+        .slice(0, k)
+        .map((c, i) => `c${i}: content(id: "${c.id}") { id }`)
+        .join(" ");
       const { result, sql } = await sqlOf(() => gql(server, a, `query($id: String!) { account(id: $id) { ${fields} } }`, { id: a.accountId }));
       expect(Object.values(result.data.account)).toEqual(aContents.slice(0, k).map(({ id }) => ({ id })));
       expect(shape(sql)).toEqual([...AUTH, "SELECT Content"]);
@@ -106,9 +110,14 @@ describe("N+1 guards: the SQL of a page does not grow with its size", () => {
     const both: Tenant = { ...a, email, key, headers: { "x-service-integration-key": key, "x-service-user": email } };
     const [ac, bc] = [aContents[0]!, bContents[0]!];
     const { result, sql } = await sqlOf(() =>
-      gql(server, both, `query($a: String!, $b: String!) {
+      gql(
+        server,
+        both,
+        `query($a: String!, $b: String!) {
         x: account(id: $a) { own: content(id: "${ac.id}") { id } other: content(id: "${bc.id}") { id } }
-        y: account(id: $b) { own: content(id: "${bc.id}") { id } other: content(id: "${ac.id}") { id } } }`, { a: a.accountId, b: b.accountId }),
+        y: account(id: $b) { own: content(id: "${bc.id}") { id } other: content(id: "${ac.id}") { id } } }`,
+        { a: a.accountId, b: b.accountId },
+      ),
     );
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({ x: { own: { id: ac.id }, other: null }, y: { own: { id: bc.id }, other: null } });
@@ -128,8 +137,13 @@ describe("filters, order and keyset pagination", () => {
   const at = (m: number) => new Date(T0 + m * MINUTE);
   const titles = (r: { data?: any }) => r.data.account.contents.nodes.map((n: { title: string }) => n.title);
   const list = (vars: Record<string, unknown>) =>
-    gql(server, f, `query($id: String!, $filter: ContentFilter, $orderBy: ContentOrder) {
-      account(id: $id) { contents(filter: $filter, orderBy: $orderBy) { nodes { title } } } }`, { id: f.accountId, ...vars });
+    gql(
+      server,
+      f,
+      `query($id: String!, $filter: ContentFilter, $orderBy: ContentOrder) {
+      account(id: $id) { contents(filter: $filter, orderBy: $orderBy) { nodes { title } } } }`,
+      { id: f.accountId, ...vars },
+    );
 
   beforeAll(async () => {
     f = await tenant("filters");
@@ -140,14 +154,39 @@ describe("filters, order and keyset pagination", () => {
       await tx.content.createMany({
         data: [
           { id: id("F"), title: "F", type: "folder", state: "draft", stage: "design", createdAt: at(1), updatedAt: at(1) },
-          { id: id("L"), title: "L", type: "link", url: "https://example.com/l", state: "production", stage: "production", parentId: id("F"), createdAt: at(2), updatedAt: at(20) },
+          {
+            id: id("L"),
+            title: "L",
+            type: "link",
+            url: "https://example.com/l",
+            state: "production",
+            stage: "production",
+            parentId: id("F"),
+            createdAt: at(2),
+            updatedAt: at(20),
+          },
           { id: id("X"), title: "X", type: "text", state: "ready", stage: "design", createdAt: at(3), updatedAt: at(5) },
-          { id: id("V"), title: "V", type: "video", url: "https://example.com/v", state: "draft", stage: "design", parentId: id("F"), createdAt: at(4), updatedAt: at(30) },
+          {
+            id: id("V"),
+            title: "V",
+            type: "video",
+            url: "https://example.com/v",
+            state: "draft",
+            stage: "design",
+            parentId: id("F"),
+            createdAt: at(4),
+            updatedAt: at(30),
+          },
           { id: id("P"), title: "P", type: "text", state: "production", stage: "production", createdAt: at(5), updatedAt: at(6) },
         ].map((r) => ({ ...r, accountId: f.accountId })),
       });
       await tx.contentTag.createMany({
-        data: [["L", red], ["X", red], ["X", blue], ["V", blue]].map(([c, t]) => ({ contentId: id(c as string), tagId: (t as TagRow).id })),
+        data: [
+          ["L", red],
+          ["X", red],
+          ["X", blue],
+          ["V", blue],
+        ].map(([c, t]) => ({ contentId: id(c as string), tagId: (t as TagRow).id })),
       });
     });
   });
@@ -190,8 +229,20 @@ describe("filters, order and keyset pagination", () => {
   });
 
   it("creationTime / lastUpdateTime are epoch milliseconds", async () => {
-    const r = await gql(server, f, `query($id: String!) { account(id: $id) { contents(first: 1) { nodes { creationTime lastUpdateTime stage state type parentId } } } }`, { id: f.accountId });
-    expect(r.data.account.contents.nodes[0]).toEqual({ creationTime: T0 + MINUTE, lastUpdateTime: T0 + MINUTE, stage: "design", state: "draft", type: "folder", parentId: null });
+    const r = await gql(
+      server,
+      f,
+      `query($id: String!) { account(id: $id) { contents(first: 1) { nodes { creationTime lastUpdateTime stage state type parentId } } } }`,
+      { id: f.accountId },
+    );
+    expect(r.data.account.contents.nodes[0]).toEqual({
+      creationTime: T0 + MINUTE,
+      lastUpdateTime: T0 + MINUTE,
+      stage: "design",
+      state: "draft",
+      type: "folder",
+      parentId: null,
+    });
   });
 
   it("a Timestamp beyond the range of dates is a 400, not an unexpected error", async () => {
@@ -228,7 +279,12 @@ describe("filters, order and keyset pagination", () => {
   });
 
   it("an empty page has null cursors and no next page", async () => {
-    const r = await gql(server, f, `query($id: String!) { account(id: $id) { contents(filter: { tagName: "nope" }) { nodes { id } pageInfo { hasNextPage startCursor endCursor } } } }`, { id: f.accountId });
+    const r = await gql(
+      server,
+      f,
+      `query($id: String!) { account(id: $id) { contents(filter: { tagName: "nope" }) { nodes { id } pageInfo { hasNextPage startCursor endCursor } } } }`,
+      { id: f.accountId },
+    );
     expect(r.data.account.contents).toEqual({ nodes: [], pageInfo: { hasNextPage: false, startCursor: null, endCursor: null } });
   });
 
@@ -321,10 +377,27 @@ describe("createContents / updateContents / deleteContents", () => {
     ]);
     const [text, link] = [results[0], results[2]];
     expect(text.content).toEqual({
-      id: text.id, title: "c1 text", type: "text", url: null, source: null, description: null, descriptionMd: "# md",
-      state: "draft", stage: "design", parentId: null, tags: [{ name: "m-000" }, { name: "m-001" }],
+      id: text.id,
+      title: "c1 text",
+      type: "text",
+      url: null,
+      source: null,
+      description: null,
+      descriptionMd: "# md",
+      state: "draft",
+      stage: "design",
+      parentId: null,
+      tags: [{ name: "m-000" }, { name: "m-001" }],
     });
-    expect(link.content).toMatchObject({ id: link.id, type: "link", url: "https://example.com/a", source: "default", state: "production", stage: "production", tags: [{ name: "m-000" }] });
+    expect(link.content).toMatchObject({
+      id: link.id,
+      type: "link",
+      url: "https://example.com/a",
+      source: "default",
+      state: "production",
+      stage: "production",
+      tags: [{ name: "m-000" }],
+    });
     expect(results.filter((r: { ok: boolean }) => !r.ok).every((r: { id: unknown; content: unknown }) => r.id === null && r.content === null)).toBe(true);
 
     const rows = await titled("c1 ");
@@ -336,9 +409,16 @@ describe("createContents / updateContents / deleteContents", () => {
     // One read per kind of reference (tag ids, tag names, parents), one insert per table and one
     // audit insert for the whole transaction, one reload of the written rows.
     expect(shape(sql)).toEqual([
-      ...AUTH, "SELECT Tag", "SELECT Tag", "SELECT Content",
-      "INSERT Content", "INSERT ContentTag", "INSERT AuditLog",
-      "SELECT Content", "SELECT ContentTag", "SELECT Tag",
+      ...AUTH,
+      "SELECT Tag",
+      "SELECT Tag",
+      "SELECT Content",
+      "INSERT Content",
+      "INSERT ContentTag",
+      "INSERT AuditLog",
+      "SELECT Content",
+      "SELECT ContentTag",
+      "SELECT Tag",
     ]);
   });
 
@@ -352,7 +432,14 @@ describe("createContents / updateContents / deleteContents", () => {
     }
     expect(shapes[1]).toEqual(shapes[0]);
     expect(shapes[0]).toEqual([
-      ...AUTH, "SELECT Tag", "INSERT Content", "INSERT ContentTag", "INSERT AuditLog", "SELECT Content", "SELECT ContentTag", "SELECT Tag",
+      ...AUTH,
+      "SELECT Tag",
+      "INSERT Content",
+      "INSERT ContentTag",
+      "INSERT AuditLog",
+      "SELECT Content",
+      "SELECT ContentTag",
+      "SELECT Tag",
     ]);
     expect(await prisma.contentTag.count({ where: { content: { title: { startsWith: "c2 30-" } } } })).toBe(60);
   });
@@ -365,7 +452,11 @@ describe("createContents / updateContents / deleteContents", () => {
   });
 
   it("createContents: allowedTypes restricts the types written; without it, every type", async () => {
-    const input = [{ title: "c4 folder", type: "folder" }, { title: "c4 flow", type: "flow" }, { title: "c4 text", type: "text" }];
+    const input = [
+      { title: "c4 folder", type: "folder" },
+      { title: "c4 flow", type: "flow" },
+      { title: "c4 text", type: "text" },
+    ];
     const limited = await create(input, ["link", "video", "text"]);
     expect(limited.data.createContents.results.map((r: { statusCode: number; errors: string[] }) => [r.statusCode, r.errors])).toEqual([
       [400, ["type 'folder' cannot be written here (allowed: link, video, text)"]],
@@ -381,10 +472,15 @@ describe("createContents / updateContents / deleteContents", () => {
     const folder = (await create([{ title: "c5 folder", type: "folder" }])).data.createContents.results[0];
     const child = await create([{ title: "c5 child", type: "text", parentId: folder.id }]);
     expect(child.data.createContents.results[0]).toMatchObject({ statusCode: 201, content: { parentId: folder.id } });
-    const list = await gql(server, m, `query($id: String!, $p: String) { account(id: $id) { contents(filter: { parentId: $p }) { nodes { title } } } }`, { id: m.accountId, p: folder.id });
+    const list = await gql(server, m, `query($id: String!, $p: String) { account(id: $id) { contents(filter: { parentId: $p }) { nodes { title } } } }`, {
+      id: m.accountId,
+      p: folder.id,
+    });
     expect(list.data.account.contents.nodes).toEqual([{ title: "c5 child" }]);
     // A folder of another account is unknown here.
-    const foreign = await withTransaction((tx) => tx.content.create({ data: { id: `${b.accountId}-folder`, accountId: b.accountId, title: "B folder", type: "folder" } }));
+    const foreign = await withTransaction((tx) =>
+      tx.content.create({ data: { id: `${b.accountId}-folder`, accountId: b.accountId, title: "B folder", type: "folder" } }),
+    );
     const r = await create([{ title: "c5 foreign parent", type: "text", parentId: foreign.id }]);
     expect(r.data.createContents.results[0]).toMatchObject({ statusCode: 400, errors: [`unknown parent '${foreign.id}'`] });
   });
@@ -486,9 +582,12 @@ describe("createContents / updateContents / deleteContents", () => {
       expect(steps.slice(head + 3)).toEqual([
         "UPDATE Content", // item 0
         "UPDATE Content", // item 8
-        "DELETE ContentTag", "INSERT ContentTag", // tags of items 0 (replaced) and 8 (cleared)
+        "DELETE ContentTag",
+        "INSERT ContentTag", // tags of items 0 (replaced) and 8 (cleared)
         "INSERT AuditLog",
-        "SELECT Content", "SELECT ContentTag", "SELECT Tag",
+        "SELECT Content",
+        "SELECT ContentTag",
+        "SELECT Tag",
       ]);
     });
 
@@ -498,7 +597,14 @@ describe("createContents / updateContents / deleteContents", () => {
     });
 
     it("allowedTypes restricts the types updated", async () => {
-      const r = await gql(server, m, UPDATE, { id: m.accountId, input: [{ id: folder, title: "u folder 2" }, { id: link, title: "u link 2" }], allowed: ["link", "video", "text"] });
+      const r = await gql(server, m, UPDATE, {
+        id: m.accountId,
+        input: [
+          { id: folder, title: "u folder 2" },
+          { id: link, title: "u link 2" },
+        ],
+        allowed: ["link", "video", "text"],
+      });
       expect(r.data.updateContents.results.map((x: { statusCode: number; errors: string[] }) => [x.statusCode, x.errors])).toEqual([
         [400, ["type 'folder' cannot be written here (allowed: link, video, text)"]],
         [200, []],
@@ -516,7 +622,12 @@ describe("createContents / updateContents / deleteContents", () => {
   });
 
   it("deleteContents: 204 per deleted id, 404 for unknown ids and other accounts' ids; links cascade", async () => {
-    const created = (await create([{ title: "d1 a", type: "text", tagIds: [red.id] }, { title: "d1 b", type: "text" }])).data.createContents.results;
+    const created = (
+      await create([
+        { title: "d1 a", type: "text", tagIds: [red.id] },
+        { title: "d1 b", type: "text" },
+      ])
+    ).data.createContents.results;
     const ids = [created[0].id, "nope", bContents[1]!.id, created[1].id];
     const { result, sql } = await sqlOf(() => gql(server, m, DELETE, { id: m.accountId, ids }));
     expect(result.data.deleteContents.results).toEqual([
@@ -558,15 +669,28 @@ describe("auth over GraphQL", () => {
     expect([q.status, codeOf(q)]).toEqual([403, "FORBIDDEN"]);
     expect(q.data).toBeNull();
     const before = await prisma.content.count({ where: { accountId: b.accountId } });
-    const mCreate = await gql(server, a, `mutation($id: String!) { createContents(accountId: $id, input: [{ title: "x", type: text }]) { results { statusCode } } }`, { id: b.accountId });
+    const mCreate = await gql(
+      server,
+      a,
+      `mutation($id: String!) { createContents(accountId: $id, input: [{ title: "x", type: text }]) { results { statusCode } } }`,
+      { id: b.accountId },
+    );
     expect([mCreate.status, codeOf(mCreate)]).toEqual([403, "FORBIDDEN"]);
-    const mDelete = await gql(server, a, `mutation($id: String!, $ids: [String!]!) { deleteContents(accountId: $id, ids: $ids) { results { statusCode } } }`, { id: b.accountId, ids: [bContents[2]!.id] });
+    const mDelete = await gql(server, a, `mutation($id: String!, $ids: [String!]!) { deleteContents(accountId: $id, ids: $ids) { results { statusCode } } }`, {
+      id: b.accountId,
+      ids: [bContents[2]!.id],
+    });
     expect([mDelete.status, codeOf(mDelete)]).toEqual([403, "FORBIDDEN"]);
     expect(await prisma.content.count({ where: { accountId: b.accountId } })).toBe(before);
   });
 
   it("mutations without credentials → 401, nothing written", async () => {
-    const r = await gql(server, null, `mutation($id: String!) { createContents(accountId: $id, input: [{ title: "anon", type: text }]) { results { statusCode } } }`, { id: a.accountId });
+    const r = await gql(
+      server,
+      null,
+      `mutation($id: String!) { createContents(accountId: $id, input: [{ title: "anon", type: text }]) { results { statusCode } } }`,
+      { id: a.accountId },
+    );
     expect([r.status, codeOf(r)]).toEqual([401, "UNAUTHENTICATED"]);
     expect(await prisma.content.count({ where: { title: "anon" } })).toBe(0);
   });
@@ -582,21 +706,33 @@ describe("auth over GraphQL", () => {
 
 describe("tenant isolation", () => {
   it("content(id:) of another account's id → null", async () => {
-    const r = await gql(server, a, `query($id: String!, $c: String!) { account(id: $id) { content(id: $c) { id title } } }`, { id: a.accountId, c: bContents[0]!.id });
+    const r = await gql(server, a, `query($id: String!, $c: String!) { account(id: $id) { content(id: $c) { id title } } }`, {
+      id: a.accountId,
+      c: bContents[0]!.id,
+    });
     expect(r.errors).toBeUndefined();
     expect(r.data.account.content).toBeNull();
   });
 
   it("another account's tag ids in createContents → per-item 400 (unknown tag id)", async () => {
-    const r = await gql(server, a, `mutation($id: String!, $in: [ContentInput!]!) { createContents(accountId: $id, input: $in) { results { statusCode errors } } }`, {
-      id: a.accountId, in: [{ title: "iso", type: "text", tagIds: [bTags[1]!.id] }],
-    });
+    const r = await gql(
+      server,
+      a,
+      `mutation($id: String!, $in: [ContentInput!]!) { createContents(accountId: $id, input: $in) { results { statusCode errors } } }`,
+      {
+        id: a.accountId,
+        in: [{ title: "iso", type: "text", tagIds: [bTags[1]!.id] }],
+      },
+    );
     expect(r.data.createContents.results).toEqual([{ statusCode: 400, errors: [`unknown tag id '${bTags[1]!.id}'`] }]);
     expect(await prisma.content.count({ where: { title: "iso" } })).toBe(0);
   });
 
   it("lists only show the account's own content", async () => {
-    const r = await gql(server, b, `query($id: String!, $n: Int) { account(id: $id) { contents(first: $n) { nodes { id tags { id } } } } }`, { id: b.accountId, n: 10_000 });
+    const r = await gql(server, b, `query($id: String!, $n: Int) { account(id: $id) { contents(first: $n) { nodes { id tags { id } } } } }`, {
+      id: b.accountId,
+      n: 10_000,
+    });
     const nodes = r.data.account.contents.nodes as { id: string; tags: { id: string }[] }[];
     expect(nodes.every((n) => n.id.startsWith(b.accountId))).toBe(true);
     expect(nodes.flatMap((n) => n.tags).every((t) => bTags.some((x) => x.id === t.id))).toBe(true);
@@ -613,9 +749,11 @@ function expectMasked(r: { errors?: { message: string; extensions?: Record<strin
 
 describe("unexpected errors are masked", () => {
   it("a failing database read: message masked, no SQL or stack", async () => {
-    const spy = vi.spyOn(prisma.content, "findMany").mockRejectedValueOnce(
-      Object.assign(new Error("SELECT secret FROM Content WHERE 1=1\n    at /work/main/src/schema/content.ts:101:7"), { code: "P1001" }),
-    );
+    const spy = vi
+      .spyOn(prisma.content, "findMany")
+      .mockRejectedValueOnce(
+        Object.assign(new Error("SELECT secret FROM Content WHERE 1=1\n    at /work/main/src/schema/content.ts:101:7"), { code: "P1001" }),
+      );
     try {
       const r = await gql(server, a, `query($id: String!) { account(id: $id) { contents { nodes { id } } } }`, { id: a.accountId });
       expect(spy).toHaveBeenCalledTimes(1);

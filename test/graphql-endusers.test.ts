@@ -6,7 +6,9 @@ import { withTransaction } from "../src/db/index.js";
 import { call, gql, prisma, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
 
 let server: Server;
-beforeAll(async () => { server = await startServer(); });
+beforeAll(async () => {
+  server = await startServer();
+});
 afterAll(() => server.close());
 
 const FIELDS = [
@@ -17,7 +19,12 @@ const FIELDS = [
   { name: "ssn", type: "encrypted_string" },
 ];
 async function withFields(t: Tenant) {
-  const r = await gql(server, t, `mutation($a: String!, $in: [SchemaFieldInput!]!) { upsertEndUserFields(accountId: $a, input: $in) { results { statusCode errors } } }`, { a: t.accountId, in: FIELDS });
+  const r = await gql(
+    server,
+    t,
+    `mutation($a: String!, $in: [SchemaFieldInput!]!) { upsertEndUserFields(accountId: $a, input: $in) { results { statusCode errors } } }`,
+    { a: t.accountId, in: FIELDS },
+  );
   expect(r.errors).toBeUndefined();
   expect(r.data.upsertEndUserFields.results.map((x: any) => x.statusCode)).toEqual(FIELDS.map(() => 201));
 }
@@ -27,7 +34,8 @@ async function withFields(t: Tenant) {
  * The timer that batches API-key use times (src/auth/keyUsage.ts) may fire inside a capture: left out.
  */
 const shape = (sql: string[]) =>
-  sql.map((q) => `${q.trim().split(/\s+/, 1)[0]!.toUpperCase()} ${/(?:FROM|INTO|UPDATE)\s+[`"]\w+[`"]\.[`"](\w+)[`"]/i.exec(q)?.[1] ?? "?"}`)
+  sql
+    .map((q) => `${q.trim().split(/\s+/, 1)[0]!.toUpperCase()} ${/(?:FROM|INTO|UPDATE)\s+[`"]\w+[`"]\.[`"](\w+)[`"]/i.exec(q)?.[1] ?? "?"}`)
     .filter((s) => s !== "UPDATE ApiKey");
 const touches = (sql: string[], table: string) => sql.some((q) => new RegExp(`[\`"]${table}[\`"]`).test(q));
 
@@ -67,7 +75,12 @@ describe("endUsers connection: custom values and user actions are batched", () =
   // undeclared, Prisma assumes 999 and splits the 1,000-id `in` lists in two (9 statements).
   it("a page of 10 and a page of 1,000 cost the same 7 statements", async () => {
     const run = async (first: number) => {
-      const { result, sql } = await sqlOf(() => gql(server, t, `query($a: String!, $first: Int) { account(id: $a) { endUsers(first: $first) { nodes { id custom userActionCount } } } }`, { a: t.accountId, first }));
+      const { result, sql } = await sqlOf(() =>
+        gql(server, t, `query($a: String!, $first: Int) { account(id: $a) { endUsers(first: $first) { nodes { id custom userActionCount } } } }`, {
+          a: t.accountId,
+          first,
+        }),
+      );
       expect(result.errors).toBeUndefined();
       expect(result.data.account.endUsers.nodes).toHaveLength(first);
       const last = result.data.account.endUsers.nodes[first - 1];
@@ -78,20 +91,29 @@ describe("endUsers connection: custom values and user actions are batched", () =
     const ten = await run(10);
     const thousand = await run(1_000);
     expect(ten).toEqual([
-      "SELECT ApiKey", "SELECT User", "SELECT Membership", // authentication
-      "SELECT Account", "SELECT EndUser", "SELECT EndUserValue", "SELECT EndUserAction",
+      "SELECT ApiKey",
+      "SELECT User",
+      "SELECT Membership", // authentication
+      "SELECT Account",
+      "SELECT EndUser",
+      "SELECT EndUserValue",
+      "SELECT EndUserAction",
     ]);
     expect(thousand).toEqual(ten);
   });
 
   it("userActions and userActionCount share one query", async () => {
-    const { sql } = await sqlOf(() => gql(server, t, `query($a: String!) { account(id: $a) { endUsers(first: 50) { nodes { userActionCount userActions } } } }`, { a: t.accountId }));
+    const { sql } = await sqlOf(() =>
+      gql(server, t, `query($a: String!) { account(id: $a) { endUsers(first: 50) { nodes { userActionCount userActions } } } }`, { a: t.accountId }),
+    );
     expect(shape(sql).filter((s) => s.endsWith("EndUserAction"))).toHaveLength(1);
     expect(touches(sql, "EndUserValue")).toBe(false);
   });
 
   it("a selection without custom or user actions reads neither table", async () => {
-    const { sql } = await sqlOf(() => gql(server, t, `query($a: String!) { account(id: $a) { endUsers(first: 100) { nodes { id creationTime } } } }`, { a: t.accountId }));
+    const { sql } = await sqlOf(() =>
+      gql(server, t, `query($a: String!) { account(id: $a) { endUsers(first: 100) { nodes { id creationTime } } } }`, { a: t.accountId }),
+    );
     expect(touches(sql, "EndUserValue")).toBe(false);
     expect(touches(sql, "EndUserAction")).toBe(false);
   });
@@ -100,7 +122,12 @@ describe("endUsers connection: custom values and user actions are batched", () =
     const seen: string[] = [];
     let after: string | null = null;
     do {
-      const r: any = await gql(server, t, `query($a: String!, $first: Int, $after: String) { account(id: $a) { endUsers(first: $first, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } } }`, { a: t.accountId, first: 300, after });
+      const r: any = await gql(
+        server,
+        t,
+        `query($a: String!, $first: Int, $after: String) { account(id: $a) { endUsers(first: $first, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } } }`,
+        { a: t.accountId, first: 300, after },
+      );
       expect(r.errors).toBeUndefined();
       const conn = r.data.account.endUsers;
       seen.push(...conn.nodes.map((n: any) => n.id));
@@ -118,7 +145,12 @@ describe("endUser: the selection decides what is read", () => {
   beforeAll(async () => {
     t = await tenant("sel");
     await withFields(t);
-    const r = await gql(server, t, `mutation($a: String!) { upsertEndUsers(accountId: $a, input: [{ id: "s1", custom: { plan: "p" }, userActionCount: { x: 2 } }]) { results { statusCode errors } } }`, { a: t.accountId });
+    const r = await gql(
+      server,
+      t,
+      `mutation($a: String!) { upsertEndUsers(accountId: $a, input: [{ id: "s1", custom: { plan: "p" }, userActionCount: { x: 2 } }]) { results { statusCode errors } } }`,
+      { a: t.accountId },
+    );
     expect(r.data.upsertEndUsers.results).toEqual([{ statusCode: 201, errors: [] }]);
   });
 
@@ -130,7 +162,9 @@ describe("endUser: the selection decides what is read", () => {
   });
 
   it("user actions only: no EndUserValue query", async () => {
-    const { result, sql } = await sqlOf(() => gql(server, t, `query($a: String!) { account(id: $a) { endUser(id: "s1") { id userActionCount userActions } } }`, { a: t.accountId }));
+    const { result, sql } = await sqlOf(() =>
+      gql(server, t, `query($a: String!) { account(id: $a) { endUser(id: "s1") { id userActionCount userActions } } }`, { a: t.accountId }),
+    );
     expect(result.data.account.endUser).toEqual({ id: "s1", userActionCount: { x: 2 }, userActions: {} });
     expect(touches(sql, "EndUserValue")).toBe(false);
     expect(touches(sql, "EndUserAction")).toBe(true);
@@ -174,7 +208,12 @@ describe("encrypted_string over GraphQL", () => {
     const t = await tenant("enc");
     await withFields(t);
     const secret = "passport X1234567";
-    const w = await gql(server, t, `mutation($a: String!, $c: CustomValues!) { upsertEndUser(accountId: $a, id: "e1", custom: $c) { statusCode endUser { custom } } }`, { a: t.accountId, c: { ssn: secret, plan: "visible" } });
+    const w = await gql(
+      server,
+      t,
+      `mutation($a: String!, $c: CustomValues!) { upsertEndUser(accountId: $a, id: "e1", custom: $c) { statusCode endUser { custom } } }`,
+      { a: t.accountId, c: { ssn: secret, plan: "visible" } },
+    );
     expect(w.errors).toBeUndefined();
     expect(w.data.upsertEndUser).toEqual({ statusCode: 201, endUser: { custom: { ssn: secret, plan: "visible" } } });
     const r = await gql(server, t, ONE, { a: t.accountId, id: "e1" });
@@ -205,16 +244,23 @@ describe("endUsers filters", () => {
     await withFields(t);
     // Ten end users with known times: created a minute apart, updated in the reverse order.
     const users = Array.from({ length: 10 }, (_, i) => ({
-      id: `f${i}`, accountId: t.accountId, externalId: `f${i}`,
-      createdAt: new Date(T0 + i * MIN), updatedAt: new Date(T0 + (100 - i) * MIN),
+      id: `f${i}`,
+      accountId: t.accountId,
+      externalId: `f${i}`,
+      createdAt: new Date(T0 + i * MIN),
+      updatedAt: new Date(T0 + (100 - i) * MIN),
     }));
     await withTransaction(async (tx) => {
       await tx.endUser.createMany({ data: users.map(({ id, ...u }) => ({ ...u, id: `${t.accountId}-${id}` })) });
     });
     // Values through the API (so they are typed and encrypted as the service stores them).
     const r = await call(`${server.url}/api/v1/${t.accountId}/endUsers`, {
-      method: "PUT", headers: t.headers,
-      body: users.map((u, i) => ({ id: u.externalId, custom: { plan: i % 2 ? "odd" : "even", score: i * 1.5, active: i % 3 === 0, seenAt: T0 + i, ssn: `s${i}` } })),
+      method: "PUT",
+      headers: t.headers,
+      body: users.map((u, i) => ({
+        id: u.externalId,
+        custom: { plan: i % 2 ? "odd" : "even", score: i * 1.5, active: i % 3 === 0, seenAt: T0 + i, ssn: `s${i}` },
+      })),
     });
     expect(r.status, r.text).toBe(200);
     // The PUT touched every updatedAt; put the known ones back.
@@ -249,7 +295,16 @@ describe("endUsers filters", () => {
   });
 
   it("filters combine (all must match)", async () => {
-    expect(ids(await page({ custom: [{ field: "plan", equals: "odd" }, { field: "active", equals: true }] }))).toEqual(["f3", "f9"]);
+    expect(
+      ids(
+        await page({
+          custom: [
+            { field: "plan", equals: "odd" },
+            { field: "active", equals: true },
+          ],
+        }),
+      ),
+    ).toEqual(["f3", "f9"]);
     expect(ids(await page({ createdAfter: T0 + 4 * MIN, custom: [{ field: "plan", equals: "even" }] }))).toEqual(["f6", "f8"]);
     expect(ids(await page({ createdAfter: T0 + 2 * MIN, updatedAfter: T0 + 94 * MIN }))).toEqual(["f3", "f4", "f5"]);
   });
@@ -257,7 +312,12 @@ describe("endUsers filters", () => {
   it("filtered pages paginate", async () => {
     const first = await gql(server, t, PAGE, { a: t.accountId, first: 2, filter: { custom: [{ field: "plan", equals: "odd" }] } });
     expect(ids(first)).toEqual(["f1", "f3"]);
-    const next = await gql(server, t, PAGE, { a: t.accountId, first: 10, after: first.data.account.endUsers.pageInfo.endCursor, filter: { custom: [{ field: "plan", equals: "odd" }] } });
+    const next = await gql(server, t, PAGE, {
+      a: t.accountId,
+      first: 10,
+      after: first.data.account.endUsers.pageInfo.endCursor,
+      filter: { custom: [{ field: "plan", equals: "odd" }] },
+    });
     expect(ids(next)).toEqual(["f5", "f7", "f9"]);
   });
 
@@ -271,7 +331,14 @@ describe("endUsers filters", () => {
     const unknown = await page({ custom: [{ field: "nope", equals: 1 }] });
     expect(unknown.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
     expect(unknown.errors?.[0]?.message).toMatch(/unknown custom field 'nope'/);
-    for (const [field, equals] of [["score", "3"], ["active", "true"], ["seenAt", -1], ["seenAt", 9e15], ["seenAt", 253_402_300_800_000], ["plan", 5]] as const) {
+    for (const [field, equals] of [
+      ["score", "3"],
+      ["active", "true"],
+      ["seenAt", -1],
+      ["seenAt", 9e15],
+      ["seenAt", 253_402_300_800_000],
+      ["plan", 5],
+    ] as const) {
       const r = await page({ custom: [{ field, equals }] });
       expect(r.errors?.[0]?.extensions?.code, `${field}=${JSON.stringify(equals)}`).toBe("BAD_REQUEST");
     }
@@ -284,16 +351,22 @@ describe("endUsers filters", () => {
 
 describe("end-user mutations", () => {
   let t: Tenant;
-  beforeAll(async () => { t = await tenant("mut"); await withFields(t); });
+  beforeAll(async () => {
+    t = await tenant("mut");
+    await withFields(t);
+  });
   const UPSERT = `mutation($a: String!, $in: [EndUserInput!]!) { upsertEndUsers(accountId: $a, input: $in) { results { index statusCode id errors ok endUser { id custom userActionCount } } } }`;
 
   it("upsertEndUsers: per-item 201 / 200 / 400 with the records", async () => {
     await gql(server, t, UPSERT, { a: t.accountId, in: [{ id: "m1" }] });
-    const r = await gql(server, t, UPSERT, { a: t.accountId, in: [
-      { id: "m1", custom: { score: 1 } },
-      { id: "m2", custom: { active: true }, userActionCount: { a: 1 } },
-      { id: "m3", custom: { active: 1 } },
-    ] });
+    const r = await gql(server, t, UPSERT, {
+      a: t.accountId,
+      in: [
+        { id: "m1", custom: { score: 1 } },
+        { id: "m2", custom: { active: true }, userActionCount: { a: 1 } },
+        { id: "m3", custom: { active: 1 } },
+      ],
+    });
     expect(r.errors).toBeUndefined();
     expect(r.data.upsertEndUsers.results).toEqual([
       { index: 0, statusCode: 200, id: "m1", errors: [], ok: true, endUser: { id: "m1", custom: { score: 1 }, userActionCount: {} } },
@@ -310,7 +383,9 @@ describe("end-user mutations", () => {
   });
 
   it("deleteEndUsers: per-item 204 / 404", async () => {
-    const r = await gql(server, t, `mutation($a: String!) { deleteEndUsers(accountId: $a, ids: ["m1", "ghost"]) { results { index statusCode id errors } } }`, { a: t.accountId });
+    const r = await gql(server, t, `mutation($a: String!) { deleteEndUsers(accountId: $a, ids: ["m1", "ghost"]) { results { index statusCode id errors } } }`, {
+      a: t.accountId,
+    });
     expect(r.data.deleteEndUsers.results).toEqual([
       { index: 0, statusCode: 204, id: "m1", errors: [] },
       { index: 1, statusCode: 404, id: "ghost", errors: ["no end user with id 'ghost'"] },
@@ -319,16 +394,37 @@ describe("end-user mutations", () => {
   });
 
   it("schema mutations: per-item statuses, defaults protected", async () => {
-    const up = await gql(server, t, `mutation($a: String!) { upsertEndUserFields(accountId: $a, input: [{ name: "extra", type: timestamp }, { name: "plan", type: double }, { name: "email", description: "x" }]) { results { index statusCode errors field { name type default } } } }`, { a: t.accountId });
+    const up = await gql(
+      server,
+      t,
+      `mutation($a: String!) { upsertEndUserFields(accountId: $a, input: [{ name: "extra", type: timestamp }, { name: "plan", type: double }, { name: "email", description: "x" }]) { results { index statusCode errors field { name type default } } } }`,
+      { a: t.accountId },
+    );
     expect(up.data.upsertEndUserFields.results).toEqual([
       { index: 0, statusCode: 201, errors: [], field: { name: "extra", type: "timestamp", default: false } },
       { index: 1, statusCode: 400, errors: [expect.stringMatching(/cannot change/)], field: null },
       { index: 2, statusCode: 400, errors: ["'email' is a default field and cannot be changed"], field: null },
     ]);
-    const del = await gql(server, t, `mutation($a: String!) { deleteEndUserFields(accountId: $a, names: ["extra", "email", "ghost"]) { results { statusCode } } }`, { a: t.accountId });
+    const del = await gql(
+      server,
+      t,
+      `mutation($a: String!) { deleteEndUserFields(accountId: $a, names: ["extra", "email", "ghost"]) { results { statusCode } } }`,
+      { a: t.accountId },
+    );
     expect(del.data.deleteEndUserFields.results.map((x: any) => x.statusCode)).toEqual([204, 400, 404]);
     const schema = await gql(server, t, `query($a: String!) { account(id: $a) { endUserSchema { name default } } }`, { a: t.accountId });
-    expect(schema.data.account.endUserSchema.map((f: any) => f.name)).toEqual(["email", "name", "role", "locale", "signupTime", "active", "plan", "score", "seenAt", "ssn"]);
+    expect(schema.data.account.endUserSchema.map((f: any) => f.name)).toEqual([
+      "email",
+      "name",
+      "role",
+      "locale",
+      "signupTime",
+      "active",
+      "plan",
+      "score",
+      "seenAt",
+      "ssn",
+    ]);
   });
 });
 
@@ -346,10 +442,14 @@ describe("tenant isolation over GraphQL", () => {
       gql(server, a, PAGE, { a: b.accountId }),
       gql(server, a, ONE, { a: b.accountId, id: "b1" }),
       gql(server, a, `query($a: String!) { account(id: $a) { endUserSchema { name } } }`, { a: b.accountId }),
-      gql(server, a, `mutation($a: String!) { upsertEndUsers(accountId: $a, input: [{ id: "b1", custom: { plan: "stolen" } }]) { results { statusCode } } }`, { a: b.accountId }),
+      gql(server, a, `mutation($a: String!) { upsertEndUsers(accountId: $a, input: [{ id: "b1", custom: { plan: "stolen" } }]) { results { statusCode } } }`, {
+        a: b.accountId,
+      }),
       gql(server, a, `mutation($a: String!) { upsertEndUser(accountId: $a, id: "b1", custom: { plan: "stolen" }) { statusCode } }`, { a: b.accountId }),
       gql(server, a, `mutation($a: String!) { deleteEndUsers(accountId: $a, ids: ["b1"]) { results { statusCode } } }`, { a: b.accountId }),
-      gql(server, a, `mutation($a: String!) { upsertEndUserFields(accountId: $a, input: [{ name: "evil", type: string }]) { results { statusCode } } }`, { a: b.accountId }),
+      gql(server, a, `mutation($a: String!) { upsertEndUserFields(accountId: $a, input: [{ name: "evil", type: string }]) { results { statusCode } } }`, {
+        a: b.accountId,
+      }),
       gql(server, a, `mutation($a: String!) { deleteEndUserFields(accountId: $a, names: ["plan"]) { results { statusCode } } }`, { a: b.accountId }),
     ];
     for (const r of await Promise.all(attempts)) {

@@ -13,7 +13,11 @@ import { routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
 import { call, tenant, type Tenant } from "./helpers.js";
 
-interface Running { url: string; app: ReturnType<typeof createApp>; close(): Promise<void> }
+interface Running {
+  url: string;
+  app: ReturnType<typeof createApp>;
+  close(): Promise<void>;
+}
 
 async function serve(env: Record<string, string>): Promise<Running> {
   await prepareDb();
@@ -97,7 +101,11 @@ describe("trusted REST documents", () => {
     expect(trusted.trustedExecutions - before.executions).toBe(3);
     expect(trusted.documents.get(listContent.document)).toBe(node); // the same node, not a re-parse
     // A client sending a route's document text to /graphql gets the pre-parsed node too.
-    const viaGraphql = await call(`${s.url}/graphql`, { method: "POST", headers: { accept: "application/json", ...t.headers }, body: { query: listContent.document, variables: { accountId: t.accountId, first: 1 } } });
+    const viaGraphql = await call(`${s.url}/graphql`, {
+      method: "POST",
+      headers: { accept: "application/json", ...t.headers },
+      body: { query: listContent.document, variables: { accountId: t.accountId, first: 1 } },
+    });
     expect([viaGraphql.status, viaGraphql.body.errors]).toEqual([200, undefined]);
     expect(trusted.hits - before.hits).toBe(1);
     // A client's own document is parsed as usual and does not count.

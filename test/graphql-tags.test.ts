@@ -1,6 +1,6 @@
 // Tags over in-process GraphQL: results and the SQL that ran (N+1 guards on content counts and
 // lookups by name), pagination by name, bulk upsert/delete with per-item results, auth and isolation.
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../src/db/index.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags, type TagRow } from "./factories/tags.js";
@@ -76,7 +76,8 @@ describe("N+1 guards: content counts and lookups by name", () => {
   });
 
   it("tag(name:) aliases batch into one query: 5 statements for 1 and for 15 aliases (6 with contentCount)", async () => {
-    for (const k of [1, 15]) { // 15: the alias limit of a document (GRAPHQL_MAX_ALIASES)
+    for (const k of [1, 15]) {
+      // 15: the alias limit of a document (GRAPHQL_MAX_ALIASES)
       const picks = aTags.filter((_, i) => i % 9 === 0).slice(0, k);
       const plain = picks.map((t, i) => `t${i}: tag(name: "${t.name}") { id name }`).join(" ");
       const r1 = await sqlOf(() => gql(server, a, `query($id: String!) { account(id: $id) { ${plain} } }`, { id: a.accountId }));
@@ -91,7 +92,12 @@ describe("N+1 guards: content counts and lookups by name", () => {
   });
 
   it("tag(name:): unknown names are null, and a name is looked up in the account it hangs off", async () => {
-    const r = await gql(server, b, `query($id: String!) { account(id: $id) { x: tag(name: "tag-000") { id } y: tag(name: "tag-150") { id } z: tag(name: "nope") { id } } }`, { id: b.accountId });
+    const r = await gql(
+      server,
+      b,
+      `query($id: String!) { account(id: $id) { x: tag(name: "tag-000") { id } y: tag(name: "tag-150") { id } z: tag(name: "nope") { id } } }`,
+      { id: b.accountId },
+    );
     expect(r.errors).toBeUndefined();
     expect(r.data.account).toEqual({ x: { id: bTags[0]!.id }, y: null, z: null });
   });
@@ -199,14 +205,25 @@ describe("upsertTags / deleteTags", () => {
     expect(results[10].tag).toMatchObject({ name: "spaced" });
     expect(results.filter((r: { ok: boolean }) => !r.ok).every((r: { tag: unknown }) => r.tag === null)).toBe(true);
     // Nothing of the failed items was written; the rename kept the tag (and its content link).
-    expect(await tagsOf(m.accountId)).toEqual([["alpha", "again"], [keep!.name, null], ["renamed", null], ["spaced", null]]);
+    expect(await tagsOf(m.accountId)).toEqual([
+      ["alpha", "again"],
+      [keep!.name, null],
+      ["renamed", null],
+      ["spaced", null],
+    ]);
     expect(await prisma.contentTag.findMany({ where: { contentId: content.id } })).toEqual([{ contentId: content.id, tagId: old!.id }]);
     expect(shape(sql)).toEqual([
-      ...AUTH, ...LOCK("Tag"), "SELECT Tag",
+      ...AUTH,
+      ...LOCK("Tag"),
+      "SELECT Tag",
       // in request order: runs of creates as one insert, updates one by one in between
-      "INSERT Tag", "UPDATE Tag", "UPDATE Tag", "INSERT Tag",
+      "INSERT Tag",
+      "UPDATE Tag",
+      "UPDATE Tag",
+      "INSERT Tag",
       "INSERT AuditLog",
-      "SELECT Tag", "SELECT ContentTag", // reload of the written rows, then their counts
+      "SELECT Tag",
+      "SELECT ContentTag", // reload of the written rows, then their counts
     ]);
   });
 
@@ -247,7 +264,12 @@ describe("upsertTags / deleteTags", () => {
     const [gone, stays] = await seedTags(m.accountId, 2, "del");
     const c = await withTransaction(async (tx) => {
       const row = await tx.content.create({ data: { id: `${m.accountId}-del`, accountId: m.accountId, title: "del", type: "text" } });
-      await tx.contentTag.createMany({ data: [{ contentId: row.id, tagId: gone!.id }, { contentId: row.id, tagId: stays!.id }] });
+      await tx.contentTag.createMany({
+        data: [
+          { contentId: row.id, tagId: gone!.id },
+          { contentId: row.id, tagId: stays!.id },
+        ],
+      });
       return row;
     });
     const bOnly = (await seedTags(b.accountId, 1, "bonly"))[0]!;
@@ -270,7 +292,9 @@ describe("auth and tenant isolation", () => {
   it("no credentials → UNAUTHENTICATED 401, for the list and for writes (nothing written)", async () => {
     const q = await gql(server, null, `query($id: String!) { account(id: $id) { tags { nodes { name } } } }`, { id: a.accountId });
     expect([q.status, codeOf(q)]).toEqual([401, "UNAUTHENTICATED"]);
-    const u = await gql(server, null, `mutation($id: String!) { upsertTags(accountId: $id, input: [{ name: "anon" }]) { results { statusCode } } }`, { id: a.accountId });
+    const u = await gql(server, null, `mutation($id: String!) { upsertTags(accountId: $id, input: [{ name: "anon" }]) { results { statusCode } } }`, {
+      id: a.accountId,
+    });
     expect([u.status, codeOf(u)]).toEqual([401, "UNAUTHENTICATED"]);
     expect(await prisma.tag.count({ where: { name: "anon" } })).toBe(0);
   });
@@ -279,7 +303,12 @@ describe("auth and tenant isolation", () => {
     const before = await prisma.tag.findMany({ where: { accountId: b.accountId }, orderBy: { id: "asc" } });
     const q = await gql(server, a, `query($id: String!) { account(id: $id) { tags { nodes { name } } } }`, { id: b.accountId });
     expect([q.status, codeOf(q)]).toEqual([403, "FORBIDDEN"]);
-    const u = await gql(server, a, `mutation($id: String!) { upsertTags(accountId: $id, input: [{ name: "tag-000", description: "hijacked" }, { name: "new" }]) { results { statusCode } } }`, { id: b.accountId });
+    const u = await gql(
+      server,
+      a,
+      `mutation($id: String!) { upsertTags(accountId: $id, input: [{ name: "tag-000", description: "hijacked" }, { name: "new" }]) { results { statusCode } } }`,
+      { id: b.accountId },
+    );
     expect([u.status, codeOf(u)]).toEqual([403, "FORBIDDEN"]);
     const d = await gql(server, a, `mutation($id: String!) { deleteTags(accountId: $id, names: ["tag-001"]) { results { statusCode } } }`, { id: b.accountId });
     expect([d.status, codeOf(d)]).toEqual([403, "FORBIDDEN"]);
@@ -287,21 +316,31 @@ describe("auth and tenant isolation", () => {
   });
 
   it("the same name in two accounts: upsert in A touches A's tag only", async () => {
-    const r = await gql(server, a, `mutation($id: String!) { upsertTags(accountId: $id, input: [{ name: "tag-004", description: "A's" }]) { results { statusCode id } } }`, { id: a.accountId });
+    const r = await gql(
+      server,
+      a,
+      `mutation($id: String!) { upsertTags(accountId: $id, input: [{ name: "tag-004", description: "A's" }]) { results { statusCode id } } }`,
+      { id: a.accountId },
+    );
     expect(r.data.upsertTags.results).toEqual([{ statusCode: 200, id: aTags[4]!.id }]);
     expect((await prisma.tag.findUniqueOrThrow({ where: { id: bTags[4]!.id } })).description).toBeNull();
   });
 
   it("another account's tags in createContents → per-item 400, by id and by name", async () => {
     const bOnly = (await seedTags(b.accountId, 1, "bmark"))[0]!;
-    const r = await gql(server, a, `mutation($id: String!, $in: [ContentInput!]!) { createContents(accountId: $id, input: $in) { results { statusCode errors } } }`, {
-      id: a.accountId,
-      in: [
-        { title: "iso-1", type: "text", tagIds: [bTags[0]!.id] },
-        { title: "iso-2", type: "text", tagNames: [bOnly.name] },
-        { title: "iso-3", type: "text", tagIds: [aTags[0]!.id] },
-      ],
-    });
+    const r = await gql(
+      server,
+      a,
+      `mutation($id: String!, $in: [ContentInput!]!) { createContents(accountId: $id, input: $in) { results { statusCode errors } } }`,
+      {
+        id: a.accountId,
+        in: [
+          { title: "iso-1", type: "text", tagIds: [bTags[0]!.id] },
+          { title: "iso-2", type: "text", tagNames: [bOnly.name] },
+          { title: "iso-3", type: "text", tagIds: [aTags[0]!.id] },
+        ],
+      },
+    );
     expect(r.data.createContents.results).toEqual([
       { statusCode: 400, errors: [`unknown tag id '${bTags[0]!.id}'`] },
       { statusCode: 400, errors: [`unknown tag '${bOnly.name}' (create it with PUT /tags first)`] },

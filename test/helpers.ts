@@ -8,7 +8,11 @@ import { onQuery, prepareDb, prisma } from "../src/db/index.js";
 
 export { prisma };
 
-export interface Server { url: string; yoga: ReturnType<typeof createApp>["yoga"]; close(): Promise<void> }
+export interface Server {
+  url: string;
+  yoga: ReturnType<typeof createApp>["yoga"];
+  close(): Promise<void>;
+}
 
 export async function startServer(env: Record<string, string> = {}): Promise<Server> {
   await prepareDb();
@@ -19,12 +23,21 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ser
   return {
     url: `http://127.0.0.1:${port}`,
     yoga,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => void closeApp().then(() => r())); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => void closeApp().then(() => r()));
+      }),
   };
 }
 
 let n = 0;
-export interface Tenant { accountId: string; email: string; key: string; headers: Record<string, string> }
+export interface Tenant {
+  accountId: string;
+  email: string;
+  key: string;
+  headers: Record<string, string>;
+}
 
 /** A new account with its own user and integration key. */
 export async function tenant(prefix = "acct", opts: { idMethod?: string } = {}): Promise<Tenant> {
@@ -36,10 +49,18 @@ export async function tenant(prefix = "acct", opts: { idMethod?: string } = {}):
   return { accountId, email, key, headers: { "x-service-integration-key": key, "x-service-user": email } };
 }
 
-export interface Reply<T = any> { status: number; headers: Headers; body: T; text: string }
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
 
 /** fetch + JSON body, for REST assertions. */
-export async function call<T = any>(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: string } = {}): Promise<Reply<T>> {
+export async function call<T = any>(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: string } = {},
+): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   let body: string | undefined = init.raw;
   if (init.body !== undefined) {
@@ -48,8 +69,12 @@ export async function call<T = any>(url: string, init: { method?: string; header
   }
   const res = await fetch(url, { method: init.method ?? "GET", headers, body });
   const text = await res.text();
-  let parsed: unknown = undefined;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
@@ -66,7 +91,9 @@ export function requester(server: () => Server) {
 /** Runs `fn` and returns the SQL statements it issued (transaction control excluded). */
 export async function sqlOf<T>(fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
   const sql: string[] = [];
-  const stop = onQuery((q) => { if (!/^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)/i.test(q.trim())) sql.push(q); });
+  const stop = onQuery((q) => {
+    if (!/^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)/i.test(q.trim())) sql.push(q);
+  });
   try {
     const result = await fn();
     return { result, sql };

@@ -78,7 +78,9 @@ describe("HTTP server limits", () => {
 
   it("defaults: 20 s headers, 120 s request, 65 s keep-alive (above a proxy's 60 s), 1,000 connections", () => {
     const c = loadConfig({});
-    expect([c.HTTP_HEADERS_TIMEOUT_MS, c.HTTP_REQUEST_TIMEOUT_MS, c.HTTP_KEEP_ALIVE_TIMEOUT_MS, c.HTTP_MAX_CONNECTIONS]).toEqual([20_000, 120_000, 65_000, 1_000]);
+    expect([c.HTTP_HEADERS_TIMEOUT_MS, c.HTTP_REQUEST_TIMEOUT_MS, c.HTTP_KEEP_ALIVE_TIMEOUT_MS, c.HTTP_MAX_CONNECTIONS]).toEqual([
+      20_000, 120_000, 65_000, 1_000,
+    ]);
     expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: "0" })).toThrow(/HTTP_MAX_CONNECTIONS/);
   });
 });

@@ -74,11 +74,20 @@ describe("auditlogs-scoped keys", () => {
     const B = `${server.url}/v1/accounts/${t.accountId}`;
     const before = await prisma.auditLog.count();
     for (const [method, url, body] of [
-      ["GET", `${A}/content`], ["GET", `${B}/content`], ["GET", `${A}/content/x`],
-      ["POST", `${A}/content`, [{ title: "t", type: "text" }]], ["PUT", `${B}/content`, [{ id: "x", title: "t" }]], ["DELETE", `${A}/content/x`],
-      ["GET", `${B}/tags`], ["PUT", `${B}/tags`, [{ name: "n" }]], ["DELETE", `${B}/tags/n`],
-      ["GET", `${A}/endUsers`], ["PUT", `${B}/endUsers`, [{ id: "u", custom: {} }]], ["PUT", `${A}/endUsers/u`, { plan: "x" }],
-      ["GET", `${B}/endUserSchema`], ["PUT", `${A}/endUserSchema`, [{ name: "f", type: "string" }]],
+      ["GET", `${A}/content`],
+      ["GET", `${B}/content`],
+      ["GET", `${A}/content/x`],
+      ["POST", `${A}/content`, [{ title: "t", type: "text" }]],
+      ["PUT", `${B}/content`, [{ id: "x", title: "t" }]],
+      ["DELETE", `${A}/content/x`],
+      ["GET", `${B}/tags`],
+      ["PUT", `${B}/tags`, [{ name: "n" }]],
+      ["DELETE", `${B}/tags/n`],
+      ["GET", `${A}/endUsers`],
+      ["PUT", `${B}/endUsers`, [{ id: "u", custom: {} }]],
+      ["PUT", `${A}/endUsers/u`, { plan: "x" }],
+      ["GET", `${B}/endUserSchema`],
+      ["PUT", `${A}/endUserSchema`, [{ name: "f", type: "string" }]],
     ] as [string, string, unknown?][]) {
       const r = await call(url, { method, headers: h, body });
       if (url.endsWith("/endUsers/u") && method === "PUT") {
@@ -91,7 +100,9 @@ describe("auditlogs-scoped keys", () => {
     }
     expect(errorCode(await graphql(h, `query($a: String!) { account(id: $a) { id name } }`, { a: t.accountId }))).toBe("FORBIDDEN");
     expect(errorCode(await graphql(h, `query($a: String!) { account(id: $a) { contents(first: 1) { nodes { id } } } }`, { a: t.accountId }))).toBe("FORBIDDEN");
-    expect(errorCode(await graphql(h, `mutation($a: String!) { upsertTags(accountId: $a, input: [{ name: "x" }]) { results { id } } }`, { a: t.accountId }))).toBe("FORBIDDEN");
+    expect(
+      errorCode(await graphql(h, `mutation($a: String!) { upsertTags(accountId: $a, input: [{ name: "x" }]) { results { id } } }`, { a: t.accountId })),
+    ).toBe("FORBIDDEN");
     expect(await prisma.auditLog.count()).toBe(before); // nothing was changed
     expect(await prisma.tag.count({ where: { accountId: t.accountId } })).toBe(0);
   });
@@ -227,8 +238,13 @@ describe("authentication (spec, Authentication 1–6)", () => {
   it("401: missing either header, unknown key, a key with its last character changed, another user's e-mail", async () => {
     const changed = t.key.slice(0, -1) + (t.key.endsWith("A") ? "B" : "A");
     for (const headers of <Record<string, string>[]>[
-      {}, { "x-service-integration-key": t.key }, { "x-service-user": t.email },
-      headersOf("ggk_doesnotexist", t.email), headersOf(changed, t.email), headersOf(t.key, other.email), headersOf(t.key, "nobody@example.com"),
+      {},
+      { "x-service-integration-key": t.key },
+      { "x-service-user": t.email },
+      headersOf("ggk_doesnotexist", t.email),
+      headersOf(changed, t.email),
+      headersOf(t.key, other.email),
+      headersOf(t.key, "nobody@example.com"),
     ]) {
       expectProblem(await call(content(), { headers }), 401);
     }
@@ -324,7 +340,8 @@ describe("admin CLI in a child process", () => {
   function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
       execFile(
-        "npx", ["tsx", "src/cli/index.ts", ...args],
+        "npx",
+        ["tsx", "src/cli/index.ts", ...args],
         { cwd: process.cwd(), env: { ...process.env, DATABASE_URL: `file:${file}`, LOG_LEVEL: "silent", NODE_ENV: "test" }, timeout: 60_000 },
         (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
       );
@@ -358,7 +375,10 @@ describe("admin CLI in a child process", () => {
     expect(auditKey).toMatch(/^ggk_/);
 
     const list = await ok("key", "list");
-    const listed = list.stdout.trim().split("\n").map((l) => l.split("\t"));
+    const listed = list.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split("\t"));
     expect(listed.map((l) => l[0])).toEqual([prefix, auditKey.slice(0, 12)]);
     expect(listed[0]).toEqual([prefix, email, "integration", "never", "active", "last used never"]);
     expect(listed[1]!.slice(1, 3)).toEqual([email, "auditlogs"]);
@@ -370,7 +390,10 @@ describe("admin CLI in a child process", () => {
 
     const revoked = await ok("key", "revoke", prefix);
     expect(revoked.stdout).toContain(`key ${prefix} revoked`);
-    const after = (await ok("key", "list")).stdout.trim().split("\n").map((l) => l.split("\t"));
+    const after = (await ok("key", "list")).stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split("\t"));
     expect(after[0]![4]).toMatch(/^revoked \d{4}-/);
     expect(after[1]![4]).toBe("active");
 
@@ -384,7 +407,11 @@ describe("admin CLI in a child process", () => {
       const rows = db.prepare(`SELECT prefix, hash FROM "ApiKey" ORDER BY "createdAt"`).all() as { prefix: string; hash: string }[];
       expect(rows.map((r) => r.hash)).toEqual([key, auditKey].map((k) => createHash("sha256").update(k).digest("hex")));
       const entries = db.prepare(`SELECT "userId", action, "resourceType", "resourceId", details FROM "AuditLog" ORDER BY timestamp, id`).all() as {
-        userId: string; action: string; resourceType: string; resourceId: string; details: string;
+        userId: string;
+        action: string;
+        resourceType: string;
+        resourceId: string;
+        details: string;
       }[];
       expect(entries.map((e) => `${e.action} ${e.resourceType} ${e.resourceId}`)).toEqual([
         "create account cli-acct",

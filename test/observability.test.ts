@@ -51,7 +51,11 @@ describe("GET /metrics", () => {
   it("counts GraphQL operations by name, type and outcome (REST routes run theirs too)", async () => {
     const before = await metrics();
     await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query: "query WhoAmI { viewer { email } }" } });
-    await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query: `query WhoAmI { viewer { email } account(id: "someone-else") { id } }` } });
+    await call(`${server.url}/graphql`, {
+      method: "POST",
+      headers: t.headers,
+      body: { query: `query WhoAmI { viewer { email } account(id: "someone-else") { id } }` },
+    });
     await call(`${server.url}/graphql`, { method: "POST", headers: {}, body: { query: "query WhoAmI { viewer { email } }" } });
     await call(`${server.url}/v1/accounts/${t.accountId}/tags`, { headers: t.headers });
     await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query: "{ nope" } });
@@ -103,7 +107,7 @@ describe("request ids", () => {
     expect(given.headers.get("x-request-id")).toBe("abc-123.x:y");
     const made = await fetch(`${server.url}/healthz`);
     expect(made.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
-    const injected = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": "a b\"}{" } });
+    const injected = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": 'a b"}{' } });
     expect(injected.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
     expect(acceptRequestId("x".repeat(129))).toBeUndefined();
   });

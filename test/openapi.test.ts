@@ -141,7 +141,14 @@ describe("real responses satisfy the documented schemas", () => {
     server.url + r.path.replace(/:(\w+)/g, (_m, p: string) => (p === "accountId" ? t.accountId : params[p]!));
 
   it("content and tag writes and reads", async () => {
-    const created = await call(url(route("createContentA")), { method: "POST", headers: t.headers, body: [{ title: "Doc", type: "link", url: "https://example.com" }, { title: "Text", type: "text", description_md: "**x**" }] });
+    const created = await call(url(route("createContentA")), {
+      method: "POST",
+      headers: t.headers,
+      body: [
+        { title: "Doc", type: "link", url: "https://example.com" },
+        { title: "Text", type: "text", description_md: "**x**" },
+      ],
+    });
     expect(created.status).toBe(201);
     check(route("createContentA"), 201, created.body);
     const mixed = await call(url(route("createContentB")), { method: "POST", headers: t.headers, body: [{ title: "ok", type: "text" }, { type: "text" }] });

@@ -12,7 +12,13 @@ const REDIS_URL = "redis://127.0.0.1:6379";
 
 /** Whether the local Redis answers a PING within a second. */
 async function redisAnswers(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const client = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   client.on("error", () => {});
   try {
     await client.connect();

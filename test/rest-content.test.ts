@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser, revokeKey } from "../src/admin.js";
 import { withTransaction } from "../src/db/index.js";
 import { newId } from "../src/ids.js";
-import { call, gql, prisma, requester, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { gql, prisma, requester, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
 
 let server: Server;
 beforeAll(async () => {
@@ -47,12 +47,20 @@ async function mkTag(t: Tenant, name: string, type: "USER" | "PAGE" | "ROLE" = "
 async function mkContent(t: Tenant, data: { title?: string; type?: string; state?: string; createdAt?: Date; updatedAt?: Date } = {}) {
   const state = data.state ?? "draft";
   const createdAt = data.createdAt ?? new Date();
-  return write((tx) => tx.content.create({
-    data: {
-      id: newId("c"), accountId: t.accountId, title: data.title ?? "seeded", type: data.type ?? "text", state,
-      stage: state === "production" ? "production" : "design", createdAt, updatedAt: data.updatedAt ?? createdAt,
-    },
-  }));
+  return write((tx) =>
+    tx.content.create({
+      data: {
+        id: newId("c"),
+        accountId: t.accountId,
+        title: data.title ?? "seeded",
+        type: data.type ?? "text",
+        state,
+        stage: state === "production" ? "production" : "design",
+        createdAt,
+        updatedAt: data.updatedAt ?? createdAt,
+      },
+    }),
+  );
 }
 
 /** Everything an account holds, for "nothing changed" assertions. */
@@ -72,10 +80,19 @@ async function dbRecord(id: string, style: "A" | "B") {
   const c = await prisma.content.findUniqueOrThrow({ where: { id }, include: { tags: { include: { tag: true } } } });
   const tags = c.tags.map((l) => l.tag).sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
   return {
-    id: c.id, title: c.title, type: c.type, url: c.url, source: c.source, description: c.description,
-    description_md: c.descriptionMd, tags: tags.map((tag) => (style === "A" ? tag.id : tag.name)),
-    state: c.state, stage: c.stage, parentId: c.parentId,
-    creationTime: c.createdAt.getTime(), lastUpdateTime: c.updatedAt.getTime(),
+    id: c.id,
+    title: c.title,
+    type: c.type,
+    url: c.url,
+    source: c.source,
+    description: c.description,
+    description_md: c.descriptionMd,
+    tags: tags.map((tag) => (style === "A" ? tag.id : tag.name)),
+    state: c.state,
+    stage: c.stage,
+    parentId: c.parentId,
+    creationTime: c.createdAt.getTime(),
+    lastUpdateTime: c.updatedAt.getTime(),
   };
 }
 
@@ -121,7 +138,10 @@ describe("GET /api/v1/{accountId}/content", () => {
   it("returns 10 rows by default, in creation order, with the full record shape", async () => {
     const t = await tenant();
     const tag = await mkTag(t, "alpha");
-    const created = await createA(t, Array.from({ length: 11 }, (_, i) => ({ title: `t${i}`, type: "text", ...(i === 0 ? { tags: [tag.id] } : {}) })));
+    const created = await createA(
+      t,
+      Array.from({ length: 11 }, (_, i) => ({ title: `t${i}`, type: "text", ...(i === 0 ? { tags: [tag.id] } : {}) })),
+    );
     expect(created.map((c) => c.title)).toEqual(Array.from({ length: 11 }, (_, i) => `t${i}`));
 
     const r = await req(`${pathA(t)}/content`, { headers: t.headers });
@@ -131,13 +151,35 @@ describe("GET /api/v1/{accountId}/content", () => {
     expect(typeof r.body.cursor).toBe("string");
     expect(r.body.data[0]).toEqual(await dbRecord(created[0].id, "A"));
     expect(r.body.data[0]).toEqual({
-      id: created[0].id, title: "t0", type: "text", url: null, source: null, description: null, description_md: null,
-      tags: [tag.id], state: "draft", stage: "design", parentId: null,
-      creationTime: expect.any(Number), lastUpdateTime: expect.any(Number),
+      id: created[0].id,
+      title: "t0",
+      type: "text",
+      url: null,
+      source: null,
+      description: null,
+      description_md: null,
+      tags: [tag.id],
+      state: "draft",
+      stage: "design",
+      parentId: null,
+      creationTime: expect.any(Number),
+      lastUpdateTime: expect.any(Number),
     });
-    expect(Object.keys(r.body.data[0]).sort()).toEqual(
-      ["creationTime", "description", "description_md", "id", "lastUpdateTime", "parentId", "source", "stage", "state", "tags", "title", "type", "url"],
-    );
+    expect(Object.keys(r.body.data[0]).sort()).toEqual([
+      "creationTime",
+      "description",
+      "description_md",
+      "id",
+      "lastUpdateTime",
+      "parentId",
+      "source",
+      "stage",
+      "state",
+      "tags",
+      "title",
+      "type",
+      "url",
+    ]);
 
     const next = await req(`${pathA(t)}/content?cursor=${encodeURIComponent(r.body.cursor)}`, { headers: t.headers });
     expectJson(next, 200);
@@ -146,7 +188,11 @@ describe("GET /api/v1/{accountId}/content", () => {
 
   it("accepts limit 1 and the maximum 10000", async () => {
     const t = await tenant();
-    const created = await createA(t, [{ title: "a", type: "text" }, { title: "b", type: "text" }, { title: "c", type: "text" }]);
+    const created = await createA(t, [
+      { title: "a", type: "text" },
+      { title: "b", type: "text" },
+      { title: "c", type: "text" },
+    ]);
     const one = await req(`${pathA(t)}/content?limit=1`, { headers: t.headers });
     expectJson(one, 200);
     expect(one.body.data.map((c: any) => c.id)).toEqual([created[0].id]);
@@ -183,7 +229,10 @@ describe("GET /api/v1/{accountId}/content", () => {
 
   it("a cursor walk returns every row exactly once, across rows created in one request", async () => {
     const t = await tenant();
-    const created = await createA(t, Array.from({ length: 10 }, (_, i) => ({ title: `w${i}`, type: "text" })));
+    const created = await createA(
+      t,
+      Array.from({ length: 10 }, (_, i) => ({ title: `w${i}`, type: "text" })),
+    );
     const { ids, sizes } = await walk(t, `${pathA(t)}/content`, 3);
     expect(ids).toEqual(created.map((c) => c.id));
     expect(sizes).toEqual([3, 3, 3, 1]);
@@ -194,11 +243,22 @@ describe("GET /api/v1/{accountId}/content", () => {
 
   it("a cursor walk stays exact while rows are inserted between page fetches", async () => {
     const t = await tenant();
-    const initial = await createA(t, Array.from({ length: 7 }, (_, i) => ({ title: `i${i}`, type: "link", url: `https://e.example/${i}` })));
+    const initial = await createA(
+      t,
+      Array.from({ length: 7 }, (_, i) => ({ title: `i${i}`, type: "link", url: `https://e.example/${i}` })),
+    );
     const inserted: string[] = [];
     let backdated = "";
     const { ids } = await walk(t, `${pathA(t)}/content`, 3, async (page) => {
-      if (page === 1) inserted.push(...(await createA(t, [{ title: "n1", type: "text" }, { title: "n2", type: "text" }])).map((c) => c.id));
+      if (page === 1)
+        inserted.push(
+          ...(
+            await createA(t, [
+              { title: "n1", type: "text" },
+              { title: "n2", type: "text" },
+            ])
+          ).map((c) => c.id),
+        );
       if (page === 2) {
         inserted.push(...(await createA(t, [{ title: "n3", type: "text" }])).map((c) => c.id));
         // A row sorting before the cursor is not seen by this walk, and nothing is repeated.
@@ -246,7 +306,8 @@ describe("POST /api/v1/{accountId}/content", () => {
     const beta = await mkTag(t, "beta", "PAGE");
     const before = Date.now();
     const r = await req(`${pathA(t)}/content`, {
-      method: "POST", headers: t.headers,
+      method: "POST",
+      headers: t.headers,
       body: [
         { title: "Link", type: "link", url: "https://docs.example/a", description: "about a", tags: [beta.id, alpha.id, alpha.id] },
         { title: "Video", type: "video", url: "https://video.example/v" },
@@ -263,8 +324,28 @@ describe("POST /api/v1/{accountId}/content", () => {
       expect(c.lastUpdateTime).toBe(c.creationTime);
       expect(c).toEqual(await dbRecord(c.id, "A"));
     }
-    expect(link).toMatchObject({ title: "Link", type: "link", url: "https://docs.example/a", source: "default", description: "about a", description_md: null, tags: [alpha.id, beta.id], state: "draft", stage: "design", parentId: null });
-    expect(video).toMatchObject({ title: "Video", type: "video", url: "https://video.example/v", source: null, description: null, tags: [], state: "draft", stage: "design" });
+    expect(link).toMatchObject({
+      title: "Link",
+      type: "link",
+      url: "https://docs.example/a",
+      source: "default",
+      description: "about a",
+      description_md: null,
+      tags: [alpha.id, beta.id],
+      state: "draft",
+      stage: "design",
+      parentId: null,
+    });
+    expect(video).toMatchObject({
+      title: "Video",
+      type: "video",
+      url: "https://video.example/v",
+      source: null,
+      description: null,
+      tags: [],
+      state: "draft",
+      stage: "design",
+    });
     expect(text).toMatchObject({ title: "Text", type: "text", url: null, description_md: "# hi", tags: [], state: "ready", stage: "design" });
     expect(kb).toMatchObject({ title: "KB", source: "knowledgebase", state: "production", stage: "production" });
 
@@ -277,7 +358,8 @@ describe("POST /api/v1/{accountId}/content", () => {
   it("207: mixed outcome lists each item once with its index, and writes only the valid items", async () => {
     const t = await tenant();
     const r = await req(`${pathA(t)}/content`, {
-      method: "POST", headers: t.headers,
+      method: "POST",
+      headers: t.headers,
       body: [
         { title: "ok1", type: "text" },
         { type: "text" },
@@ -304,7 +386,8 @@ describe("POST /api/v1/{accountId}/content", () => {
   it("all items failing with one status answer that status with a problem listing every item", async () => {
     const t = await tenant();
     const r = await req(`${pathA(t)}/content`, {
-      method: "POST", headers: t.headers,
+      method: "POST",
+      headers: t.headers,
       body: [{ type: "text" }, { title: "no url", type: "link" }],
     });
     expectProblem(r, 400, "All 2 items failed; see errors.");
@@ -325,7 +408,11 @@ describe("POST /api/v1/{accountId}/content", () => {
     ["a blank title", { title: "   ", type: "text" }, ["title is required"]],
     ["a non-http url", { title: "x", type: "link", url: "ftp://files.example/a" }, ["url must be an absolute http(s) URL"]],
     ["source on a video", { title: "x", type: "video", url: "https://v.example", source: "default" }, ["source is allowed on link content only"]],
-    ["description_md on a link", { title: "x", type: "link", url: "https://l.example", description_md: "m" }, ["description_md is allowed on text content only"]],
+    [
+      "description_md on a link",
+      { title: "x", type: "link", url: "https://l.example", description_md: "m" },
+      ["description_md is allowed on text content only"],
+    ],
     ["an unknown parent", { title: "x", type: "text", parentId: "c_nope" }, ["unknown parent 'c_nope'"]],
   ])("400 for %s, nothing written", async (_what, item, errors) => {
     const t = await tenant();
@@ -339,8 +426,12 @@ describe("POST /api/v1/{accountId}/content", () => {
     const t = await tenant();
     const tag = await mkTag(t, "known");
     const r = await req(`${pathA(t)}/content`, {
-      method: "POST", headers: t.headers,
-      body: [{ title: "a", type: "text", tags: [tag.id] }, { title: "b", type: "text", tags: [tag.id, "t_unknown"] }],
+      method: "POST",
+      headers: t.headers,
+      body: [
+        { title: "a", type: "text", tags: [tag.id] },
+        { title: "b", type: "text", tags: [tag.id, "t_unknown"] },
+      ],
     });
     expectJson(r, 207);
     expect(r.body.failure).toEqual([{ index: 1, id: null, statusCode: 400, errors: ["unknown tag id 't_unknown'"] }]);
@@ -361,8 +452,12 @@ describe("POST /api/v1/{accountId}/content", () => {
     const folder = await mkContent(t, { type: "folder", title: "F" });
     const notFolder = await mkContent(t, { type: "text", title: "T" });
     const r = await req(`${pathA(t)}/content`, {
-      method: "POST", headers: t.headers,
-      body: [{ title: "in", type: "text", parentId: folder.id }, { title: "bad", type: "text", parentId: notFolder.id }],
+      method: "POST",
+      headers: t.headers,
+      body: [
+        { title: "in", type: "text", parentId: folder.id },
+        { title: "bad", type: "text", parentId: notFolder.id },
+      ],
     });
     expectJson(r, 207);
     expect(r.body.failure).toEqual([{ index: 1, id: null, statusCode: 400, errors: [`parent '${notFolder.id}' is not a folder`] }]);
@@ -380,7 +475,8 @@ describe("PUT /api/v1/{accountId}/content", () => {
     const [link] = await createA(t, [{ title: "Old", type: "link", url: "https://old.example", description: "keep", tags: [x.id, y.id] }]);
     await new Promise((r) => setTimeout(r, 5));
     const r = await req(`${pathA(t)}/content`, {
-      method: "PUT", headers: t.headers,
+      method: "PUT",
+      headers: t.headers,
       body: [{ id: link.id, title: "New", tags: [z.id, y.id], state: "production" }],
     });
     expectJson(r, 200);
@@ -388,8 +484,16 @@ describe("PUT /api/v1/{accountId}/content", () => {
     const rec = r.body.data[0];
     expect(rec).toEqual(await dbRecord(link.id, "A"));
     expect(rec).toMatchObject({
-      id: link.id, title: "New", type: "link", url: "https://old.example", source: "default", description: "keep",
-      tags: [y.id, z.id], state: "production", stage: "production", creationTime: link.creationTime,
+      id: link.id,
+      title: "New",
+      type: "link",
+      url: "https://old.example",
+      source: "default",
+      description: "keep",
+      tags: [y.id, z.id],
+      state: "production",
+      stage: "production",
+      creationTime: link.creationTime,
     });
     expect(rec.lastUpdateTime).toBeGreaterThan(link.lastUpdateTime);
     const links = await prisma.contentTag.findMany({ where: { contentId: link.id } });
@@ -404,8 +508,12 @@ describe("PUT /api/v1/{accountId}/content", () => {
       { title: "b", type: "link", url: "https://b.example", description: "bd" },
     ]);
     const r = await req(`${pathA(t)}/content`, {
-      method: "PUT", headers: t.headers,
-      body: [{ id: b.id, description: null }, { id: a.id, tags: [] }],
+      method: "PUT",
+      headers: t.headers,
+      body: [
+        { id: b.id, description: null },
+        { id: a.id, tags: [] },
+      ],
     });
     expectJson(r, 200);
     expect(r.body.data.map((c: any) => c.id)).toEqual([b.id, a.id]);
@@ -427,11 +535,14 @@ describe("PUT /api/v1/{accountId}/content", () => {
   it("207 for a mix of updated, unknown and invalid items; only the valid one is written", async () => {
     const t = await tenant();
     const [a, b, c] = await createA(t, [
-      { title: "a", type: "text" }, { title: "b", type: "video", url: "https://v.example" }, { title: "c", type: "link", url: "https://c.example" },
+      { title: "a", type: "text" },
+      { title: "b", type: "video", url: "https://v.example" },
+      { title: "c", type: "link", url: "https://c.example" },
     ]);
     const before = await dbState(t.accountId);
     const r = await req(`${pathA(t)}/content`, {
-      method: "PUT", headers: t.headers,
+      method: "PUT",
+      headers: t.headers,
       body: [
         { id: a.id, title: "a2" },
         { id: "c_missing", title: "m" },
@@ -484,7 +595,10 @@ describe("DELETE /api/v1/{accountId}/content/{ids}", () => {
     const t = await tenant();
     const tag = await mkTag(t, "tg");
     const [a, b, c, keep] = await createA(t, [
-      { title: "a", type: "text", tags: [tag.id] }, { title: "b", type: "text" }, { title: "c", type: "text" }, { title: "keep", type: "text" },
+      { title: "a", type: "text", tags: [tag.id] },
+      { title: "b", type: "text" },
+      { title: "c", type: "text" },
+      { title: "keep", type: "text" },
     ]);
     const r = await req(`${pathA(t)}/content/${a.id},${b.id},${c.id}`, { method: "DELETE", headers: t.headers });
     expect(r.status).toBe(204);
@@ -517,11 +631,17 @@ describe("DELETE /api/v1/{accountId}/content/{ids}", () => {
 
   it("207 when some are found", async () => {
     const t = await tenant();
-    const [a, b] = await createA(t, [{ title: "a", type: "text" }, { title: "b", type: "text" }]);
+    const [a, b] = await createA(t, [
+      { title: "a", type: "text" },
+      { title: "b", type: "text" },
+    ]);
     const r = await req(`${pathA(t)}/content/${a.id},c_gone,${b.id}`, { method: "DELETE", headers: t.headers });
     expectJson(r, 207);
     expect(r.body).toEqual({
-      success: [{ index: 0, id: a.id, statusCode: 204 }, { index: 2, id: b.id, statusCode: 204 }],
+      success: [
+        { index: 0, id: a.id, statusCode: 204 },
+        { index: 2, id: b.id, statusCode: 204 },
+      ],
       failure: [{ index: 1, id: "c_gone", statusCode: 404, errors: ["no content with id 'c_gone'"] }],
     });
     expect(await contentCount(t)).toBe(0);
@@ -537,7 +657,10 @@ describe("DELETE /api/v1/{accountId}/content/{ids}", () => {
 
   it("400 for an empty entry in the list; nothing deleted", async () => {
     const t = await tenant();
-    const [a, b] = await createA(t, [{ title: "a", type: "text" }, { title: "b", type: "text" }]);
+    const [a, b] = await createA(t, [
+      { title: "a", type: "text" },
+      { title: "b", type: "text" },
+    ]);
     const r = await req(`${pathA(t)}/content/${a.id},,${b.id}`, { method: "DELETE", headers: t.headers });
     expectProblem(r, 400, "id must be a comma-separated list without empty entries");
     expect(await contentCount(t)).toBe(2);
@@ -624,7 +747,10 @@ describe("B1 GET /v1/accounts/{accountId}/content (state/stage)", () => {
 
   it("paginates with the default limit 10 and limit validation", async () => {
     const u = await tenant();
-    const made = await createA(u, Array.from({ length: 12 }, (_, i) => ({ title: `p${i}`, type: "text", state: "ready" })));
+    const made = await createA(
+      u,
+      Array.from({ length: 12 }, (_, i) => ({ title: `p${i}`, type: "text", state: "ready" })),
+    );
     const first = await req(`${pathB(u)}/content?state=ready&stage=design`, { headers: u.headers });
     expect(first.body.data).toHaveLength(10);
     const { ids: all } = await walk(u, `${pathB(u)}/content?state=ready&stage=design`, 5);
@@ -640,13 +766,25 @@ describe("style B tags are tag names (B1, B2, B3)", () => {
     const alpha = await mkTag(t, "alpha");
     const beta = await mkTag(t, "beta", "ROLE");
     const r = await req(`${pathB(t)}/content`, {
-      method: "POST", headers: t.headers,
-      body: [{ title: "B", type: "link", url: "https://b.example", tags: ["beta", "alpha"] }, { title: "T", type: "text", description_md: "**md**" }],
+      method: "POST",
+      headers: t.headers,
+      body: [
+        { title: "B", type: "link", url: "https://b.example", tags: ["beta", "alpha"] },
+        { title: "T", type: "text", description_md: "**md**" },
+      ],
     });
     expectJson(r, 201);
     const [b, text] = r.body.data;
     expect(b).toEqual(await dbRecord(b.id, "B"));
-    expect(b).toMatchObject({ title: "B", type: "link", url: "https://b.example", source: "default", tags: ["alpha", "beta"], state: "draft", stage: "design" });
+    expect(b).toMatchObject({
+      title: "B",
+      type: "link",
+      url: "https://b.example",
+      source: "default",
+      tags: ["alpha", "beta"],
+      state: "draft",
+      stage: "design",
+    });
     expect(text).toMatchObject({ title: "T", type: "text", description_md: "**md**", tags: [] });
     const links = await prisma.contentTag.findMany({ where: { contentId: b.id } });
     expect(links.map((l) => l.tagId).sort()).toEqual([alpha.id, beta.id].sort());
@@ -669,7 +807,14 @@ describe("style B tags are tag names (B1, B2, B3)", () => {
 
   it("B3 207 mixed, 400 for a flow", async () => {
     const t = await tenant();
-    const r = await req(`${pathB(t)}/content`, { method: "POST", headers: t.headers, body: [{ title: "ok", type: "text" }, { title: "f", type: "flow" }] });
+    const r = await req(`${pathB(t)}/content`, {
+      method: "POST",
+      headers: t.headers,
+      body: [
+        { title: "ok", type: "text" },
+        { title: "f", type: "flow" },
+      ],
+    });
     expectJson(r, 207);
     expect(r.body.failure).toEqual([{ index: 1, id: null, statusCode: 400, errors: ["type 'flow' cannot be written here (allowed: link, video, text)"] }]);
     expect(r.body.success).toEqual([{ index: 0, id: expect.any(String), statusCode: 201 }]);
@@ -680,7 +825,10 @@ describe("style B tags are tag names (B1, B2, B3)", () => {
     const t = await tenant();
     await mkTag(t, "one");
     const two = await mkTag(t, "two");
-    const [c, d] = await createA(t, [{ title: "c", type: "text" }, { title: "d", type: "text" }]);
+    const [c, d] = await createA(t, [
+      { title: "c", type: "text" },
+      { title: "d", type: "text" },
+    ]);
     const ok = await req(`${pathB(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, tags: ["two"], title: "c2" }] });
     expectJson(ok, 200);
     expect(ok.body.data).toEqual([await dbRecord(c.id, "B")]);
@@ -691,8 +839,12 @@ describe("style B tags are tag names (B1, B2, B3)", () => {
     expectProblem(missing, 404, "no content with id 'c_nope'");
 
     const mixed = await req(`${pathB(t)}/content`, {
-      method: "PUT", headers: t.headers,
-      body: [{ id: d.id, tags: ["one", "two"] }, { id: c.id, tags: ["three"] }],
+      method: "PUT",
+      headers: t.headers,
+      body: [
+        { id: d.id, tags: ["one", "two"] },
+        { id: c.id, tags: ["three"] },
+      ],
     });
     expectJson(mixed, 207);
     expect(mixed.body).toEqual({
@@ -711,7 +863,14 @@ describe("B4/B5 createdAfter / updatedAfter", () => {
   beforeAll(async () => {
     t = await tenant();
     // created at T0 + i s; updated in the reverse order
-    const spec = [["l0", "link"], ["t1", "text"], ["f2", "flow"], ["t3", "text"], ["v4", "video"], ["t5", "text"]] as const;
+    const spec = [
+      ["l0", "link"],
+      ["t1", "text"],
+      ["f2", "flow"],
+      ["t3", "text"],
+      ["v4", "video"],
+      ["t5", "text"],
+    ] as const;
     for (const [i, [title, type]] of spec.entries()) {
       const created = T0 + i * 1000;
       const updated = T0 + 100_000 - i * 1000;
@@ -763,7 +922,10 @@ describe("B4/B5 createdAfter / updatedAfter", () => {
 
   it("B5: an update through REST moves the content past fromTime", async () => {
     const u = await tenant();
-    const [a, b] = await createA(u, [{ title: "a", type: "text" }, { title: "b", type: "text" }]);
+    const [a, b] = await createA(u, [
+      { title: "a", type: "text" },
+      { title: "b", type: "text" },
+    ]);
     await new Promise((r) => setTimeout(r, 5));
     const upd = await req(`${pathB(u)}/content`, { method: "PUT", headers: u.headers, body: [{ id: a.id, title: "a2" }] });
     expectJson(upd, 200);
@@ -774,7 +936,10 @@ describe("B4/B5 createdAfter / updatedAfter", () => {
 
   it("defaults to 10 rows a page", async () => {
     const u = await tenant();
-    await createA(u, Array.from({ length: 11 }, (_, i) => ({ title: `d${i}`, type: "text" })));
+    await createA(
+      u,
+      Array.from({ length: 11 }, (_, i) => ({ title: `d${i}`, type: "text" })),
+    );
     for (const route of ["createdAfter", "updatedAfter"]) {
       const r = await req(`${pathB(u)}/content/${route}?fromTime=0`, { headers: u.headers });
       expect(r.body.data).toHaveLength(10);
@@ -800,7 +965,10 @@ describe("B4/B5 createdAfter / updatedAfter", () => {
 
 describe("bad input on the content write routes", () => {
   const writes = [
-    ["POST", "A", pathA], ["PUT", "A", pathA], ["POST", "B", pathB], ["PUT", "B", pathB],
+    ["POST", "A", pathA],
+    ["PUT", "A", pathA],
+    ["POST", "B", pathB],
+    ["PUT", "B", pathB],
   ] as const;
 
   it.each(writes)("%s style %s: malformed JSON is a 400, nothing written", async (method, _s, p) => {
@@ -866,7 +1034,12 @@ describe("bad input on the content write routes", () => {
   it("10,001 items is a 400 and nothing is written; 10,000 is accepted", async () => {
     const t = await tenant();
     const items = Array.from({ length: 10_001 }, (_, i) => ({ title: `bulk${i}`, type: "text" }));
-    for (const [method, p] of [["POST", pathA], ["PUT", pathA], ["POST", pathB], ["PUT", pathB]] as const) {
+    for (const [method, p] of [
+      ["POST", pathA],
+      ["PUT", pathA],
+      ["POST", pathB],
+      ["PUT", pathB],
+    ] as const) {
       const r = await req(`${p(t)}/content`, { method, headers: t.headers, body: items });
       expectProblem(r, 400, "body must hold at most 10000 items");
     }
@@ -881,9 +1054,16 @@ describe("bad input on the content write routes", () => {
   it("bulk requests with 1,000+ ids or tag references answer per item, never a 5xx", async () => {
     const t = await tenant();
     const tag = await mkTag(t, "bulk-tag");
-    const made = await createA(t, Array.from({ length: 1_000 }, (_, i) => ({ title: `m${i}`, type: "text" })));
+    const made = await createA(
+      t,
+      Array.from({ length: 1_000 }, (_, i) => ({ title: `m${i}`, type: "text" })),
+    );
     // PUT: 1,000 existing ids (SQLite binds at most 999 values a statement), each with a tag id; then 1,000 distinct unknown tag ids on create
-    const upd = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: made.map((c) => ({ id: c.id, title: `${c.title}!`, tags: [tag.id] })) });
+    const upd = await req(`${pathA(t)}/content`, {
+      method: "PUT",
+      headers: t.headers,
+      body: made.map((c) => ({ id: c.id, title: `${c.title}!`, tags: [tag.id] })),
+    });
     expectJson(upd, 200);
     expect(upd.body.data).toHaveLength(1_000);
     expect(upd.body.data[999]).toMatchObject({ id: made[999].id, title: "m999!", tags: [tag.id] });
@@ -895,10 +1075,18 @@ describe("bad input on the content write routes", () => {
       expect(page.body.data.every((c: any) => c.tags.length === 1)).toBe(true);
       expect(page.body.cursor).toBeNull();
     }
-    const unknown = await req(`${pathA(t)}/content`, { method: "POST", headers: t.headers, body: Array.from({ length: 1_000 }, (_, i) => ({ title: "u", type: "text", tags: [`t_unknown${i}`] })) });
+    const unknown = await req(`${pathA(t)}/content`, {
+      method: "POST",
+      headers: t.headers,
+      body: Array.from({ length: 1_000 }, (_, i) => ({ title: "u", type: "text", tags: [`t_unknown${i}`] })),
+    });
     expectProblem(unknown, 400, "All 1000 items failed; see errors.");
     expect(unknown.body.errors[999]).toEqual({ path: "[999]", message: "unknown tag id 't_unknown999'" });
-    const byName = await req(`${pathB(t)}/content`, { method: "PUT", headers: t.headers, body: made.map((c, i) => ({ id: c.id, tags: i % 2 ? ["bulk-tag"] : [`nope${i}`] })) });
+    const byName = await req(`${pathB(t)}/content`, {
+      method: "PUT",
+      headers: t.headers,
+      body: made.map((c, i) => ({ id: c.id, tags: i % 2 ? ["bulk-tag"] : [`nope${i}`] })),
+    });
     expectJson(byName, 207);
     expect(byName.body.success).toHaveLength(500);
     expect(byName.body.failure).toHaveLength(500);
@@ -945,7 +1133,12 @@ describe("bad input on the content write routes", () => {
   it("a body over 10 MiB is a 413 and nothing is written", async () => {
     const t = await tenant();
     const raw = JSON.stringify([{ title: "x", type: "text", description: "y".repeat(10 * 1024 * 1024 + 10) }]);
-    for (const [method, p] of [["POST", pathA], ["PUT", pathA], ["POST", pathB], ["PUT", pathB]] as const) {
+    for (const [method, p] of [
+      ["POST", pathA],
+      ["PUT", pathA],
+      ["POST", pathB],
+      ["PUT", pathB],
+    ] as const) {
       const r = await req(`${p(t)}/content`, { method, headers: { ...t.headers, "content-type": "application/json" }, raw });
       expectProblem(r, 413, "Request body larger than the limit (10 MiB for JSON).");
     }
@@ -955,7 +1148,12 @@ describe("bad input on the content write routes", () => {
   it("a missing or non-JSON content-type is a 415 and nothing is written", async () => {
     const t = await tenant();
     const raw = JSON.stringify([{ title: "x", type: "text" }]);
-    for (const [method, p] of [["POST", pathA], ["PUT", pathA], ["POST", pathB], ["PUT", pathB]] as const) {
+    for (const [method, p] of [
+      ["POST", pathA],
+      ["PUT", pathA],
+      ["POST", pathB],
+      ["PUT", pathB],
+    ] as const) {
       expectProblem(await req(`${p(t)}/content`, { method, headers: t.headers, raw }), 415, /Content-Type: application\/json/);
       expectProblem(await req(`${p(t)}/content`, { method, headers: { ...t.headers, "content-type": "text/plain" }, raw }), 415);
       expectProblem(await req(`${p(t)}/content`, { method, headers: t.headers }), 415);
@@ -1020,7 +1218,10 @@ describe("auth on the content routes", () => {
 
   it("401 with a wrong key (unknown, or a known prefix with a wrong secret)", async () => {
     await expectAllRoutes({ "x-service-integration-key": "ggk_not-a-real-key-at-all-xxxxxxxxxxxxxxxxxx", "x-service-user": owner.email }, 401);
-    await expectAllRoutes({ "x-service-integration-key": owner.key.slice(0, -2) + (owner.key.endsWith("AA") ? "BB" : "AA"), "x-service-user": owner.email }, 401);
+    await expectAllRoutes(
+      { "x-service-integration-key": owner.key.slice(0, -2) + (owner.key.endsWith("AA") ? "BB" : "AA"), "x-service-user": owner.email },
+      401,
+    );
   });
 
   it("401 when x-service-user is not the key's owner", async () => {
@@ -1028,7 +1229,9 @@ describe("auth on the content routes", () => {
   });
 
   it("the owner's e-mail matches case-insensitively", async () => {
-    const r = await req(`${pathA(owner)}/content/${victimId}`, { headers: { "x-service-integration-key": owner.key, "x-service-user": owner.email.toUpperCase() } });
+    const r = await req(`${pathA(owner)}/content/${victimId}`, {
+      headers: { "x-service-integration-key": owner.key, "x-service-user": owner.email.toUpperCase() },
+    });
     expectJson(r, 200);
   });
 
@@ -1089,12 +1292,32 @@ describe("auth on the content routes", () => {
     const mixedDelete = await req(`${pathA(a)}/content/${bContent.id},${aContent.id}`, { method: "DELETE", headers: a.headers });
     expectJson(mixedDelete, 207);
     expect(mixedDelete.body.failure).toEqual([{ index: 0, id: bContent.id, statusCode: 404, errors: [`no content with id '${bContent.id}'`] }]);
-    expectProblem(await req(`${pathA(a)}/content`, { method: "POST", headers: a.headers, body: [{ title: "x", type: "text", tags: [bTag.id] }] }), 400, `unknown tag id '${bTag.id}'`);
-    expectProblem(await req(`${pathB(a)}/content`, { method: "POST", headers: a.headers, body: [{ title: "x", type: "text", tags: ["b-tag"] }] }), 400, "unknown tag 'b-tag' (create it with PUT /tags first)");
-    expectProblem(await req(`${pathA(a)}/content`, { method: "POST", headers: a.headers, body: [{ title: "x", type: "text", parentId: bFolder.id }] }), 400, `unknown parent '${bFolder.id}'`);
+    expectProblem(
+      await req(`${pathA(a)}/content`, { method: "POST", headers: a.headers, body: [{ title: "x", type: "text", tags: [bTag.id] }] }),
+      400,
+      `unknown tag id '${bTag.id}'`,
+    );
+    expectProblem(
+      await req(`${pathB(a)}/content`, { method: "POST", headers: a.headers, body: [{ title: "x", type: "text", tags: ["b-tag"] }] }),
+      400,
+      "unknown tag 'b-tag' (create it with PUT /tags first)",
+    );
+    expectProblem(
+      await req(`${pathA(a)}/content`, { method: "POST", headers: a.headers, body: [{ title: "x", type: "text", parentId: bFolder.id }] }),
+      400,
+      `unknown parent '${bFolder.id}'`,
+    );
     const [a2] = await createA(a, [{ title: "a2", type: "text" }]);
-    expectProblem(await req(`${pathA(a)}/content`, { method: "PUT", headers: a.headers, body: [{ id: a2.id, tags: [bTag.id] }] }), 400, `unknown tag id '${bTag.id}'`);
-    expectProblem(await req(`${pathA(a)}/content`, { method: "PUT", headers: a.headers, body: [{ id: a2.id, parentId: bFolder.id }] }), 400, `unknown parent '${bFolder.id}'`);
+    expectProblem(
+      await req(`${pathA(a)}/content`, { method: "PUT", headers: a.headers, body: [{ id: a2.id, tags: [bTag.id] }] }),
+      400,
+      `unknown tag id '${bTag.id}'`,
+    );
+    expectProblem(
+      await req(`${pathA(a)}/content`, { method: "PUT", headers: a.headers, body: [{ id: a2.id, parentId: bFolder.id }] }),
+      400,
+      `unknown parent '${bFolder.id}'`,
+    );
     const list = await req(`${pathB(a)}/content/createdAfter?fromTime=0`, { headers: a.headers });
     expect(list.body.data.map((c: any) => c.id)).toEqual([a2.id]);
 
@@ -1148,10 +1371,14 @@ describe("content(id:) lookups", () => {
     await createUser(a.email, [b.accountId]);
     const [ac] = await createA(a, [{ title: "in a", type: "text" }]);
     const [bc] = await createA(b, [{ title: "in b", type: "text" }]);
-    const r = await gql(server, a, `query($a: String!, $b: String!, $ac: String!, $bc: String!) {
+    const r = await gql(
+      server,
+      a,
+      `query($a: String!, $b: String!, $ac: String!, $bc: String!) {
       x: account(id: $a) { mine: content(id: $ac) { title } theirs: content(id: $bc) { title } }
       y: account(id: $b) { mine: content(id: $bc) { title } theirs: content(id: $ac) { title } } }`,
-    { a: a.accountId, b: b.accountId, ac: ac.id, bc: bc.id });
+      { a: a.accountId, b: b.accountId, ac: ac.id, bc: bc.id },
+    );
     expect(r.errors).toBeUndefined();
     expect(r.data).toEqual({ x: { mine: { title: "in a" }, theirs: null }, y: { mine: { title: "in b" }, theirs: null } });
   });

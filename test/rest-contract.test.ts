@@ -20,8 +20,8 @@ describe("authentication and authorisation come before input validation", () => 
     ["GET", (t: Tenant) => `/api/v1/${t.accountId}/content?limit=abc`, undefined],
     ["GET", (t: Tenant) => `/v1/accounts/${t.accountId}/tags?limit=0`, undefined],
     ["POST", (t: Tenant) => `/api/v1/${t.accountId}/content`, "{not json"],
-    ["PUT", (t: Tenant) => `/v1/accounts/${t.accountId}/tags`, "[{\"name\": 1}]"],
-    ["POST", (t: Tenant) => `/v1/accounts/${t.accountId}/auditlogs`, "{\"startDate\": \"yesterday\"}"],
+    ["PUT", (t: Tenant) => `/v1/accounts/${t.accountId}/tags`, '[{"name": 1}]'],
+    ["POST", (t: Tenant) => `/v1/accounts/${t.accountId}/auditlogs`, '{"startDate": "yesterday"}'],
   ])("%s %s: no key → 401, another account's key → 403, own key → 400", async (method, path, raw) => {
     const headers: Record<string, string> = raw ? { "content-type": "application/json" } : {};
     const none = await call(url(path(a)), { method, headers, raw });

@@ -56,7 +56,9 @@ const expectProblem = (r: Reply, status: number) => {
 
 describe("end-user schema, style A", () => {
   let t: Tenant;
-  beforeAll(async () => { t = await tenant("schema"); });
+  beforeAll(async () => {
+    t = await tenant("schema");
+  });
 
   it("GET /endUserSchema lists the default fields first, marked default, then custom fields by name", async () => {
     const before = await get(`${A(t)}/endUserSchema`, t);
@@ -64,7 +66,10 @@ describe("end-user schema, style A", () => {
     expect(before.body.data.map((f: any) => f.name)).toEqual(DEFAULT_NAMES);
     expect(before.body.data.every((f: any) => f.default === true)).toBe(true);
 
-    const r = await put(`${A(t)}/endUserSchema`, t, [{ name: "zeta", type: "string" }, { name: "alpha", type: "double", description: "A" }]);
+    const r = await put(`${A(t)}/endUserSchema`, t, [
+      { name: "zeta", type: "string" },
+      { name: "alpha", type: "double", description: "A" },
+    ]);
     expect(r.status).toBe(200); // schema PUTs answer 200 even when fields were added
     expect(r.body.data).toEqual([
       { name: "zeta", type: "string", description: null, default: false },
@@ -76,7 +81,11 @@ describe("end-user schema, style A", () => {
 
   it("accepts every field type and rejects an unknown one (400)", async () => {
     const types = ["string", "double", "boolean", "timestamp", "encrypted_string"];
-    const r = await put(`${A(t)}/endUserSchema`, t, types.map((type) => ({ name: `t_${type}`, type })));
+    const r = await put(
+      `${A(t)}/endUserSchema`,
+      t,
+      types.map((type) => ({ name: `t_${type}`, type })),
+    );
     expect(r.status).toBe(200);
     expect(r.body.data.map((f: any) => f.type)).toEqual(types);
     const bad = await put(`${A(t)}/endUserSchema`, t, [{ name: "t_int", type: "integer" }]);
@@ -120,14 +129,20 @@ describe("end-user schema, style A", () => {
 
   it("accepts a 64-character name; a bad name next to a good one is a 207 failure item", async () => {
     const long = `x${"y".repeat(63)}`;
-    const r = await put(`${A(t)}/endUserSchema`, t, [{ name: long, type: "boolean" }, { name: "bad-name", type: "string" }]);
+    const r = await put(`${A(t)}/endUserSchema`, t, [
+      { name: long, type: "boolean" },
+      { name: "bad-name", type: "string" },
+    ]);
     expect(r.status).toBe(207);
     expect(r.body.success).toEqual([{ index: 0, id: long, statusCode: 201 }]);
     expect(r.body.failure).toEqual([{ index: 1, id: null, statusCode: 400, errors: [expect.stringMatching(/name 'bad-name' is invalid/)] }]);
   });
 
   it("default fields cannot be changed: a 207 failure item names the reason", async () => {
-    const r = await put(`${A(t)}/endUserSchema`, t, [{ name: "email", type: "double", description: "mine" }, { name: "okField", type: "string" }]);
+    const r = await put(`${A(t)}/endUserSchema`, t, [
+      { name: "email", type: "double", description: "mine" },
+      { name: "okField", type: "string" },
+    ]);
     expect(r.status).toBe(207);
     expect(r.body.failure).toEqual([{ index: 0, id: "email", statusCode: 400, errors: ["'email' is a default field and cannot be changed"] }]);
     expect(r.body.success).toEqual([{ index: 1, id: "okField", statusCode: 201 }]);
@@ -152,7 +167,11 @@ describe("end-user schema, style A", () => {
   });
 
   it("DELETE /endUserSchema/{names}: 204 all, 207 some (404 item), 404 none", async () => {
-    await put(`${A(t)}/endUserSchema`, t, [{ name: "d1", type: "string" }, { name: "d2", type: "string" }, { name: "d3", type: "string" }]);
+    await put(`${A(t)}/endUserSchema`, t, [
+      { name: "d1", type: "string" },
+      { name: "d2", type: "string" },
+      { name: "d3", type: "string" },
+    ]);
     const all = await del(`${A(t)}/endUserSchema/d1,d2`, t);
     expect(all.status).toBe(204);
     expect(all.text).toBe("");
@@ -219,13 +238,18 @@ describe("end-user schema, style A", () => {
 
 describe("end-user schema, style B (B10, B11 and the contract's GET/DELETE)", () => {
   let t: Tenant;
-  beforeAll(async () => { t = await tenant("schemab"); });
+  beforeAll(async () => {
+    t = await tenant("schemab");
+  });
 
   it("B11 PUT: 200 when all succeed, 207 mixed, 400 when all fail", async () => {
     const ok = await put(`${B(t)}/endUserSchema`, t, [{ name: "region", type: "string", description: "R" }]);
     expect(ok.status).toBe(200);
     expect(ok.body.data).toEqual([{ name: "region", type: "string", description: "R", default: false }]);
-    const mixed = await put(`${B(t)}/endUserSchema`, t, [{ name: "region", description: "R2" }, { name: "locale", description: "x" }]);
+    const mixed = await put(`${B(t)}/endUserSchema`, t, [
+      { name: "region", description: "R2" },
+      { name: "locale", description: "x" },
+    ]);
     expect(mixed.status).toBe(207);
     expect(mixed.body.success).toEqual([{ index: 0, id: "region", statusCode: 200 }]);
     expect(mixed.body.failure[0]).toMatchObject({ index: 1, id: "locale", statusCode: 400, errors: [expect.stringMatching(/default field/)] });
@@ -247,7 +271,10 @@ describe("end-user schema, style B (B10, B11 and the contract's GET/DELETE)", ()
   });
 
   it("DELETE /endUserSchema/{names}: 204, 207, 404", async () => {
-    await put(`${B(t)}/endUserSchema`, t, [{ name: "x1", type: "double" }, { name: "x2", type: "double" }]);
+    await put(`${B(t)}/endUserSchema`, t, [
+      { name: "x1", type: "double" },
+      { name: "x2", type: "double" },
+    ]);
     expect((await del(`${B(t)}/endUserSchema/x1`, t)).status).toBe(204);
     const some = await del(`${B(t)}/endUserSchema/x2,x1,name`, t);
     expect(some.status).toBe(207);
@@ -269,7 +296,9 @@ describe("end-user schema, style B (B10, B11 and the contract's GET/DELETE)", ()
 
 describe("end users, style A", () => {
   let t: Tenant;
-  beforeAll(async () => { t = await fresh("usera"); });
+  beforeAll(async () => {
+    t = await fresh("usera");
+  });
 
   it("PUT /endUsers: 201 when at least one is created, 200 when all existed; records have no user-action maps", async () => {
     const created = await put(`${A(t)}/endUsers`, t, [{ id: "alice", custom: { plan: "pro", score: 1.5 } }, { id: "bob" }]);
@@ -280,7 +309,10 @@ describe("end users, style A", () => {
     expect(bob).toEqual({ id: "bob", creationTime: expect.any(Number), lastUpdateTime: expect.any(Number), custom: {} });
     expect(Math.abs(alice.creationTime - Date.now())).toBeLessThan(60_000);
 
-    const updated = await put(`${A(t)}/endUsers`, t, [{ id: "alice", custom: { score: 2 } }, { id: "bob", custom: { active: true } }]);
+    const updated = await put(`${A(t)}/endUsers`, t, [
+      { id: "alice", custom: { score: 2 } },
+      { id: "bob", custom: { active: true } },
+    ]);
     expect(updated.status).toBe(200);
     expect(updated.body.data[0].custom).toEqual({ plan: "pro", score: 2 });
     expect(updated.body.data[0].creationTime).toBe(alice.creationTime);
@@ -302,7 +334,10 @@ describe("end users, style A", () => {
     });
     expect(await prisma.endUser.count({ where: { accountId: t.accountId, externalId: "erin" } })).toBe(0);
 
-    const all = await put(`${A(t)}/endUsers`, t, [{ id: "x", custom: { nope: 1 } }, { id: "y", custom: { active: "yes" } }]);
+    const all = await put(`${A(t)}/endUsers`, t, [
+      { id: "x", custom: { nope: 1 } },
+      { id: "y", custom: { active: "yes" } },
+    ]);
     expectProblem(all, 400);
     expect(all.body.errors).toEqual([
       { path: "[0]", message: "unknown custom field 'nope' (add it to the end-user schema first)" },
@@ -311,7 +346,10 @@ describe("end users, style A", () => {
   });
 
   it("a repeated id in one request fails the repeat", async () => {
-    const r = await put(`${A(t)}/endUsers`, t, [{ id: "rep", custom: { plan: "a" } }, { id: "rep", custom: { plan: "b" } }]);
+    const r = await put(`${A(t)}/endUsers`, t, [
+      { id: "rep", custom: { plan: "a" } },
+      { id: "rep", custom: { plan: "b" } },
+    ]);
     expect(r.status).toBe(207);
     expect(r.body.failure[0]).toMatchObject({ index: 1, id: "rep", errors: [expect.stringMatching(/more than once/)] });
     expect((await get(`${A(t)}/endUsers/rep`, t)).body.custom).toEqual({ plan: "a" });
@@ -367,7 +405,8 @@ describe("end users, style A", () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({
       errors: ["custom.score must be a number", "unknown custom field 'ghost' (add it to the end-user schema first)"],
-      id: "frank", statusCode: 400,
+      id: "frank",
+      statusCode: 400,
     });
     const arr = await put(`${A(t)}/endUsers/frank`, t, [{ plan: "x" }]);
     expect(arr.status).toBe(400);
@@ -380,7 +419,11 @@ describe("end users, style A", () => {
 
   it("DELETE /endUsers/{ids}: 204 all (values and actions go too), 207 some, 404 none", async () => {
     const d = await fresh("dele");
-    await put(`${B(d)}/endUsers`, d, ["g1", "g2", "g3"].map((id) => ({ id, custom: { plan: id }, userActionCount: { act: 1 } })));
+    await put(
+      `${B(d)}/endUsers`,
+      d,
+      ["g1", "g2", "g3"].map((id) => ({ id, custom: { plan: id }, userActionCount: { act: 1 } })),
+    );
     const rowIds = (await prisma.endUser.findMany({ where: { accountId: d.accountId, externalId: { in: ["g1", "g2"] } } })).map((r) => r.id);
     const all = await del(`${A(d)}/endUsers/g1,g2`, d);
     expect(all.status).toBe(204);
@@ -405,7 +448,9 @@ describe("end users, style A", () => {
 
 describe("typed custom fields", () => {
   let t: Tenant;
-  beforeAll(async () => { t = await fresh("typed"); });
+  beforeAll(async () => {
+    t = await fresh("typed");
+  });
 
   it.each([
     ["string", "plan", "enterprise", [42, true, { a: 1 }, ["x"], "x".repeat(10_001)]],
@@ -436,13 +481,21 @@ describe("typed custom fields", () => {
 
   it("extreme values of each type are stored and read back", async () => {
     const custom = { plan: "x".repeat(10_000), score: -1e300, active: true, seenAt: 253_402_300_799_999, ssn: "é✓ 𝄞" }; // seenAt: 9999-12-31T23:59:59.999Z
-    const r = await put(`${A(t)}/endUsers`, t, [{ id: "extremes", custom }, { id: "zeroes", custom: { plan: "", score: 0, active: false, seenAt: 0, ssn: "" } }]);
+    const r = await put(`${A(t)}/endUsers`, t, [
+      { id: "extremes", custom },
+      { id: "zeroes", custom: { plan: "", score: 0, active: false, seenAt: 0, ssn: "" } },
+    ]);
     expect(r.status, r.text.slice(0, 300)).toBe(201);
     expect((await get(`${A(t)}/endUsers/extremes`, t)).body.custom).toEqual(custom);
     expect((await get(`${A(t)}/endUsers/zeroes`, t)).body.custom).toEqual({ plan: "", score: 0, active: false, seenAt: 0, ssn: "" });
-    const counts = await put(`${B(t)}/endUsers`, t, [{ id: "extremes", userActionCount: { a: 2 ** 31 - 1 }, userActions: { a: Number.MAX_SAFE_INTEGER, b: Number.MIN_SAFE_INTEGER } }]);
+    const counts = await put(`${B(t)}/endUsers`, t, [
+      { id: "extremes", userActionCount: { a: 2 ** 31 - 1 }, userActions: { a: Number.MAX_SAFE_INTEGER, b: Number.MIN_SAFE_INTEGER } },
+    ]);
     expect(counts.status).toBe(200);
-    expect(counts.body.data[0]).toMatchObject({ userActionCount: { a: 2 ** 31 - 1, b: 0 }, userActions: { a: Number.MAX_SAFE_INTEGER, b: Number.MIN_SAFE_INTEGER } });
+    expect(counts.body.data[0]).toMatchObject({
+      userActionCount: { a: 2 ** 31 - 1, b: 0 },
+      userActions: { a: Number.MAX_SAFE_INTEGER, b: Number.MIN_SAFE_INTEGER },
+    });
   });
 
   it("an unknown custom field is rejected", async () => {
@@ -453,7 +506,10 @@ describe("typed custom fields", () => {
   });
 
   it("default fields take values of their type", async () => {
-    const r = await put(`${A(t)}/endUsers`, t, [{ id: "dflt", custom: { email: "d@example.com", signupTime: 1_600_000_000_000 } }, { id: "dflt2", custom: { signupTime: "yesterday" } }]);
+    const r = await put(`${A(t)}/endUsers`, t, [
+      { id: "dflt", custom: { email: "d@example.com", signupTime: 1_600_000_000_000 } },
+      { id: "dflt2", custom: { signupTime: "yesterday" } },
+    ]);
     expect(r.status).toBe(207);
     expect((await get(`${A(t)}/endUsers/dflt`, t)).body.custom).toEqual({ email: "d@example.com", signupTime: 1_600_000_000_000 });
   });
@@ -466,7 +522,10 @@ describe("typed custom fields", () => {
     const cleared = await put(`${A(t)}/endUsers`, t, [{ id: "merge", custom: { plan: null, ssn: null } }]);
     expect(cleared.status).toBe(200);
     expect(cleared.body.data[0].custom).toEqual({ score: 2, active: true, seenAt: 5 });
-    const row = await prisma.endUser.findUniqueOrThrow({ where: { accountId_externalId: { accountId: t.accountId, externalId: "merge" } }, include: { values: true } });
+    const row = await prisma.endUser.findUniqueOrThrow({
+      where: { accountId_externalId: { accountId: t.accountId, externalId: "merge" } },
+      include: { values: true },
+    });
     expect(row.values.map((v) => v.field).sort()).toEqual(["active", "score", "seenAt"]);
 
     // Clearing an absent value is fine; an item without `custom` changes no value.
@@ -477,7 +536,10 @@ describe("typed custom fields", () => {
 
   it("encrypted_string: decrypted over REST, ciphertext at rest", async () => {
     const secret = "tax-id 987-65-4321";
-    const w = await put(`${A(t)}/endUsers`, t, [{ id: "enc1", custom: { ssn: secret } }, { id: "enc2", custom: { ssn: secret } }]);
+    const w = await put(`${A(t)}/endUsers`, t, [
+      { id: "enc1", custom: { ssn: secret } },
+      { id: "enc2", custom: { ssn: secret } },
+    ]);
     expect(w.body.data.map((u: any) => u.custom.ssn)).toEqual([secret, secret]);
     expect((await get(`${A(t)}/endUsers/enc1`, t)).body.custom.ssn).toBe(secret);
     expect((await get(`${B(t)}/endUsers/enc2?fields=custom`, t)).body.custom.ssn).toBe(secret);
@@ -502,7 +564,9 @@ describe("end users, style B (B12–B15)", () => {
   let t: Tenant;
   beforeAll(async () => {
     t = await fresh("userb");
-    const r = await put(`${B(t)}/endUsers`, t, [{ id: "seg", custom: { plan: "gold", score: 7 }, userActionCount: { clicked: 4, viewed: 1 }, userActions: { clicked: 1_700_000_000_000 } }]);
+    const r = await put(`${B(t)}/endUsers`, t, [
+      { id: "seg", custom: { plan: "gold", score: 7 }, userActionCount: { clicked: 4, viewed: 1 }, userActions: { clicked: 1_700_000_000_000 } },
+    ]);
     expect(r.status, r.text).toBe(201);
   });
 
@@ -510,14 +574,22 @@ describe("end users, style B (B12–B15)", () => {
     const c = await put(`${B(t)}/endUsers`, t, [{ id: "hank", custom: { plan: "p" }, userActionCount: { a: 2, b: 5 }, userActions: { a: 10 } }]);
     expect(c.status).toBe(201);
     expect(c.body.data[0]).toEqual({
-      id: "hank", creationTime: expect.any(Number), lastUpdateTime: expect.any(Number),
-      custom: { plan: "p" }, userActionCount: { a: 2, b: 5 }, userActions: { a: 10 },
+      id: "hank",
+      creationTime: expect.any(Number),
+      lastUpdateTime: expect.any(Number),
+      custom: { plan: "p" },
+      userActionCount: { a: 2, b: 5 },
+      userActions: { a: 10 },
     });
     const u = await put(`${B(t)}/endUsers`, t, [{ id: "hank", userActionCount: { a: 3, c: 1 }, userActions: { b: -4 } }]);
     expect(u.status).toBe(200);
     expect(u.body.data[0]).toMatchObject({ custom: { plan: "p" }, userActionCount: { a: 3, b: 5, c: 1 }, userActions: { a: 10, b: -4 } });
     const rows = await prisma.endUserAction.findMany({ where: { endUser: { accountId: t.accountId, externalId: "hank" } }, orderBy: { actionId: "asc" } });
-    expect(rows.map((r) => [r.actionId, r.count, r.value == null ? null : Number(r.value)])).toEqual([["a", 3, 10], ["b", 5, -4], ["c", 1, null]]);
+    expect(rows.map((r) => [r.actionId, r.count, r.value == null ? null : Number(r.value)])).toEqual([
+      ["a", 3, 10],
+      ["b", 5, -4],
+      ["c", 1, null],
+    ]);
   });
 
   it("B12: 207 mixed, 400 when all fail; bad action maps are item failures", async () => {
@@ -548,8 +620,12 @@ describe("end users, style B (B12–B15)", () => {
     const r = await post(`${B(t)}/endUsers/lookup`, t, { id: "seg" });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
-      id: "seg", creationTime: expect.any(Number), lastUpdateTime: expect.any(Number),
-      custom: { plan: "gold", score: 7 }, userActionCount: { clicked: 4, viewed: 1 }, userActions: { clicked: 1_700_000_000_000 },
+      id: "seg",
+      creationTime: expect.any(Number),
+      lastUpdateTime: expect.any(Number),
+      custom: { plan: "gold", score: 7 },
+      userActionCount: { clicked: 4, viewed: 1 },
+      userActions: { clicked: 1_700_000_000_000 },
     });
     expectProblem(await post(`${B(t)}/endUsers/lookup`, t, { id: "ghost" }), 404);
   });
@@ -616,8 +692,13 @@ describe("end users, style B (B12–B15)", () => {
     const bad = await put(`${B(t)}/endUsers/olga`, t, { active: "no", seenAt: -5, mystery: 1 });
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({
-      errors: ["custom.active must be true or false", "custom.seenAt must be an integer of epoch milliseconds", "unknown custom field 'mystery' (add it to the end-user schema first)"],
-      id: "olga", statusCode: 400,
+      errors: [
+        "custom.active must be true or false",
+        "custom.seenAt must be an integer of epoch milliseconds",
+        "unknown custom field 'mystery' (add it to the end-user schema first)",
+      ],
+      id: "olga",
+      statusCode: 400,
     });
     const notObject = await put(`${B(t)}/endUsers/olga`, t, [{ plan: "x" }]);
     expect(notObject.status).toBe(400);
@@ -756,7 +837,13 @@ describe("tenant isolation", () => {
       ["DELETE A", del(`${A(b)}/endUsers/bu1`, a)],
       ["GET A schema", get(`${A(b)}/endUserSchema`, a)],
       ["GET A schema field", get(`${A(b)}/endUserSchema/plan`, a)],
-      ["PUT A schema", put(`${A(b)}/endUserSchema`, a, [{ name: "plan", description: "hacked" }, { name: "evil", type: "string" }])],
+      [
+        "PUT A schema",
+        put(`${A(b)}/endUserSchema`, a, [
+          { name: "plan", description: "hacked" },
+          { name: "evil", type: "string" },
+        ]),
+      ],
       ["DELETE A schema", del(`${A(b)}/endUserSchema/plan`, a)],
       ["B10", get(`${B(b)}/endUserSchema?fieldName=plan`, a)],
       ["B11", put(`${B(b)}/endUserSchema`, a, [{ name: "evil", type: "string" }])],
@@ -781,7 +868,9 @@ describe("tenant isolation", () => {
 
 describe("bad input", () => {
   let t: Tenant;
-  beforeAll(async () => { t = await fresh("badin"); });
+  beforeAll(async () => {
+    t = await fresh("badin");
+  });
 
   it.each([
     ["an object", { id: "x" }],
@@ -837,7 +926,14 @@ describe("bad input", () => {
   });
 
   it("malformed JSON is a 400 on every route with a body", async () => {
-    for (const url of [`${A(t)}/endUsers`, `${B(t)}/endUsers`, `${A(t)}/endUserSchema`, `${B(t)}/endUserSchema`, `${A(t)}/endUsers/m1`, `${B(t)}/endUsers/m1`]) {
+    for (const url of [
+      `${A(t)}/endUsers`,
+      `${B(t)}/endUsers`,
+      `${A(t)}/endUserSchema`,
+      `${B(t)}/endUserSchema`,
+      `${A(t)}/endUsers/m1`,
+      `${B(t)}/endUsers/m1`,
+    ]) {
       const r = await rawPut(url, t, '[{"id": "m1",');
       expect(r.status, url).toBe(400);
     }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../src/admin.js";
 import { withTransaction } from "../src/db/index.js";
 import { newId } from "../src/ids.js";
-import { call, prisma, requester, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { prisma, requester, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
 
 let server: Server;
 beforeAll(async () => {
@@ -125,7 +125,10 @@ describe("PUT /v1/accounts/{accountId}/tags", () => {
     const t = await tenant();
     const page = await mkTag(t, "page-tag", "PAGE", "p");
     const role = await mkTag(t, "role-tag", "ROLE");
-    const r = await put(t, [{ name: "page-tag", description: "pp" }, { name: "role-tag", newName: "admins" }]);
+    const r = await put(t, [
+      { name: "page-tag", description: "pp" },
+      { name: "role-tag", newName: "admins" },
+    ]);
     expectJson(r, 200);
     expect(r.body.data).toEqual([
       { id: page.id, name: "page-tag", description: "pp", type: "PAGE" },
@@ -173,17 +176,32 @@ describe("PUT /v1/accounts/{accountId}/tags", () => {
 
   it("items see the items before them: create then update the same name, and a three-way swap", async () => {
     const t = await tenant();
-    const r = await put(t, [{ name: "dup", description: "first" }, { name: "dup", description: "second" }]);
+    const r = await put(t, [
+      { name: "dup", description: "first" },
+      { name: "dup", description: "second" },
+    ]);
     expectJson(r, 201);
     expect(r.body.data[0].id).toBe(r.body.data[1].id);
     expect(await dbTags(t.accountId)).toEqual([{ id: r.body.data[0].id, name: "dup", description: "second", type: "USER" }]);
 
     const [a, b] = await createTags(t, [{ name: "a" }, { name: "b" }]);
-    const swap = await put(t, [{ name: "a", newName: "tmp" }, { name: "b", newName: "a" }, { name: "tmp", newName: "b" }]);
+    const swap = await put(t, [
+      { name: "a", newName: "tmp" },
+      { name: "b", newName: "a" },
+      { name: "tmp", newName: "b" },
+    ]);
     expectJson(swap, 200);
-    expect(swap.body.data.map((x: any) => [x.id, x.name])).toEqual([[a.id, "b"], [b.id, "a"], [a.id, "b"]]);
+    expect(swap.body.data.map((x: any) => [x.id, x.name])).toEqual([
+      [a.id, "b"],
+      [b.id, "a"],
+      [a.id, "b"],
+    ]);
     const after = await dbTags(t.accountId);
-    expect(after.map((x) => [x.name, x.id])).toEqual([["a", b.id], ["b", a.id], ["dup", r.body.data[0].id]]);
+    expect(after.map((x) => [x.name, x.id])).toEqual([
+      ["a", b.id],
+      ["b", a.id],
+      ["dup", r.body.data[0].id],
+    ]);
   });
 
   it("409: renaming to a taken name; nothing changes", async () => {
@@ -277,10 +295,16 @@ describe("PUT /v1/accounts/{accountId}/tags", () => {
     const t = await tenant();
     await createTags(t, [{ name: "p" }, { name: "q" }]);
     const before = await dbState(t.accountId);
-    const r = await put(t, [{ name: "nope", newName: "x" }, { name: "p", newName: "q" }]);
+    const r = await put(t, [
+      { name: "nope", newName: "x" },
+      { name: "p", newName: "q" },
+    ]);
     expectJson(r, 207);
     expect(r.body.success).toEqual([]);
-    expect(r.body.failure.map((f: any) => [f.index, f.statusCode])).toEqual([[0, 404], [1, 409]]);
+    expect(r.body.failure.map((f: any) => [f.index, f.statusCode])).toEqual([
+      [0, 404],
+      [1, 409],
+    ]);
     expect(await dbState(t.accountId)).toEqual(before);
   });
 
@@ -301,7 +325,11 @@ describe("bad input on PUT /tags", () => {
     const t = await tenant();
     const json = { ...t.headers, "content-type": "application/json" };
     expectProblem(await req(tags(t), { method: "PUT", headers: json, raw: '[{"name": "x"' }), 400, /^Malformed JSON body/);
-    expectProblem(await req(tags(t), { method: "PUT", headers: json, raw: '{"name": "x"}' }), 400, "body must be a JSON array of objects (send Content-Type: application/json)");
+    expectProblem(
+      await req(tags(t), { method: "PUT", headers: json, raw: '{"name": "x"}' }),
+      400,
+      "body must be a JSON array of objects (send Content-Type: application/json)",
+    );
     expectProblem(await req(tags(t), { method: "PUT", headers: json, raw: '"x"' }), 400);
     expectProblem(await req(tags(t), { method: "PUT", headers: json, raw: "[]" }), 400, "body must hold at least one item");
     expectProblem(await req(tags(t), { method: "PUT", headers: json, raw: '[{"name": "x"}, "y"]' }), 400, "body[1] must be an object");
@@ -348,7 +376,11 @@ describe("bad input on PUT /tags", () => {
   it("a body over 10 MiB is a 413; nothing written", async () => {
     const t = await tenant();
     const raw = JSON.stringify([{ name: "x", description: "y".repeat(10 * 1024 * 1024 + 10) }]);
-    expectProblem(await req(tags(t), { method: "PUT", headers: { ...t.headers, "content-type": "application/json" }, raw }), 413, "Request body larger than the limit (10 MiB for JSON).");
+    expectProblem(
+      await req(tags(t), { method: "PUT", headers: { ...t.headers, "content-type": "application/json" }, raw }),
+      413,
+      "Request body larger than the limit (10 MiB for JSON).",
+    );
     expect(await dbTags(t.accountId)).toEqual([]);
   });
 
@@ -387,7 +419,10 @@ describe("GET /v1/accounts/{accountId}/tags", () => {
   it("10 tags by default, ordered by name whatever the creation order, with the full record", async () => {
     const t = await tenant();
     const shuffled = [5, 11, 0, 7, 3, 9, 1, 10, 2, 8, 4, 6].map((i) => names[i]!);
-    await createTags(t, shuffled.map((name) => ({ name, description: `d-${name}` })));
+    await createTags(
+      t,
+      shuffled.map((name) => ({ name, description: `d-${name}` })),
+    );
     const page = await mkTag(t, "tag99", "PAGE");
     const all = await dbTags(t.accountId);
     const r = await req(tags(t), { headers: t.headers });
@@ -403,7 +438,10 @@ describe("GET /v1/accounts/{accountId}/tags", () => {
 
   it("a cursor walk returns every tag once, in name order, also with tags created between pages", async () => {
     const t = await tenant();
-    await createTags(t, names.map((name) => ({ name })));
+    await createTags(
+      t,
+      names.map((name) => ({ name })),
+    );
     const seen: string[] = [];
     let cursor: string | null = null;
     let page = 0;
@@ -470,7 +508,10 @@ describe("DELETE /v1/accounts/{accountId}/tags/{names}", () => {
     await mkTag(t, "a page", "PAGE");
     await mkTag(t, "rôle/x", "ROLE");
     await createTags(t, [{ name: "50% off" }]);
-    const r = await req(`${tags(t)}/${encodeURIComponent("a page")},${encodeURIComponent("rôle/x")},${encodeURIComponent("50% off")}`, { method: "DELETE", headers: t.headers });
+    const r = await req(`${tags(t)}/${encodeURIComponent("a page")},${encodeURIComponent("rôle/x")},${encodeURIComponent("50% off")}`, {
+      method: "DELETE",
+      headers: t.headers,
+    });
     expect(r.status, r.text).toBe(204);
     expect(await dbTags(t.accountId)).toEqual([]);
   });
@@ -501,7 +542,10 @@ describe("DELETE /v1/accounts/{accountId}/tags/{names}", () => {
   it("1,000 names in one path: 204, then 404, then 207", async () => {
     const t = await tenant();
     const names = Array.from({ length: 1_000 }, (_, i) => `n${String(i).padStart(3, "0")}`);
-    await createTags(t, names.map((name) => ({ name })));
+    await createTags(
+      t,
+      names.map((name) => ({ name })),
+    );
     const keep = await createTags(t, [{ name: "zz-keep" }]);
     const r = await req(`${tags(t)}/${names.join(",")}`, { method: "DELETE", headers: t.headers });
     expect(r.status, r.text.slice(0, 300)).toBe(204);
@@ -557,8 +601,7 @@ describe("auth on the tag routes", () => {
   it("401 with a wrong key", () =>
     expectAllRoutes({ "x-service-integration-key": "ggk_wrongwrongwrongwrongwrongwrongwrongwrongwro", "x-service-user": owner.email }, 401));
 
-  it("401 when the e-mail is not the key owner's", () =>
-    expectAllRoutes({ "x-service-integration-key": owner.key, "x-service-user": other.email }, 401));
+  it("401 when the e-mail is not the key owner's", () => expectAllRoutes({ "x-service-integration-key": owner.key, "x-service-user": other.email }, 401));
 
   it("401 with a revoked key", async () => {
     const { key } = await createKey(owner.email);
@@ -608,7 +651,11 @@ describe("CORS on the tag routes", () => {
   it.each(["GET", "PUT", "DELETE"])("preflight for %s", async (method) => {
     const res = await fetch(`${server.url}${tags("x")}${method === "DELETE" ? "/a,b" : ""}`, {
       method: "OPTIONS",
-      headers: { origin: "https://dash.example", "access-control-request-method": method, "access-control-request-headers": "x-service-integration-key, x-service-user" },
+      headers: {
+        origin: "https://dash.example",
+        "access-control-request-method": method,
+        "access-control-request-headers": "x-service-integration-key, x-service-user",
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");

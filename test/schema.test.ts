@@ -7,5 +7,5 @@ import { sortedSchema } from "../src/schema/index.js";
 
 it("schema.graphql is up to date (npm run schema)", () => {
   const committed = readFileSync(new URL("../schema.graphql", import.meta.url), "utf8");
-  expect(committed).toBe(printSchema(sortedSchema()) + "\n");
+  expect(committed).toBe(`${printSchema(sortedSchema())}\n`);
 });

@@ -51,7 +51,14 @@ function start(env: Record<string, string>): Child {
   });
   proc.stderr!.on("data", (chunk: Buffer) => void (err += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
-  const parsed = () => lines.flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } });
+  const parsed = () =>
+    lines.flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
   return {
     proc,
     lines,
@@ -63,7 +70,10 @@ function start(env: Record<string, string>): Child {
         const hit = parsed().find(pred);
         if (hit) return hit;
         if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`no such log line; stdout:\n${lines.join("\n")}\nstderr:\n${err}`);
-        await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 200); });
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 200);
+        });
       }
     },
   };
@@ -72,7 +82,10 @@ function start(env: Record<string, string>): Child {
 const refused = (port: number) =>
   new Promise<boolean>((resolve) => {
     const s = connect(port, "127.0.0.1");
-    s.once("connect", () => { s.destroy(); resolve(false); });
+    s.once("connect", () => {
+      s.destroy();
+      resolve(false);
+    });
     s.once("error", () => resolve(true));
   });
 

@@ -15,7 +15,9 @@ describe("smoke", () => {
     expect(r.status).toBe(201);
     const l = await call(`${server.url}/api/v1/${a.accountId}/content`, { headers: a.headers });
     expect(l.body.data).toHaveLength(1);
-    const q = await sqlOf(() => gql(server, a, `query($id: String!) { account(id: $id) { contents(first: 50) { nodes { id tags { name contentCount } } } } }`, { id: a.accountId }));
+    const q = await sqlOf(() =>
+      gql(server, a, `query($id: String!) { account(id: $id) { contents(first: 50) { nodes { id tags { name contentCount } } } } }`, { id: a.accountId }),
+    );
     expect(q.result.errors).toBeUndefined();
     console.log(q.sql);
   });

@@ -5,9 +5,7 @@ const TABLE = /(?:FROM|INTO|UPDATE)\s+(?:[`"]\w+[`"]\.)?[`"](\w+)[`"]/i;
  * Statements that are bookkeeping on a timer rather than the request's work, so whether they land
  * in a capture depends on timing: the batched write of key-use times (src/auth/keyUsage.ts).
  */
-const BOOKKEEPING = [
-  /^UPDATE\s+[`"]\w+[`"]\.[`"]ApiKey[`"]\s+SET\s+[`"]lastUsedAt[`"]/i,
-];
+const BOOKKEEPING = [/^UPDATE\s+[`"]\w+[`"]\.[`"]ApiKey[`"]\s+SET\s+[`"]lastUsedAt[`"]/i];
 
 const ROW_LOCK = /\bFOR (?:NO KEY )?UPDATE$|\bFOR SHARE$/i;
 

@@ -39,7 +39,10 @@ describe("Redocly", () => {
     const file = join(dir, "openapi.json");
     writeFileSync(file, await (await fetch(`${server.url}/openapi.json`)).text());
     const r = await run(process.execPath, ["node_modules/@redocly/cli/bin/cli.js", "lint", file, "--format", "json"]);
-    const report = JSON.parse(r.stdout.slice(r.stdout.indexOf("{"))) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+    const report = JSON.parse(r.stdout.slice(r.stdout.indexOf("{"))) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string }[];
+    };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
     expect(r.code).toBe(0);

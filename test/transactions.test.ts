@@ -59,10 +59,12 @@ describe("withTransaction", () => {
 
   it("does not retry ordinary failures", async () => {
     let attempts = 0;
-    await expect(withTransaction(async () => {
-      attempts++;
-      throw new Error("not a conflict");
-    })).rejects.toThrow("not a conflict");
+    await expect(
+      withTransaction(async () => {
+        attempts++;
+        throw new Error("not a conflict");
+      }),
+    ).rejects.toThrow("not a conflict");
     expect(attempts).toBe(1);
   });
 
@@ -79,12 +81,13 @@ describe("withTransaction", () => {
       while (arrived < 2) await new Promise((r) => setTimeout(r, 10));
     };
     // Opposite lock orders on the first attempt only; PostgreSQL aborts one of them (deadlock_timeout 1 s).
-    const run = (first: string, second: string) => withTransaction(async (tx) => {
-      attempts++;
-      await tx.tag.update({ where: { id: first }, data: { description: `by ${first}` } });
-      if (attempts <= 2) await barrier();
-      await tx.tag.update({ where: { id: second }, data: { description: `by ${first}` } });
-    });
+    const run = (first: string, second: string) =>
+      withTransaction(async (tx) => {
+        attempts++;
+        await tx.tag.update({ where: { id: first }, data: { description: `by ${first}` } });
+        if (attempts <= 2) await barrier();
+        await tx.tag.update({ where: { id: second }, data: { description: `by ${first}` } });
+      });
     await Promise.all([run(a.id, b.id), run(b.id, a.id)]);
     expect(attempts).toBe(3);
     const rows = await prisma.tag.findMany({ where: { id: { in: [a.id, b.id] } } });

@@ -35,7 +35,8 @@ const AUDITED: Record<string, Audited> = {
 const CHILDREN: Record<string, { parent: string; key: string; detail(row: Row): [string, string, unknown] }> = {
   ContentTag: { parent: "Content", key: "contentId", detail: (r) => ["tagIds", String(r.tagId), true] },
   EndUserValue: {
-    parent: "EndUser", key: "endUserId",
+    parent: "EndUser",
+    key: "endUserId",
     detail: (r) => ["custom", String(r.field), r.type === "encrypted_string" ? "[encrypted]" : (r.text ?? r.num ?? r.bool ?? r.time ?? null)],
   },
   EndUserAction: { parent: "EndUser", key: "endUserId", detail: (r) => ["userActions", String(r.actionId), { count: r.count, value: r.value }] },
@@ -45,7 +46,12 @@ const CHILDREN: Record<string, { parent: string; key: string; detail(row: Row): 
 const exempt = (model: string, args: { data?: Row }) =>
   model === "ApiKey" && args.data !== undefined && Object.keys(args.data).every((k) => k === "lastUsedAt");
 
-interface Entry { model: string; row: Row; action: string; details: Row }
+interface Entry {
+  model: string;
+  row: Row;
+  action: string;
+  details: Row;
+}
 
 // ---- fast bulk inserts ---------------------------------------------------------------------------
 // Prisma's createMany costs ~50 µs per bound value in its query compiler: a 10,000-user upsert (60,000
@@ -54,7 +60,9 @@ interface Entry { model: string; row: Row; action: string; details: Row }
 
 let dialect: "sqlite" | "postgres" = "sqlite";
 /** Called once by src/db/index.ts. */
-export function setDialect(d: "sqlite" | "postgres"): void { dialect = d; }
+export function setDialect(d: "sqlite" | "postgres"): void {
+  dialect = d;
+}
 
 const FAST_INSERT = new Set(["EndUser", "EndUserValue", "EndUserAction", "ContentTag", "AuditLog"]);
 const MAX_PARAMS = 30_000; // under SQLite's 32,766 and PostgreSQL's 65,535
@@ -92,21 +100,31 @@ async function insertRows(tx: any, model: string, rows: Row[], skipDuplicates = 
   for (let i = 0; i < rows.length; i += perStatement) {
     const chunk = rows.slice(i, i + perStatement);
     const params: unknown[] = [];
-    const tuples = chunk.map((r) => `(${columns.map((c) => {
-      params.push(sqlValue(r[c]));
-      return dialect === "sqlite" ? "?" : `$${params.length}`;
-    }).join(", ")})`);
+    const tuples = chunk.map(
+      (r) =>
+        `(${columns
+          .map((c) => {
+            params.push(sqlValue(r[c]));
+            return dialect === "sqlite" ? "?" : `$${params.length}`;
+          })
+          .join(", ")})`,
+    );
     if (!skipDuplicates) {
       await tx.$executeRawUnsafe(head + tuples.join(", "), ...params);
       inserted.push(...chunk);
       continue;
     }
-    const written = new Set(((await tx.$queryRawUnsafe(head + tuples.join(", ") + tail, ...params)) as Row[]).map((r) => identity.map((c) => String(r[c])).join("\u0000")));
+    const written = new Set(
+      ((await tx.$queryRawUnsafe(head + tuples.join(", ") + tail, ...params)) as Row[]).map((r) => identity.map((c) => String(r[c])).join("\u0000")),
+    );
     inserted.push(...chunk.filter((r) => written.has(identity.map((c) => String(r[c])).join("\u0000"))));
   }
   return { count: inserted.length, inserted };
 }
-interface TxScope { tx: any; entries: Map<string, Entry> }
+interface TxScope {
+  tx: any;
+  entries: Map<string, Entry>;
+}
 const txScope = new AsyncLocalStorage<TxScope>();
 
 const WRITES = new Set(["create", "createMany", "createManyAndReturn", "update", "updateMany", "upsert", "delete", "deleteMany"]);
@@ -118,7 +136,8 @@ function clean(data: unknown, redact: string[] = []): Row {
     if (redact.includes(k) || k === "hash") continue;
     if (v instanceof Date) out[k] = v.toISOString();
     else if (typeof v === "bigint") out[k] = Number(v);
-    else if (v !== null && typeof v === "object" && !Array.isArray(v)) continue; // relation writes: not in our code paths
+    else if (v !== null && typeof v === "object" && !Array.isArray(v))
+      continue; // relation writes: not in our code paths
     else out[k] = v;
   }
   return out;
@@ -197,8 +216,13 @@ function flattenCompoundKeys(where: Row): Row {
   const out: Row = {};
   for (const [k, v] of Object.entries(where)) {
     const parts = k.split("_");
-    const compound = parts.length > 1 && v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date)
-      && Object.keys(v as Row).every((x) => parts.includes(x));
+    const compound =
+      parts.length > 1 &&
+      v !== null &&
+      typeof v === "object" &&
+      !Array.isArray(v) &&
+      !(v instanceof Date) &&
+      Object.keys(v as Row).every((x) => parts.includes(x));
     if (compound) Object.assign(out, v as Row);
     else out[k] = v;
   }
@@ -228,7 +252,10 @@ async function recordWrite(scope: TxScope, model: string, operation: string, arg
   }
   // updateMany / upsert / deleteMany: find the records first, inside the transaction.
   const where = flattenCompoundKeys(args.where ?? {});
-  const before = (await delegate.findMany({ where, ...(operation.startsWith("delete") ? {} : { select: Object.fromEntries(a.identity.map((c) => [c, true])) }) })) as Row[];
+  const before = (await delegate.findMany({
+    where,
+    ...(operation.startsWith("delete") ? {} : { select: Object.fromEntries(a.identity.map((c) => [c, true])) }),
+  })) as Row[];
   const result = await query(args);
   if (operation === "upsert") {
     const created = before.length === 0;
@@ -247,7 +274,7 @@ const modelOf = (prop: string | symbol) => (typeof prop === "string" && !prop.st
 const isTracked = (model: string | null): model is string => !!model && (!!AUDITED[model] || !!CHILDREN[model]);
 
 /** Wraps a model delegate so that its write methods go through `onWrite`. */
-function wrapDelegate(delegate: any, model: string, onWrite: (op: string, args: any, run: (a: unknown) => Promise<unknown>) => Promise<unknown>) {
+function wrapDelegate(delegate: any, _model: string, onWrite: (op: string, args: any, run: (a: unknown) => Promise<unknown>) => Promise<unknown>) {
   return new Proxy(delegate, {
     get(target, op) {
       const value = target[op];
@@ -275,7 +302,8 @@ function auditedTx(tx: any, scope: TxScope) {
       const model = modelOf(prop);
       if (!isTracked(model)) return value;
       return wrapDelegate(value, model, (op, args, run) =>
-        exempt(model, args) ? run(args) : CHILDREN[model] ? recordChild(scope, model, op, args, run) : recordWrite(scope, model, op, args, run));
+        exempt(model, args) ? run(args) : CHILDREN[model] ? recordChild(scope, model, op, args, run) : recordWrite(scope, model, op, args, run),
+      );
     },
   });
 }
@@ -288,13 +316,14 @@ function auditedTx(tx: any, scope: TxScope) {
  * waits for an open transaction instead of slipping into it.
  */
 export function guardedClient<C extends object>(reader: C, writer: C, serializeWrites: boolean): C {
-  const viaWriter = (run: (w: any) => Promise<unknown>) =>
-    serializeWrites ? (writer as any).$transaction((tx: any) => run(tx)) : run(writer);
+  const viaWriter = (run: (w: any) => Promise<unknown>) => (serializeWrites ? (writer as any).$transaction((tx: any) => run(tx)) : run(writer));
   return new Proxy(reader, {
     get(target, prop) {
       const value = (target as any)[prop];
       if (prop === "$transaction") {
-        return () => { throw new Error("use withTransaction() from src/db/index.ts: it writes the audit entries in the same transaction"); };
+        return () => {
+          throw new Error("use withTransaction() from src/db/index.ts: it writes the audit entries in the same transaction");
+        };
       }
       if (prop === "$executeRaw" || prop === "$executeRawUnsafe") return (...args: unknown[]) => viaWriter((w) => w[prop](...args));
       if (prop === "$disconnect") return () => Promise.all([...new Set([reader, writer])].map((c) => (c as any).$disconnect())).then(() => undefined);
@@ -326,7 +355,9 @@ export function onCommit(fn: CommitListener): () => void {
   return () => commitListeners.delete(fn);
 }
 
-export interface TransactionClient { $transaction<T>(fn: (tx: any) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T> }
+export interface TransactionClient {
+  $transaction<T>(fn: (tx: any) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T>;
+}
 
 /**
  * Runs `fn` in one database transaction and appends the audit entries of its changes to the
@@ -336,32 +367,39 @@ export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) 
   const outer = txScope.getStore();
   if (outer) return fn(auditedTx(outer.tx, outer) as Tx);
   const changed = new Set<string>();
-  const result = await client.$transaction(async (tx) => {
-    const scope: TxScope = { tx, entries: new Map() };
-    const result = await txScope.run(scope, () => fn(auditedTx(tx, scope) as Tx));
-    if (scope.entries.size) {
-      const request = currentScope();
-      const now = clock.now(); // the service's "now" (src/clock.ts), the same one B25 windows are computed from
-      await insertRows(tx, "AuditLog", [...scope.entries.values()].map((e) => {
-          const a = AUDITED[e.model]!;
-          return {
-            id: newId("a"),
-            accountId: a.accountId(e.row),
-            timestamp: now,
-            userId: request?.actor ?? "system",
-            action: e.action,
-            resourceType: a.type,
-            resourceId: a.resourceId(e.row),
-            sourceIp: request?.ip ?? null,
-            requestId: request?.requestId ?? null,
-            details: JSON.stringify(e.details, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),
-          };
-        }));
-    }
-    changed.clear(); // a rerun replaces what an attempt rolled back
-    for (const e of scope.entries.values()) changed.add(e.model);
-    return result;
-  }, { timeout: opts.timeout ?? 120_000, maxWait: opts.maxWait ?? 10_000 });
+  const result = await client.$transaction(
+    async (tx) => {
+      const scope: TxScope = { tx, entries: new Map() };
+      const result = await txScope.run(scope, () => fn(auditedTx(tx, scope) as Tx));
+      if (scope.entries.size) {
+        const request = currentScope();
+        const now = clock.now(); // the service's "now" (src/clock.ts), the same one B25 windows are computed from
+        await insertRows(
+          tx,
+          "AuditLog",
+          [...scope.entries.values()].map((e) => {
+            const a = AUDITED[e.model]!;
+            return {
+              id: newId("a"),
+              accountId: a.accountId(e.row),
+              timestamp: now,
+              userId: request?.actor ?? "system",
+              action: e.action,
+              resourceType: a.type,
+              resourceId: a.resourceId(e.row),
+              sourceIp: request?.ip ?? null,
+              requestId: request?.requestId ?? null,
+              details: JSON.stringify(e.details, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),
+            };
+          }),
+        );
+      }
+      changed.clear(); // a rerun replaces what an attempt rolled back
+      for (const e of scope.entries.values()) changed.add(e.model);
+      return result;
+    },
+    { timeout: opts.timeout ?? 120_000, maxWait: opts.maxWait ?? 10_000 },
+  );
   if (changed.size) for (const fn of commitListeners) fn(changed);
   return result;
 }

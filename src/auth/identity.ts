@@ -30,7 +30,10 @@ export interface Identity {
   accounts: ReadonlyMap<string, AccountRow>;
 }
 
-export interface Credentials { key: string | null; email: string | null }
+export interface Credentials {
+  key: string | null;
+  email: string | null;
+}
 
 // ---- identity cache ----------------------------------------------------------------------------
 // A resolved identity (key → user, scope, expiry, memberships, the accounts' settings) is kept for
@@ -40,7 +43,11 @@ export interface Credentials { key: string | null; email: string | null }
 // another instance) takes effect within IDENTITY_CACHE_MS. The key's own expiry is checked on
 // every request. 0 turns the cache off.
 
-interface Cached { identity: Identity; keyExpiresAt: Date | null; until: number }
+interface Cached {
+  identity: Identity;
+  keyExpiresAt: Date | null;
+  until: number;
+}
 const cache = new Map<string, Cached>();
 const CACHE_MAX = 10_000;
 let cacheMs = 5_000;
@@ -79,11 +86,18 @@ async function lookUp(key: string, email: string, now: Date): Promise<{ identity
   const row = await prisma.apiKey.findUnique({
     where: { prefix: key.slice(0, KEY_PREFIX_LENGTH) },
     select: {
-      id: true, hash: true, scope: true, expiresAt: true, revokedAt: true,
+      id: true,
+      hash: true,
+      scope: true,
+      expiresAt: true,
+      revokedAt: true,
       user: {
         select: {
-          id: true, email: true,
-          memberships: { select: { account: { select: { id: true, name: true, idMethod: true, auditTokenTtlSeconds: true, rateLimitPerMinute: true, createdAt: true } } } },
+          id: true,
+          email: true,
+          memberships: {
+            select: { account: { select: { id: true, name: true, idMethod: true, auditTokenTtlSeconds: true, rateLimitPerMinute: true, createdAt: true } } },
+          },
         },
       },
     },

@@ -28,9 +28,16 @@ async function main(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      name: { type: "string" }, "id-method": { type: "string" }, "audit-token-ttl": { type: "string" },
-      "rate-limit": { type: "string" }, account: { type: "string" }, ttl: { type: "string" },
-      scope: { type: "string" }, email: { type: "string" }, demo: { type: "boolean" }, help: { type: "boolean", short: "h" },
+      name: { type: "string" },
+      "id-method": { type: "string" },
+      "audit-token-ttl": { type: "string" },
+      "rate-limit": { type: "string" },
+      account: { type: "string" },
+      ttl: { type: "string" },
+      scope: { type: "string" },
+      email: { type: "string" },
+      demo: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
     },
   });
   const [group, action, arg] = positionals;
@@ -43,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
   const { prisma, prepareDb } = await import("../db/index.js");
   await prepareDb();
   try {
-    switch (`${group} ${group === "seed" ? "" : action ?? ""}`.trim()) {
+    switch (`${group} ${group === "seed" ? "" : (action ?? "")}`.trim()) {
       case "account create": {
         if (!arg) throw new AdminError("account create needs <accountId>");
         const a = await createAccount(arg, { name: values.name, idMethod: values["id-method"] });
@@ -57,12 +64,17 @@ async function main(argv: string[]): Promise<number> {
           rateLimitPerMinute: int(values["rate-limit"], "--rate-limit"),
           idMethod: values["id-method"],
         });
-        console.log(`account ${a.id}: audit-token TTL ${a.auditTokenTtlSeconds}s, rate limit ${a.rateLimitPerMinute ?? "default"}/min, id method ${a.idMethod}`);
+        console.log(
+          `account ${a.id}: audit-token TTL ${a.auditTokenTtlSeconds}s, rate limit ${a.rateLimitPerMinute ?? "default"}/min, id method ${a.idMethod}`,
+        );
         return 0;
       }
       case "user create": {
         if (!arg) throw new AdminError("user create needs <email>");
-        const accounts = (values.account ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+        const accounts = (values.account ?? "")
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
         const u = await createUser(arg, accounts);
         console.log(`user ${u.email} has access to ${accounts.join(", ")}`);
         return 0;
@@ -77,7 +89,16 @@ async function main(argv: string[]): Promise<number> {
       case "key list": {
         const rows = await listKeys(values.email);
         for (const k of rows) {
-          console.log([k.prefix, k.user.email, k.scope, k.expiresAt?.toISOString() ?? "never", k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active", `last used ${k.lastUsedAt?.toISOString() ?? "never"}`].join("\t"));
+          console.log(
+            [
+              k.prefix,
+              k.user.email,
+              k.scope,
+              k.expiresAt?.toISOString() ?? "never",
+              k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active",
+              `last used ${k.lastUsedAt?.toISOString() ?? "never"}`,
+            ].join("\t"),
+          );
         }
         if (!rows.length) console.error("no keys");
         return 0;
@@ -105,10 +126,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-requestScope.run({ requestId: null, ip: null, actor: `cli:${userInfo().username}` }, () => main(process.argv.slice(2))).then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(err instanceof AdminError || err?.name === "TypeError" && /parseArgs|option/i.test(err.message) ? `error: ${err.message}` : err);
-    process.exit(err instanceof AdminError ? 2 : 1);
-  },
-);
+requestScope
+  .run({ requestId: null, ip: null, actor: `cli:${userInfo().username}` }, () => main(process.argv.slice(2)))
+  .then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(err instanceof AdminError || (err?.name === "TypeError" && /parseArgs|option/i.test(err.message)) ? `error: ${err.message}` : err);
+      process.exit(err instanceof AdminError ? 2 : 1);
+    },
+  );

@@ -39,12 +39,17 @@ export function dbErrorKind(err: unknown): DbErrorKind | null {
     if (e.kind === "ForeignKeyConstraintViolation") return "foreignKey";
   }
   switch (prismaCode) {
-    case "P2002": return "unique";
-    case "P2003": return "foreignKey";
-    case "P2025": return "notFound";
+    case "P2002":
+      return "unique";
+    case "P2003":
+      return "foreignKey";
+    case "P2025":
+      return "notFound";
     case "P2024": // timed out fetching a connection from the pool
-    case "P2028": return "unavailable"; // transaction API: could not start or already closed (timeout)
-    default: return null;
+    case "P2028":
+      return "unavailable"; // transaction API: could not start or already closed (timeout)
+    default:
+      return null;
   }
 }
 

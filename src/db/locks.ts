@@ -18,7 +18,13 @@ export type LockMode = "update" | "delete";
  * until the transaction ends, in ascending key order. Rows that do not exist are not locked:
  * inserts of new keys are made race-free with `skipDuplicates` (ON CONFLICT DO NOTHING) instead.
  */
-export async function lockRows(tx: Tx, table: string, column: string, keys: Iterable<string>, opts: { accountId?: string; mode?: LockMode } = {}): Promise<void> {
+export async function lockRows(
+  tx: Tx,
+  table: string,
+  column: string,
+  keys: Iterable<string>,
+  opts: { accountId?: string; mode?: LockMode } = {},
+): Promise<void> {
   if (dbKind !== "postgres") return;
   const sorted = [...new Set(keys)].sort();
   const mode = opts.mode === "delete" ? "FOR UPDATE" : "FOR NO KEY UPDATE";

@@ -12,7 +12,11 @@ import { isPostgresUrl } from "../config.js";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const LOCK_KEY = 482_901_377; // arbitrary, fixed: identifies guidegate's migration lock
 
-interface Migration { name: string; sql: string; checksum: string }
+interface Migration {
+  name: string;
+  sql: string;
+  checksum: string;
+}
 
 function loadMigrations(provider: "sqlite" | "postgres"): Migration[] {
   const dir = join(root, "prisma", "migrations", provider);
@@ -31,7 +35,10 @@ export function sqliteFile(url: string): string {
   return resolve(process.cwd(), path);
 }
 
-export interface MigrateResult { applied: string[]; fresh: boolean }
+export interface MigrateResult {
+  applied: string[];
+  fresh: boolean;
+}
 
 export async function migrate(url: string, log: (msg: string) => void = () => {}): Promise<MigrateResult> {
   return isPostgresUrl(url) ? migratePostgres(url, log) : migrateSqlite(url, log);
@@ -46,7 +53,12 @@ function migrateSqlite(url: string, log: (msg: string) => void): MigrateResult {
     db.pragma("busy_timeout = 10000");
     db.exec(`CREATE TABLE IF NOT EXISTS _guidegate_migrations (
       name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-    const done = new Set(db.prepare("SELECT name FROM _guidegate_migrations").all().map((r) => (r as { name: string }).name));
+    const done = new Set(
+      db
+        .prepare("SELECT name FROM _guidegate_migrations")
+        .all()
+        .map((r) => (r as { name: string }).name),
+    );
     const fresh = done.size === 0;
     const applied: string[] = [];
     for (const m of loadMigrations("sqlite")) {

@@ -5,8 +5,13 @@ type Listener = (label: string) => void;
 function counter() {
   const listeners = new Set<Listener>();
   return {
-    inc(label: string) { for (const l of listeners) l(label); },
-    subscribe(l: Listener) { listeners.add(l); return () => listeners.delete(l); },
+    inc(label: string) {
+      for (const l of listeners) l(label);
+    },
+    subscribe(l: Listener) {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
   };
 }
 

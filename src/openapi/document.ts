@@ -17,7 +17,11 @@ export interface OpenApiOptions {
 
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
 const STATUS_TEXT: Record<number, string> = {
-  200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 207: "Multi-Status: some items succeeded, some failed",
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  204: "No Content",
+  207: "Multi-Status: some items succeeded, some failed",
   400: "Bad request: malformed input, or every item failed validation",
   401: "Missing, unknown, expired or revoked key, or the key's owner does not match x-service-user",
   403: "The key's user has no access to this account",
@@ -56,7 +60,8 @@ const RESOURCES: Record<string, string> = {
 function tagDescription(tag: string): string {
   const [resource, style] = tag.split(" ");
   const what = RESOURCES[resource ?? ""] ?? "Operations on this resource.";
-  const prefix = style === "(style A)" ? " Style A paths: `/api/v1/{accountId}/…`." : style === "(style B)" ? " Style B paths: `/v1/accounts/{accountId}/…`." : "";
+  const prefix =
+    style === "(style A)" ? " Style A paths: `/api/v1/{accountId}/…`." : style === "(style B)" ? " Style B paths: `/v1/accounts/{accountId}/…`." : "";
   return what + prefix;
 }
 
@@ -106,7 +111,7 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       })),
     ];
 
-    const body = route.jsonBody ? bodySchema(route.body, schema) ?? { description: "JSON body (not described)." } : undefined;
+    const body = route.jsonBody ? (bodySchema(route.body, schema) ?? { description: "JSON body (not described)." }) : undefined;
     const opName = operationName(route.document);
     paths[path] ??= {};
     paths[path][route.method] = {
@@ -114,7 +119,9 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       summary: route.summary,
       description:
         `Runs the GraphQL ${opName ? `operation \`${opName}\`` : "document"} below through the same resolvers, auth and limits as \`POST /graphql\`.\n\n` +
-        "```graphql\n" + route.document.trim() + "\n```",
+        "```graphql\n" +
+        route.document.trim() +
+        "\n```",
       tags: [tag],
       parameters,
       ...(body ? { requestBody: { required: true, content: { "application/json": { schema: body, example: input.body } } } } : {}),
@@ -135,7 +142,8 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
         "through the same resolvers as `POST /graphql`.\n\n" +
         `Authenticate every call with both headers \`${KEY_HEADER}\` (the API key) and \`${USER_HEADER}\` (the e-mail of its owner). ` +
         `Errors are RFC 9457 \`application/problem+json\`. Requests are rate limited per account` +
-        (opts.rateLimitPerMinute ? ` (${opts.rateLimitPerMinute} a minute)` : "") + "; see the `RateLimit-*` headers.\n\n" +
+        (opts.rateLimitPerMinute ? ` (${opts.rateLimitPerMinute} a minute)` : "") +
+        "; see the `RateLimit-*` headers.\n\n" +
         "Lists answer `{data, cursor}`; pass `cursor` back unchanged for the next page (`null` on the last one). " +
         "Bulk writes answer 207 with `{success, failure}` when some items fail.",
     },
@@ -188,7 +196,7 @@ function errorResponse(route: RestRoute, status: number, input: ReturnType<typeo
   if (status === 429) {
     for (const h of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) headers[h] = { $ref: `#/components/headers/${h}` };
   }
-  const message = detail ?? (status >= 500 ? "Unexpected error; the request may succeed on retry." : STATUS_TEXT[status] ?? "Error");
+  const message = detail ?? (status >= 500 ? "Unexpected error; the request may succeed on retry." : (STATUS_TEXT[status] ?? "Error"));
   if (route.errorBody) {
     // The spec's own failure shape for this route instead of problem+json.
     const example = route.errorBody(status, [message], input);

@@ -8,8 +8,8 @@ import {
   GraphQLEnumType,
   GraphQLList,
   GraphQLNonNull,
-  GraphQLObjectType,
-  GraphQLScalarType,
+  type GraphQLObjectType,
+  type GraphQLScalarType,
   Kind,
   getNamedType,
   getOperationAST,
@@ -29,10 +29,7 @@ import type { Problem } from "../rest/problem.js";
 import type { RestInput, RestRoute } from "../rest/routes.js";
 import { OBJECT_SCALARS, outputLeafSchema } from "./graphqlSchemas.js";
 
-export type DerivedResponse =
-  | { kind: "json"; schema: JsonSchema; example: unknown }
-  | { kind: "problem"; example: Problem }
-  | { kind: "empty" };
+export type DerivedResponse = { kind: "json"; schema: JsonSchema; example: unknown } | { kind: "problem"; example: Problem } | { kind: "empty" };
 
 interface Scenario {
   /** statusCode of each item of a bulk result list (a single result object takes the first). */
@@ -41,7 +38,10 @@ interface Scenario {
   missing?: boolean;
 }
 
-interface Item { status: number; index: number }
+interface Item {
+  status: number;
+  index: number;
+}
 
 const FAILURE_MESSAGE = "title is required";
 
@@ -105,7 +105,13 @@ class Synthesizer {
     return type.getInterfaces().some((i) => i.name === name);
   }
 
-  private value(type: GraphQLOutputType, field: GraphQLField<unknown, unknown>, set: SelectionSetNode | undefined, item: Item | null, nonNull: boolean): unknown {
+  private value(
+    type: GraphQLOutputType,
+    field: GraphQLField<unknown, unknown>,
+    set: SelectionSetNode | undefined,
+    item: Item | null,
+    nonNull: boolean,
+  ): unknown {
     if (type instanceof GraphQLNonNull) return this.value(type.ofType, field, set, item, true);
     const named = getNamedType(type);
     const composite = isObjectType(named) || isAbstractType(named);
@@ -141,7 +147,7 @@ class Synthesizer {
       if (field.name === "ok") return item.status < 300;
     }
     const leaf = this.leaf(named as GraphQLScalarType | GraphQLEnumType, field);
-    if (this.mode === "marker" && (typeof leaf !== "boolean")) this.markers.set(leaf, outputLeafSchema(field.type, field.description));
+    if (this.mode === "marker" && typeof leaf !== "boolean") this.markers.set(leaf, outputLeafSchema(field.type, field.description));
     return leaf;
   }
 
@@ -157,16 +163,21 @@ class Synthesizer {
     if (text !== undefined) return text;
     if (type instanceof GraphQLEnumType) return type.getValues()[0]?.value;
     switch (type.name) {
-      case "Boolean": return true;
-      case "Timestamp": return 1_718_000_000_000 + n * 60_000;
-      case "Int": return field.name === "index" ? 0 : 3;
-      case "Float": return 1.5;
+      case "Boolean":
+        return true;
+      case "Timestamp":
+        return 1_718_000_000_000 + n * 60_000;
+      case "Int":
+        return field.name === "index" ? 0 : 3;
+      case "Float":
+        return 1.5;
       case "JSON":
       case "CustomValues":
       case "UserActionCounts":
       case "UserActionValues":
         return field.name === "custom" ? { plan: "gold", signupDate: 1718000000000 } : { "action-1": 2 };
-      default: return exampleString(field.name, n);
+      default:
+        return exampleString(field.name, n);
     }
   }
 
@@ -211,9 +222,12 @@ export function describeValue(value: unknown, markers: Map<unknown, JsonSchema>)
   if (value === null) return { type: "null" };
   if (Array.isArray(value)) return { type: "array", items: value.length ? describeValue(value[0], markers) : {} };
   switch (typeof value) {
-    case "string": return { type: "string" };
-    case "number": return { type: Number.isInteger(value) ? "integer" : "number" };
-    case "boolean": return { type: "boolean" };
+    case "string":
+      return { type: "string" };
+    case "number":
+      return { type: Number.isInteger(value) ? "integer" : "number" };
+    case "boolean":
+      return { type: "boolean" };
     case "object": {
       const entries = Object.entries(value as object).filter(([, v]) => v !== undefined);
       return {
@@ -222,7 +236,8 @@ export function describeValue(value: unknown, markers: Map<unknown, JsonSchema>)
         required: entries.map(([k]) => k),
       };
     }
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -237,20 +252,15 @@ export function deriveResponses(route: RestRoute, schema: GraphQLSchema, documen
     // The sample input is wrong for this row: the drift test reports it; describe with defaults.
   }
   const ok = successStatus(route.method);
-  const scenarios: Scenario[] = [
-    { statuses: [ok] },
-    { statuses: [201] },
-    { statuses: [ok, 400] },
-    { statuses: [400, 400] },
-    { statuses: [ok], missing: true },
-  ];
+  const scenarios: Scenario[] = [{ statuses: [ok] }, { statuses: [201] }, { statuses: [ok, 400] }, { statuses: [400, 400] }, { statuses: [ok], missing: true }];
   const out = new Map<number, DerivedResponse>();
   let bulk = true;
   for (const [i, scenario] of scenarios.entries()) {
     if (i > 0 && i < 4 && !bulk) continue; // created / mixed / failed only mean something for per-item outcomes
     const marked = new Synthesizer(schema, document, "marker", scenario, variables);
     const example = new Synthesizer(schema, document, "example", scenario, variables);
-    let markedReply, exampleReply;
+    let markedReply: ReturnType<RestRoute["reply"]>;
+    let exampleReply: ReturnType<RestRoute["reply"]>;
     try {
       markedReply = route.reply(marked.data(), input);
       exampleReply = route.reply(example.data(), input);

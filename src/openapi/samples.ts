@@ -50,12 +50,18 @@ export function exampleOf(s: JsonSchema, name = "value"): unknown {
       const props = (s.properties ?? {}) as Record<string, JsonSchema>;
       return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, exampleOf(v, k)]));
     }
-    case "array": return [exampleOf((s.items ?? {}) as JsonSchema, name)];
-    case "integer": return typeof s.minimum === "number" ? Math.max(s.minimum, 1) : 1;
-    case "number": return 1.5;
-    case "boolean": return true;
-    case "string": return name === "id" ? "c_1" : `${name}-1`;
-    default: return {};
+    case "array":
+      return [exampleOf((s.items ?? {}) as JsonSchema, name)];
+    case "integer":
+      return typeof s.minimum === "number" ? Math.max(s.minimum, 1) : 1;
+    case "number":
+      return 1.5;
+    case "boolean":
+      return true;
+    case "string":
+      return name === "id" ? "c_1" : `${name}-1`;
+    default:
+      return {};
   }
 }
 
@@ -71,9 +77,7 @@ export function sampleInput(route: RestRoute, schema: GraphQLSchema): RestInput 
   const { params } = openApiPath(route.path);
   return {
     params: Object.fromEntries(params.map((p) => [p, route.params?.[p]?.example ?? (p === "accountId" ? "demo" : `${p}-1`)])),
-    query: Object.fromEntries(
-      Object.entries(route.query ?? {}).map(([name, q]) => [name, String(q.example ?? exampleOf(q.schema, name))]),
-    ),
+    query: Object.fromEntries(Object.entries(route.query ?? {}).map(([name, q]) => [name, String(q.example ?? exampleOf(q.schema, name))])),
     body: bodyExample(route.body, schema),
   };
 }

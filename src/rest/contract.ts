@@ -44,7 +44,6 @@ export interface RestRoute {
   params?: Record<string, { description: string; example?: string }>;
 }
 
-
 /** Moves a bulk result's named record field to `record`, the shape bulkReply reads. */
 export function withRecord(field: string) {
   return (r: any) => ({ ...r, record: r[field] });

@@ -20,7 +20,11 @@ export interface QueryParamDoc {
  */
 export type BodyDoc = { description?: string; example?: unknown } & (
   | {
-      input: string; array?: boolean; rename?: Record<string, string>; omit?: string[]; required?: string[];
+      input: string;
+      array?: boolean;
+      rename?: Record<string, string>;
+      omit?: string[];
+      required?: string[];
       /** Narrower schemas for some (wire-named) properties than their GraphQL types give, e.g. the types a route may write. */
       properties?: Record<string, JsonSchema>;
     }

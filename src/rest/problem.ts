@@ -14,7 +14,12 @@ export interface Problem {
 }
 
 export class HttpProblem extends Error {
-  constructor(readonly status: number, detail: string, readonly errors?: FieldError[], readonly headers?: Record<string, string>) {
+  constructor(
+    readonly status: number,
+    detail: string,
+    readonly errors?: FieldError[],
+    readonly headers?: Record<string, string>,
+  ) {
     super(detail);
   }
 }
@@ -53,13 +58,15 @@ export function problemFromGraphQL(errors: readonly GraphQLFormattedError[]): [P
 
 // GraphQL variable errors name GraphQL variables; REST callers know the request body.
 function restMessage(message: string): string {
-  return message
-    .replace(/^Variable "\$input" got invalid value .*? at "input(\[\d+\])((?:\.\w+|\[\d+\])*)"; /s, "body$1$2: ")
-    .replace(/^Variable "\$input" got invalid value .*?; /s, "body: ")
-    .replace(/^Variable "\$(\w+)" got invalid value .*?; /s, "$1: ")
-    // ContentInput's field names → the REST names the caller sent.
-    .replace(/^(body\[\d+\])\.(?:tagIds|tagNames)\b/, "$1.tags")
-    .replace(/^(body\[\d+\])\.descriptionMd\b/, "$1.description_md");
+  return (
+    message
+      .replace(/^Variable "\$input" got invalid value .*? at "input(\[\d+\])((?:\.\w+|\[\d+\])*)"; /s, "body$1$2: ")
+      .replace(/^Variable "\$input" got invalid value .*?; /s, "body: ")
+      .replace(/^Variable "\$(\w+)" got invalid value .*?; /s, "$1: ")
+      // ContentInput's field names → the REST names the caller sent.
+      .replace(/^(body\[\d+\])\.(?:tagIds|tagNames)\b/, "$1.tags")
+      .replace(/^(body\[\d+\])\.descriptionMd\b/, "$1.description_md")
+  );
 }
 
 /** The problem for a body-parser error (malformed JSON 400, too large 413), or null for other errors. */

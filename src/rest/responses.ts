@@ -10,7 +10,10 @@ export interface RestReply {
   headers?: Record<string, string>;
 }
 
-interface Connection<N> { nodes: N[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } }
+interface Connection<N> {
+  nodes: N[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
 
 export function pageReply<N>(conn: Connection<N>, record: (n: N) => unknown): RestReply {
   return {
@@ -24,7 +27,13 @@ export function oneReply<N>(node: N | null | undefined, record: (n: N) => unknow
   return { status: 200, body: record(node) };
 }
 
-export interface ItemOutcome<N> { index: number; statusCode: number; id: string | null; errors: string[]; record?: N | null }
+export interface ItemOutcome<N> {
+  index: number;
+  statusCode: number;
+  id: string | null;
+  errors: string[];
+  record?: N | null;
+}
 
 /**
  * Bulk outcome → response. All succeeded: `successStatus(results)` with `{data}` (or an empty 204).

@@ -8,7 +8,7 @@ import type { DocumentNode, ExecutionResult } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import type { Context } from "../context.js";
-import { AppError, knownError } from "../errors.js";
+import { type AppError, knownError } from "../errors.js";
 import { requireAccount } from "../domains/accounts/schema.js";
 import { logger } from "../logger.js";
 import { bodyErrorProblem, HttpProblem, problem, problemFromGraphQL, sendProblem, type Problem } from "./problem.js";

@@ -39,7 +39,10 @@ export const DeleteResult = builder.objectRef<ItemResult>("DeleteResult").implem
 });
 
 /** A `{ results: [...] }` payload type for a bulk mutation. */
-export function payloadType<T>(name: string, result: Parameters<typeof builder.objectRef<T>>[0] extends string ? import("@pothos/core").ObjectRef<any, T> : never) {
+export function payloadType<T>(
+  name: string,
+  result: Parameters<typeof builder.objectRef<T>>[0] extends string ? import("@pothos/core").ObjectRef<any, T> : never,
+) {
   return builder.objectRef<{ results: T[] }>(name).implement({
     fields: (t) => ({ results: t.field({ type: [result], resolve: (p) => p.results }) }),
   });
@@ -48,13 +51,18 @@ export function payloadType<T>(name: string, result: Parameters<typeof builder.o
 export const DeletePayload = payloadType<ItemResult>("DeletePayload", DeleteResult);
 
 export const fail = (index: number, statusCode: number, errors: string[], id: string | null = null): ItemResult<never> => ({
-  index, statusCode, id, errors,
+  index,
+  statusCode,
+  id,
+  errors,
 });
 
 /** Index of a value's first occurrence, to flag repeats in one request. */
 export function firstOccurrences<T>(values: T[]): Map<T, number> {
   const seen = new Map<T, number>();
-  values.forEach((v, i) => { if (!seen.has(v)) seen.set(v, i); });
+  values.forEach((v, i) => {
+    if (!seen.has(v)) seen.set(v, i);
+  });
   return seen;
 }
 

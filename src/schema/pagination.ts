@@ -32,9 +32,7 @@ export function decodeCursor(cursor: string): [SortValue, string] {
 }
 
 function malformedCursor() {
-  return badRequest("cursor is malformed: pass the cursor value of a previous page unchanged", [
-    { path: "cursor", message: "malformed cursor" },
-  ]);
+  return badRequest("cursor is malformed: pass the cursor value of a previous page unchanged", [{ path: "cursor", message: "malformed cursor" }]);
 }
 
 /** Prisma `where` selecting the rows after the cursor in (field, id) order. */
@@ -82,10 +80,7 @@ export function connectionFrom<T extends { id: string }>(page: Page<T>, sortKey:
 }
 
 /** The page size of a forward-only connection: `first` within limits; `last`/`before` refused. */
-export function pageLimit(
-  args: { first?: number | null; last?: number | null; before?: string | null },
-  limits: { default: number; max: number },
-): number {
+export function pageLimit(args: { first?: number | null; last?: number | null; before?: string | null }, limits: { default: number; max: number }): number {
   if (args.last != null || args.before != null) {
     throw badRequest("Only forward pagination is supported: use first and after.", [{ path: "last", message: "not supported" }]);
   }

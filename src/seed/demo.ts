@@ -35,10 +35,40 @@ export function consoleProgress(stream: NodeJS.WriteStream = process.stderr): Pr
   };
 }
 
-const TAGS = ["onboarding", "billing", "reports", "admin", "sales", "support", "hr", "security", "mobile", "beta",
-  "finance", "crm", "analytics", "release-notes", "training", "faq", "integrations", "settings", "search", "dashboard"];
-const TOPICS = ["Create an invoice", "Export a report", "Reset your password", "Invite a teammate", "Set up SSO",
-  "Import contacts", "Build a dashboard", "Approve expenses", "Schedule a meeting", "Configure alerts"];
+const TAGS = [
+  "onboarding",
+  "billing",
+  "reports",
+  "admin",
+  "sales",
+  "support",
+  "hr",
+  "security",
+  "mobile",
+  "beta",
+  "finance",
+  "crm",
+  "analytics",
+  "release-notes",
+  "training",
+  "faq",
+  "integrations",
+  "settings",
+  "search",
+  "dashboard",
+];
+const TOPICS = [
+  "Create an invoice",
+  "Export a report",
+  "Reset your password",
+  "Invite a teammate",
+  "Set up SSO",
+  "Import contacts",
+  "Build a dashboard",
+  "Approve expenses",
+  "Schedule a meeting",
+  "Configure alerts",
+];
 
 export async function seedDemo(opts: { contents?: number; progress?: Progress } = {}): Promise<{ key: string; accountId: string }> {
   const progress = opts.progress ?? (() => {});
@@ -53,11 +83,19 @@ export async function seedDemo(opts: { contents?: number; progress?: Progress } 
 
   const tagIds: string[] = [];
   for (const [i, name] of TAGS.entries()) {
-    const tag = await withTransaction((tx) => tx.tag.upsert({
-      where: { accountId_name: { accountId: DEMO_ACCOUNT, name } },
-      create: { id: newId("t"), accountId: DEMO_ACCOUNT, name, description: `Content about ${name}`, type: i % 7 === 0 ? "PAGE" : i % 5 === 0 ? "ROLE" : "USER" },
-      update: {},
-    }));
+    const tag = await withTransaction((tx) =>
+      tx.tag.upsert({
+        where: { accountId_name: { accountId: DEMO_ACCOUNT, name } },
+        create: {
+          id: newId("t"),
+          accountId: DEMO_ACCOUNT,
+          name,
+          description: `Content about ${name}`,
+          type: i % 7 === 0 ? "PAGE" : i % 5 === 0 ? "ROLE" : "USER",
+        },
+        update: {},
+      }),
+    );
     tagIds.push(tag.id);
     progress("tags", i + 1, TAGS.length);
   }
@@ -65,8 +103,14 @@ export async function seedDemo(opts: { contents?: number; progress?: Progress } 
   const folders = ["Getting started", "Advanced", "Admin guides"].map((title) => ({ id: newId("c"), title }));
   const base = Date.UTC(2026, 0, 1);
   const rows: Prisma.ContentCreateManyInput[] = folders.map((f, i) => ({
-    id: f.id, accountId: DEMO_ACCOUNT, title: f.title, type: "folder", state: "production", stage: "production",
-    createdAt: new Date(base + i), updatedAt: new Date(base + i),
+    id: f.id,
+    accountId: DEMO_ACCOUNT,
+    title: f.title,
+    type: "folder",
+    state: "production",
+    stage: "production",
+    createdAt: new Date(base + i),
+    updatedAt: new Date(base + i),
   }));
   const links: Prisma.ContentTagCreateManyInput[] = [];
   const types = ["link", "video", "text", "flow", "flow", "widget"] as const;
@@ -76,14 +120,19 @@ export async function seedDemo(opts: { contents?: number; progress?: Progress } 
     const at = new Date(base + (i + 3) * 3_600_000);
     const id = newId("c");
     rows.push({
-      id, accountId: DEMO_ACCOUNT, type, state, stage: state === "production" ? "production" : "design",
+      id,
+      accountId: DEMO_ACCOUNT,
+      type,
+      state,
+      stage: state === "production" ? "production" : "design",
       title: `${pick(TOPICS)} #${i + 1}`,
       url: type === "link" || type === "video" ? `https://help.example.com/${type}/${i + 1}` : null,
       source: type === "link" ? pick(["default", "knowledgebase"] as const) : null,
       description: type === "video" ? null : `How to ${pick(TOPICS).toLowerCase()}.`,
       descriptionMd: type === "text" ? `## Steps\n1. Open the app\n2. ${pick(TOPICS)}` : null,
       parentId: random() < 0.5 ? pick(folders).id : null,
-      createdAt: at, updatedAt: at,
+      createdAt: at,
+      updatedAt: at,
     });
     for (const tagId of new Set([pick(tagIds), pick(tagIds)])) links.push({ contentId: id, tagId });
   }

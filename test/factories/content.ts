@@ -4,7 +4,13 @@ import { withTransaction } from "../../src/db/index.js";
 import { MINUTE, pad, seeded, T0 } from "./random.js";
 import type { TagRow } from "./tags.js";
 
-export interface ContentRow { id: string; title: string; createdAt: number; updatedAt: number; tags: TagRow[] }
+export interface ContentRow {
+  id: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  tags: TagRow[];
+}
 
 export async function seedContents(accountId: string, count: number, tags: TagRow[], seed = 1): Promise<ContentRow[]> {
   const rand = seeded(seed);

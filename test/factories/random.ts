@@ -29,7 +29,10 @@ export function seeded(seed: number) {
 export const pad = (i: number) => String(i).padStart(3, "0");
 
 /** Keyset order used by the lists: by the key, then by id (both distinct in our fixtures). */
-export const byKey = <T>(key: (row: T) => number | string) => (a: T, b: T) => {
-  const x = key(a), y = key(b);
-  return x < y ? -1 : x > y ? 1 : 0;
-};
+export const byKey =
+  <T>(key: (row: T) => number | string) =>
+  (a: T, b: T) => {
+    const x = key(a),
+      y = key(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  };

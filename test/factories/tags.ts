@@ -2,7 +2,10 @@
 import { withTransaction } from "../../src/db/index.js";
 import { pad } from "./random.js";
 
-export interface TagRow { id: string; name: string }
+export interface TagRow {
+  id: string;
+  name: string;
+}
 
 /** `count` tags named `${prefix}-000`, `${prefix}-001`, ... (name order = index order). */
 export async function seedTags(accountId: string, count: number, prefix = "tag"): Promise<TagRow[]> {

@@ -3,7 +3,6 @@
 import type { Context } from "../../context.js";
 import { authorize, type Identity } from "../../auth/identity.js";
 import type { KeyScope } from "../../auth/keys.js";
-import { prisma } from "../../db/index.js";
 import { notFound } from "../../errors.js";
 import { rateLimited, rateLimitHeaders } from "../../ratelimit.js";
 import { rateLimitRejections } from "../../observability/counters.js";

@@ -8,15 +8,21 @@ import { pageReply } from "../../rest/responses.js";
 
 export const auditLogRoutes: RestRoute[] = [
   {
-    name: "auditLogs", method: "post", path: `${B}/auditlogs`, summary: "B25: audit-log entries of the account (newest first; 90-day default window)",
+    name: "auditLogs",
+    method: "post",
+    path: `${B}/auditlogs`,
+    summary: "B25: audit-log entries of the account (newest first; 90-day default window)",
     document: `query AuditLogs($accountId: String!, $first: Int, $after: String, $filter: AuditLogFilter) {
       auditLogs(accountId: $accountId, first: $first, after: $after, filter: $filter) {
         nodes { id timestamp accountId userId action resourceType resourceId sourceIp details } pageInfo { hasNextPage endCursor } } }`,
-    jsonBody: true, optionalBody: true, scopes: ["integration", "auditlogs"],
+    jsonBody: true,
+    optionalBody: true,
+    scopes: ["integration", "auditlogs"],
     query: pageQuery(LIST_LIMITS.auditLogs),
     body: {
       schema: {
-        type: "object", additionalProperties: false,
+        type: "object",
+        additionalProperties: false,
         properties: {
           startDate: { type: "string", description: "`YYYY-MM-DD HH:MM` or `YYYY-MM-DD`, UTC." },
           endDate: { type: "string", description: "`YYYY-MM-DD HH:MM` or `YYYY-MM-DD`, UTC." },

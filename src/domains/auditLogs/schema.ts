@@ -30,11 +30,13 @@ export const AuditLogEntry = builder.prismaObject("AuditLog", {
 /** `YYYY-MM-DD HH:MM` or `YYYY-MM-DD`, UTC; real calendar dates only. */
 export function parseUtcDate(value: string, name: string): { at: Date; dateOnly: boolean } {
   const m = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}))?$/.exec(value);
-  const fail = () => badRequest(`${name} must be a UTC date as YYYY-MM-DD HH:MM or YYYY-MM-DD (got '${value.slice(0, 40)}')`, [{ path: name, message: "invalid date" }]);
+  const fail = () =>
+    badRequest(`${name} must be a UTC date as YYYY-MM-DD HH:MM or YYYY-MM-DD (got '${value.slice(0, 40)}')`, [{ path: name, message: "invalid date" }]);
   if (!m) throw fail();
   const [y, mo, d, h = "0", mi = "0"] = m.slice(1).map((x) => x ?? undefined) as string[];
   const at = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi)));
-  if (at.getUTCFullYear() !== Number(y) || at.getUTCMonth() !== Number(mo) - 1 || at.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59) throw fail();
+  if (at.getUTCFullYear() !== Number(y) || at.getUTCMonth() !== Number(mo) - 1 || at.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59)
+    throw fail();
   return { at, dateOnly: m[4] === undefined };
 }
 
@@ -49,10 +51,14 @@ export function auditWindow(startDate: string | null | undefined, endDate: strin
   const endParsed = endDate ? parseUtcDate(endDate, "endDate") : null;
   const end = endParsed ? new Date(endParsed.at.getTime() + (endParsed.dateOnly ? DAY : 0)) : null;
   const todayMidnight = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  const window = start && end ? { from: start, to: end }
-    : start ? { from: start, to: start > todayMidnight ? start : todayMidnight }
-    : end ? { from: new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: end }
-    : { from: new Date(now.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: now };
+  const window =
+    start && end
+      ? { from: start, to: end }
+      : start
+        ? { from: start, to: start > todayMidnight ? start : todayMidnight }
+        : end
+          ? { from: new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: end }
+          : { from: new Date(now.getTime() - DEFAULT_WINDOW_DAYS * DAY), to: now };
   // A date-only endDate covers its whole day: a startDate on a later day is after it, although it
   // equals the window's (exclusive) end.
   const inverted = window.from > window.to || (start !== null && endParsed?.dateOnly === true && window.from >= window.to);

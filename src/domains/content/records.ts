@@ -6,9 +6,19 @@ import type { Style } from "../../rest/contract.js";
 export const CONTENT_FIELDS = `id title type url source description descriptionMd state stage parentId creationTime lastUpdateTime tags { id name }`;
 
 interface ContentNode {
-  id: string; title: string; type: string; url: string | null; source: string | null;
-  description: string | null; descriptionMd: string | null; state: string; stage: string;
-  parentId: string | null; creationTime: number; lastUpdateTime: number; tags: { id: string; name: string }[];
+  id: string;
+  title: string;
+  type: string;
+  url: string | null;
+  source: string | null;
+  description: string | null;
+  descriptionMd: string | null;
+  state: string;
+  stage: string;
+  parentId: string | null;
+  creationTime: number;
+  lastUpdateTime: number;
+  tags: { id: string; name: string }[];
 }
 
 export function contentRecord(style: Style) {

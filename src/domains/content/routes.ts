@@ -47,7 +47,9 @@ function stateStageFilter(query: Record<string, unknown>) {
   if (state === undefined && stage === undefined) return undefined;
   const filter = STATE_STAGE[`${state}|${stage}`];
   if (!filter) {
-    const pairs = Object.keys(STATE_STAGE).map((k) => k.replace("|", "/")).join(", ");
+    const pairs = Object.keys(STATE_STAGE)
+      .map((k) => k.replace("|", "/"))
+      .join(", ");
     throw new HttpProblem(400, `state and stage must be given together as one of the pairs (state/stage): ${pairs}`, [
       { path: "state", message: "invalid state/stage combination" },
     ]);
@@ -74,12 +76,21 @@ const LIST_QUERY = pageQuery(LIST_LIMITS.standard);
 const pairPart = (i: 0 | 1) => [...new Set(Object.keys(STATE_STAGE).map((k) => k.split("|")[i]!))];
 const STATE_STAGE_QUERY: Record<string, QueryParamDoc> = {
   ...LIST_QUERY,
-  state: { description: "With `stage`, one of the pairs draft/design, ready/design, default/production, DRAFT:READY:PRODUCTION/ALL, READY:PRODUCTION/ALL.", schema: { type: "string", enum: pairPart(0) }, example: "draft" },
+  state: {
+    description: "With `stage`, one of the pairs draft/design, ready/design, default/production, DRAFT:READY:PRODUCTION/ALL, READY:PRODUCTION/ALL.",
+    schema: { type: "string", enum: pairPart(0) },
+    example: "draft",
+  },
   stage: { description: "With `state` (see there).", schema: { type: "string", enum: pairPart(1) }, example: "design" },
 };
 const CHANGED_AFTER_QUERY: Record<string, QueryParamDoc> = {
   ...LIST_QUERY,
-  fromTime: { description: "Epoch milliseconds; only content changed strictly after it.", required: true, schema: { type: "integer", minimum: 0 }, example: 1718000000000 },
+  fromTime: {
+    description: "Epoch milliseconds; only content changed strictly after it.",
+    required: true,
+    schema: { type: "integer", minimum: 0 },
+    example: 1718000000000,
+  },
   type: { description: "Only content of this type.", schema: { type: "string", enum: [...CONTENT_TYPES] } },
 };
 /** The writable types and the title, narrower than ContentInput's: what the server refuses, a generated client refuses too. */
@@ -88,13 +99,21 @@ const WRITABLE = {
   title: { type: "string", minLength: 1, maxLength: 500 },
 };
 const contentBody = (style: Style, example: unknown, mode: "create" | "update"): BodyDoc => ({
-  input: "ContentInput", array: true, example,
+  input: "ContentInput",
+  array: true,
+  example,
   rename: { descriptionMd: "description_md", [style === "A" ? "tagIds" : "tagNames"]: "tags" },
   omit: [style === "A" ? "tagNames" : "tagIds", ...(mode === "create" ? ["id"] : [])],
   required: mode === "create" ? ["title", "type"] : ["id"],
-  properties: mode === "create" ? WRITABLE : { id: { type: "string" }, ...WRITABLE, type: { ...WRITABLE.type, description: "The content's type, unchanged (a type cannot change)." } },
+  properties:
+    mode === "create"
+      ? WRITABLE
+      : { id: { type: "string" }, ...WRITABLE, type: { ...WRITABLE.type, description: "The content's type, unchanged (a type cannot change)." } },
 });
-const CREATE_EXAMPLE = [{ title: "Getting started", type: "link", url: "https://example.com/help/getting-started" }, { title: "Release notes", type: "text", description_md: "**New** this week" }];
+const CREATE_EXAMPLE = [
+  { title: "Getting started", type: "link", url: "https://example.com/help/getting-started" },
+  { title: "Release notes", type: "text", description_md: "**New** this week" },
+];
 const UPDATE_EXAMPLE = [{ id: "c_1", title: "Getting started (updated)", state: "ready" }];
 
 // ---- the rows -------------------------------------------------------------------------------------
@@ -102,23 +121,42 @@ const UPDATE_EXAMPLE = [{ id: "c_1", title: "Getting started (updated)", state: 
 export const contentRoutes: RestRoute[] = [
   // Style A: content
   {
-    name: "listContentA", method: "get", path: `${A}/content`, summary: "List content (paginated)", query: LIST_QUERY,
-    document: CONTENT_PAGE, variables: pageVariables, reply: contentPage("A"),
+    name: "listContentA",
+    method: "get",
+    path: `${A}/content`,
+    summary: "List content (paginated)",
+    query: LIST_QUERY,
+    document: CONTENT_PAGE,
+    variables: pageVariables,
+    reply: contentPage("A"),
   },
   {
-    name: "updateContentA", method: "put", path: `${A}/content`, summary: "Update content (array; id identifies each)",
+    name: "updateContentA",
+    method: "put",
+    path: `${A}/content`,
+    summary: "Update content (array; id identifies each)",
     body: contentBody("A", UPDATE_EXAMPLE, "update"),
-    document: UPDATE_CONTENT, jsonBody: true, variables: contentWrite("A"),
+    document: UPDATE_CONTENT,
+    jsonBody: true,
+    variables: contentWrite("A"),
     reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("A")),
   },
   {
-    name: "createContentA", method: "post", path: `${A}/content`, summary: "Create links, videos and text (array)",
+    name: "createContentA",
+    method: "post",
+    path: `${A}/content`,
+    summary: "Create links, videos and text (array)",
     body: contentBody("A", CREATE_EXAMPLE, "create"),
-    document: CREATE_CONTENT, jsonBody: true, variables: contentWrite("A"),
+    document: CREATE_CONTENT,
+    jsonBody: true,
+    variables: contentWrite("A"),
     reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("A")),
   },
   {
-    name: "deleteContentA", method: "delete", path: `${A}/content/:id`, summary: "Delete content by comma-separated ids",
+    name: "deleteContentA",
+    method: "delete",
+    path: `${A}/content/:id`,
+    summary: "Delete content by comma-separated ids",
     // One path per URL pattern (the spec calls this list contentIDArray): GET /content/{id} shares it.
     params: { id: { description: "One content id, or several comma-separated (the spec's contentIDArray).", example: "c_1,c_2" } },
     document: DELETE_CONTENT,
@@ -126,7 +164,10 @@ export const contentRoutes: RestRoute[] = [
     reply: (d) => bulkReply(d.deleteContents.results, null),
   },
   {
-    name: "getContentA", method: "get", path: `${A}/content/:id`, summary: "Get one content by id",
+    name: "getContentA",
+    method: "get",
+    path: `${A}/content/:id`,
+    summary: "Get one content by id",
     params: { id: { description: "The content id.", example: "c_1" } },
     document: `query GetContent($accountId: String!, $id: String!) { account(id: $accountId) { content(id: $id) { ${CONTENT_FIELDS} } } }`,
     variables: (i) => ({ accountId: i.params.accountId, id: i.params.id }),
@@ -135,33 +176,55 @@ export const contentRoutes: RestRoute[] = [
 
   // Style B: content (B1–B5)
   {
-    name: "listContentB", method: "get", path: `${B}/content`, summary: "B1: list content (paginated), filtered by a state/stage pair",
+    name: "listContentB",
+    method: "get",
+    path: `${B}/content`,
+    summary: "B1: list content (paginated), filtered by a state/stage pair",
     query: STATE_STAGE_QUERY,
     document: CONTENT_PAGE,
     variables: (i) => ({ ...pageVariables(i), filter: stateStageFilter(i.query) }),
     reply: contentPage("B"),
   },
   {
-    name: "updateContentB", method: "put", path: `${B}/content`, summary: "B2: update content (array, variant B)",
+    name: "updateContentB",
+    method: "put",
+    path: `${B}/content`,
+    summary: "B2: update content (array, variant B)",
     body: contentBody("B", UPDATE_EXAMPLE, "update"),
-    document: UPDATE_CONTENT, jsonBody: true, variables: contentWrite("B"),
+    document: UPDATE_CONTENT,
+    jsonBody: true,
+    variables: contentWrite("B"),
     reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("B")),
   },
   {
-    name: "createContentB", method: "post", path: `${B}/content`, summary: "B3: create static content (array, variant B)",
+    name: "createContentB",
+    method: "post",
+    path: `${B}/content`,
+    summary: "B3: create static content (array, variant B)",
     body: contentBody("B", CREATE_EXAMPLE, "create"),
-    document: CREATE_CONTENT, jsonBody: true, variables: contentWrite("B"),
+    document: CREATE_CONTENT,
+    jsonBody: true,
+    variables: contentWrite("B"),
     reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("B")),
   },
   {
-    name: "listContentCreatedAfter", method: "get", path: `${B}/content/createdAfter`, summary: "B4: content created after fromTime (paginated)",
+    name: "listContentCreatedAfter",
+    method: "get",
+    path: `${B}/content/createdAfter`,
+    summary: "B4: content created after fromTime (paginated)",
     query: CHANGED_AFTER_QUERY,
-    document: CONTENT_PAGE, variables: changedAfter("createdAfter"), reply: contentPage("B"),
+    document: CONTENT_PAGE,
+    variables: changedAfter("createdAfter"),
+    reply: contentPage("B"),
   },
   {
-    name: "listContentUpdatedAfter", method: "get", path: `${B}/content/updatedAfter`, summary: "B5: content updated after fromTime (paginated)",
+    name: "listContentUpdatedAfter",
+    method: "get",
+    path: `${B}/content/updatedAfter`,
+    summary: "B5: content updated after fromTime (paginated)",
     query: CHANGED_AFTER_QUERY,
-    document: CONTENT_PAGE, variables: changedAfter("updatedAfter"), reply: contentPage("B"),
+    document: CONTENT_PAGE,
+    variables: changedAfter("updatedAfter"),
+    reply: contentPage("B"),
   },
-
 ];

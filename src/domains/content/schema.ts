@@ -8,7 +8,17 @@ import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
-import { bulkArg, deleteByKeys, inChunks, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
+import {
+  bulkArg,
+  deleteByKeys,
+  inChunks,
+  DeletePayload,
+  fail,
+  firstOccurrences,
+  ItemResultInterface,
+  payloadType,
+  type ItemResult,
+} from "../../schema/bulk.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Tag } from "../tags/schema.js";
 
@@ -146,8 +156,14 @@ const ContentPayload = payloadType<ContentItem>("ContentPayload", ContentResult)
 
 /** The record a write would leave, checked against the rules of its type. */
 interface Draft {
-  title: string | null; type: string | null; url: string | null; source: string | null;
-  description: string | null; descriptionMd: string | null; state: string; parentId: string | null;
+  title: string | null;
+  type: string | null;
+  url: string | null;
+  source: string | null;
+  description: string | null;
+  descriptionMd: string | null;
+  state: string;
+  parentId: string | null;
 }
 
 function draftProblems(d: Draft, allowedTypes: readonly string[] | null): string[] {
@@ -174,10 +190,12 @@ function draftProblems(d: Draft, allowedTypes: readonly string[] | null): string
 
 /** Resolves tag references (ids or names) and parent folders of all items in a few queries. */
 async function resolveReferences(db: Tx, accountId: string, items: ContentInputShape[]) {
-  const ids = new Set<string>(), names = new Set<string>(), parents = new Set<string>();
+  const ids = new Set<string>();
+  const names = new Set<string>();
+  const parents = new Set<string>();
   for (const it of items) {
-    it.tagIds?.forEach((v) => ids.add(v));
-    it.tagNames?.forEach((v) => names.add(v));
+    for (const v of it.tagIds ?? []) ids.add(v);
+    for (const v of it.tagNames ?? []) names.add(v);
     if (it.parentId) parents.add(it.parentId);
   }
   const tags = [
@@ -244,12 +262,21 @@ builder.mutationField("createContents", (t) =>
       const results: ContentItem[] = input.map((it, index) => {
         const state = it.state ?? "draft";
         const draft: Draft = {
-          title: it.title ?? null, type: it.type ?? null, url: it.url ?? null,
+          title: it.title ?? null,
+          type: it.type ?? null,
+          url: it.url ?? null,
           source: it.source ?? (it.type === "link" ? "default" : null),
-          description: it.description ?? null, descriptionMd: it.descriptionMd ?? null, state, parentId: it.parentId ?? null,
+          description: it.description ?? null,
+          descriptionMd: it.descriptionMd ?? null,
+          state,
+          parentId: it.parentId ?? null,
         };
         const { tagIds, problems } = refs(it);
-        const all = [...(it.id != null ? ["id must not be given when creating (it is assigned)"] : []), ...draftProblems(draft, allowedTypes ?? null), ...problems];
+        const all = [
+          ...(it.id != null ? ["id must not be given when creating (it is assigned)"] : []),
+          ...draftProblems(draft, allowedTypes ?? null),
+          ...problems,
+        ];
         if (all.length) return fail(index, 400, all);
         const id = newId("c");
         rows.push({ ...draft, title: draft.title!, type: draft.type!, id, accountId, stage: stageOf(state), createdAt: now, updatedAt: now });
@@ -297,15 +324,21 @@ builder.mutationField("updateContents", (t) =>
           if (!cur) return fail(index, 404, [`no content with id '${it.id}'`], it.id);
           const pick = <K extends keyof Draft>(k: K, v: Draft[K] | undefined): Draft[K] => (v === undefined ? (cur[k] as Draft[K]) : v);
           const draft: Draft = {
-            title: pick("title", it.title), type: cur.type, url: pick("url", it.url), source: pick("source", it.source),
-            description: pick("description", it.description), descriptionMd: pick("descriptionMd", it.descriptionMd),
-            state: it.state ?? cur.state, parentId: pick("parentId", it.parentId),
+            title: pick("title", it.title),
+            type: cur.type,
+            url: pick("url", it.url),
+            source: pick("source", it.source),
+            description: pick("description", it.description),
+            descriptionMd: pick("descriptionMd", it.descriptionMd),
+            state: it.state ?? cur.state,
+            parentId: pick("parentId", it.parentId),
           };
           const { tagIds, problems } = refs(it);
           const all = [
             ...(it.type != null && it.type !== cur.type ? [`type cannot be changed (it is '${cur.type}')`] : []),
             ...(it.parentId === it.id ? ["a content cannot be its own parent"] : []),
-            ...draftProblems(draft, allowedTypes ?? null), ...problems,
+            ...draftProblems(draft, allowedTypes ?? null),
+            ...problems,
           ];
           if (all.length) return fail(index, 400, all, it.id);
           writes.push({ id: it.id, data: namedFields(it), tagIds });
@@ -314,7 +347,10 @@ builder.mutationField("updateContents", (t) =>
         for (const w of writes.sort((a, b) => (a.id < b.id ? -1 : 1))) await tx.content.update({ where: { id: w.id }, data: w.data });
         // Tag replacements of all items at once: per-item statements make a 10,000-item PUT take minutes.
         const retagged = writes.filter((w) => w.tagIds);
-        await inChunks(retagged.map((w) => w.id), async (chunk) => [await tx.contentTag.deleteMany({ where: { contentId: { in: chunk } } })]);
+        await inChunks(
+          retagged.map((w) => w.id),
+          async (chunk) => [await tx.contentTag.deleteMany({ where: { contentId: { in: chunk } } })],
+        );
         const links = retagged.flatMap((w) => w.tagIds!.map((tagId) => ({ contentId: w.id, tagId })));
         if (links.length) await tx.contentTag.createMany({ data: links });
         return results;
@@ -351,7 +387,8 @@ builder.mutationField("deleteContents", (t) =>
       return deleteByKeys(
         ids,
         { table: "Content", column: "id", accountId },
-        async (db, chunk) => (await db.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
+        async (db, chunk) =>
+          (await db.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
         (tx, rowIds) => tx.content.deleteMany({ where: { accountId, id: { in: rowIds } } }),
         (id) => `no content with id '${id}'`,
       );

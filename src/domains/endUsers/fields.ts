@@ -18,7 +18,12 @@ const DESCRIPTION_MAX = 2_000;
 /** 9999-12-31T23:59:59.999Z */
 export const TIMESTAMP_MAX = 253_402_300_799_999;
 
-export interface SchemaField { name: string; type: FieldType; description: string | null; default: boolean }
+export interface SchemaField {
+  name: string;
+  type: FieldType;
+  description: string | null;
+  default: boolean;
+}
 
 /** Service-provided fields every account has. */
 export const DEFAULT_FIELDS: readonly SchemaField[] = [
@@ -64,7 +69,13 @@ builder.prismaObjectField(Account, "endUserSchema", (t) =>
 
 // ---- values ------------------------------------------------------------------------------------
 
-export interface StoredValue { type: FieldType; text: string | null; num: number | null; bool: boolean | null; time: Date | null }
+export interface StoredValue {
+  type: FieldType;
+  text: string | null;
+  num: number | null;
+  bool: boolean | null;
+  time: Date | null;
+}
 
 /** Checks a value against its field's type and returns the columns to store, or the problem. */
 export function encodeValue(field: SchemaField, value: unknown): { stored: StoredValue } | { problem: string } {
@@ -91,11 +102,16 @@ export function encodeValue(field: SchemaField, value: unknown): { stored: Store
 
 export function decodeValue(v: StoredValue): unknown {
   switch (v.type) {
-    case "string": return v.text;
-    case "encrypted_string": return v.text == null ? null : decrypt(v.text);
-    case "double": return v.num;
-    case "boolean": return v.bool;
-    case "timestamp": return v.time ? v.time.getTime() : null;
+    case "string":
+      return v.text;
+    case "encrypted_string":
+      return v.text == null ? null : decrypt(v.text);
+    case "double":
+      return v.num;
+    case "boolean":
+      return v.bool;
+    case "timestamp":
+      return v.time ? v.time.getTime() : null;
   }
 }
 
@@ -132,34 +148,58 @@ builder.mutationField("upsertEndUserFields", (t) =>
       await requireAccount(ctx, accountId);
       // One schema change per account at a time (the 50-field cap counts what is there), and none
       // while end users are being written against the schema (they hold the lock shared).
-      return withTransaction(async (tx) => {
-        await lockAccount(tx, accountId, "exclusive");
-        const existing = new Map((await tx.endUserField.findMany({ where: { accountId } })).map((r) => [r.name, r]));
-        let count = existing.size;
-        const results: FieldItem[] = [];
-        for (const [index, it] of input.entries()) {
-          const problem = nameProblem(it.name);
-          if (problem) { results.push(fail(index, 400, [problem])); continue; }
-          const name = it.name!;
-          if (it.description != null && it.description.length > DESCRIPTION_MAX) { results.push(fail(index, 400, [`description must be at most ${DESCRIPTION_MAX} characters`], name)); continue; }
-          if (DEFAULT_BY_NAME.has(name)) { results.push(fail(index, 400, [`'${name}' is a default field and cannot be changed`], name)); continue; }
-          const cur = existing.get(name);
-          if (cur) {
-            if (it.type != null && it.type !== cur.type) { results.push(fail(index, 400, [`the type of '${name}' is ${cur.type} and cannot change (delete the field and add it again)`], name)); continue; }
-            const row = it.description !== undefined ? await tx.endUserField.update({ where: { accountId_name: { accountId, name } }, data: { description: it.description } }) : cur;
+      return withTransaction(
+        async (tx) => {
+          await lockAccount(tx, accountId, "exclusive");
+          const existing = new Map((await tx.endUserField.findMany({ where: { accountId } })).map((r) => [r.name, r]));
+          let count = existing.size;
+          const results: FieldItem[] = [];
+          for (const [index, it] of input.entries()) {
+            const problem = nameProblem(it.name);
+            if (problem) {
+              results.push(fail(index, 400, [problem]));
+              continue;
+            }
+            const name = it.name!;
+            if (it.description != null && it.description.length > DESCRIPTION_MAX) {
+              results.push(fail(index, 400, [`description must be at most ${DESCRIPTION_MAX} characters`], name));
+              continue;
+            }
+            if (DEFAULT_BY_NAME.has(name)) {
+              results.push(fail(index, 400, [`'${name}' is a default field and cannot be changed`], name));
+              continue;
+            }
+            const cur = existing.get(name);
+            if (cur) {
+              if (it.type != null && it.type !== cur.type) {
+                results.push(fail(index, 400, [`the type of '${name}' is ${cur.type} and cannot change (delete the field and add it again)`], name));
+                continue;
+              }
+              const row =
+                it.description !== undefined
+                  ? await tx.endUserField.update({ where: { accountId_name: { accountId, name } }, data: { description: it.description } })
+                  : cur;
+              existing.set(name, row);
+              results.push({ index, statusCode: 200, id: name, errors: [], record: toField(row) });
+              continue;
+            }
+            if (it.type == null) {
+              results.push(fail(index, 400, [`type is required to add '${name}' (one of ${FIELD_TYPES.join(", ")})`], name));
+              continue;
+            }
+            if (count >= MAX_CUSTOM_FIELDS) {
+              results.push(fail(index, 400, [`the account already has ${MAX_CUSTOM_FIELDS} custom fields, the maximum`], name));
+              continue;
+            }
+            const row = await tx.endUserField.create({ data: { accountId, name, type: it.type, description: it.description ?? null } });
             existing.set(name, row);
-            results.push({ index, statusCode: 200, id: name, errors: [], record: toField(row) });
-            continue;
+            count++;
+            results.push({ index, statusCode: 201, id: name, errors: [], record: toField(row) });
           }
-          if (it.type == null) { results.push(fail(index, 400, [`type is required to add '${name}' (one of ${FIELD_TYPES.join(", ")})`], name)); continue; }
-          if (count >= MAX_CUSTOM_FIELDS) { results.push(fail(index, 400, [`the account already has ${MAX_CUSTOM_FIELDS} custom fields, the maximum`], name)); continue; }
-          const row = await tx.endUserField.create({ data: { accountId, name, type: it.type, description: it.description ?? null } });
-          existing.set(name, row);
-          count++;
-          results.push({ index, statusCode: 201, id: name, errors: [], record: toField(row) });
-        }
-        return { results };
-      }, { timeout: 60_000, maxWait: 10_000 });
+          return { results };
+        },
+        { timeout: 60_000, maxWait: 10_000 },
+      );
     },
   }),
 );
@@ -183,9 +223,12 @@ builder.mutationField("deleteEndUserFields", (t) =>
       });
       return {
         results: names.map((name, index) =>
-          DEFAULT_BY_NAME.has(name) ? fail(index, 400, [`'${name}' is a default field and cannot be deleted`], name)
-          : found.has(name) ? { index, statusCode: 204, id: name, errors: [] }
-          : fail(index, 404, [`no custom field named '${name}'`], name)),
+          DEFAULT_BY_NAME.has(name)
+            ? fail(index, 400, [`'${name}' is a default field and cannot be deleted`], name)
+            : found.has(name)
+              ? { index, statusCode: 204, id: name, errors: [] }
+              : fail(index, 404, [`no custom field named '${name}'`], name),
+        ),
       };
     },
   }),

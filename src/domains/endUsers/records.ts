@@ -4,7 +4,14 @@ import type { Style } from "../../rest/contract.js";
 export const SCHEMA_FIELD_FIELDS = `name type description default`;
 export const END_USER_FIELDS = `id creationTime lastUpdateTime custom @include(if: $custom) userActionCount @include(if: $actions) userActions @include(if: $actions)`;
 
-interface EndUserNode { id: string; creationTime: number; lastUpdateTime: number; custom?: object; userActionCount?: object; userActions?: object }
+interface EndUserNode {
+  id: string;
+  creationTime: number;
+  lastUpdateTime: number;
+  custom?: object;
+  userActionCount?: object;
+  userActions?: object;
+}
 
 /** End users: style A has no user-action maps; fields not fetched are not sent. */
 export function endUserRecord(style: Style) {

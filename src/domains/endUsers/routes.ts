@@ -8,7 +8,6 @@ import { bulkReply, oneReply, pageReply } from "../../rest/responses.js";
 import { pageQuery, type BodyDoc } from "../../rest/docs.js";
 import { FIELD_TYPES } from "./fields.js";
 
-
 const LIST = `query EndUserPage($accountId: String!, $first: Int, $after: String, $custom: Boolean! = true, $actions: Boolean!) {
   account(id: $accountId) { endUsers(first: $first, after: $after) { nodes { ${END_USER_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
 const GET = `query EndUser($accountId: String!, $id: String!, $idType: EndUserIdType, $custom: Boolean!, $actions: Boolean!) {
@@ -42,7 +41,8 @@ function fieldSelection(value: unknown): { custom: boolean; actions: boolean } {
   const raw = (Array.isArray(value) ? value : [value]).flatMap((v) => (typeof v === "string" ? v.split(",") : [v]));
   const names = raw.map((v) => (typeof v === "string" ? v.trim().toLowerCase() : v));
   const unknown = names.filter((n) => !(FIELD_SETS as readonly unknown[]).includes(n));
-  if (unknown.length || !names.length) throw new HttpProblem(400, `fields must list ${FIELD_SETS.join(" and/or ")}`, [{ path: "fields", message: "unknown field set" }]);
+  if (unknown.length || !names.length)
+    throw new HttpProblem(400, `fields must list ${FIELD_SETS.join(" and/or ")}`, [{ path: "fields", message: "unknown field set" }]);
   return { custom: names.includes("custom"), actions: names.includes("useraction") };
 }
 
@@ -53,7 +53,8 @@ function endUserItems(style: Style) {
     objectArrayBody(input.body).map((item, i) => {
       const { creationTime: _c, lastUpdateTime: _u, ...rest } = item;
       const extra = Object.keys(rest).filter((k) => !allowed.has(k));
-      if (extra.length) throw new HttpProblem(400, `body[${i}]: unknown field(s) ${extra.join(", ")}`, [{ path: `[${i}]`, message: `allowed: ${[...allowed].join(", ")}` }]);
+      if (extra.length)
+        throw new HttpProblem(400, `body[${i}]: unknown field(s) ${extra.join(", ")}`, [{ path: `[${i}]`, message: `allowed: ${[...allowed].join(", ")}` }]);
       return rest;
     });
 }
@@ -67,12 +68,20 @@ function customBody(body: unknown): Record<string, unknown> {
 
 // OpenAPI descriptions of inputs (src/openapi reads them; test/openapi.test.ts checks them).
 const END_USERS_BODY = (style: Style): BodyDoc => ({
-  input: "EndUserInput", array: true, required: ["id"],
+  input: "EndUserInput",
+  array: true,
+  required: ["id"],
   omit: style === "A" ? ["userActionCount", "userActions"] : [],
-  example: [{ id: "user-42", custom: { plan: "gold" }, ...(style === "B" ? { userActionCount: { "action-1": 2 }, userActions: { "action-1": 1718000000000 } } : {}) }],
+  example: [
+    { id: "user-42", custom: { plan: "gold" }, ...(style === "B" ? { userActionCount: { "action-1": 2 }, userActions: { "action-1": 1718000000000 } } : {}) },
+  ],
 });
 const CUSTOM_BODY: BodyDoc = {
-  schema: { type: "object", description: "Custom field name → value (null clears it).", additionalProperties: { type: ["string", "number", "boolean", "null"] } },
+  schema: {
+    type: "object",
+    description: "Custom field name → value (null clears it).",
+    additionalProperties: { type: ["string", "number", "boolean", "null"] },
+  },
   example: { plan: "gold" },
 };
 const ID_PARAM = { id: { description: "The end user's id.", example: "user-42" } };
@@ -81,9 +90,17 @@ const FIELDS_DOC = "What to read: `custom`, `useraction` or both (default both);
 /** The spec's own failure shape for single end-user updates: {errors, id, statusCode}. */
 const singleUpdateError = (status: number, messages: string[], input: RestInput) => ({ errors: messages, id: input.params.id ?? null, statusCode: status });
 
-const schemaRows = (prefix: string, style: Style, names: { list: string; get: string; put: string; del: string }, labels: { list: string; put: string }): RestRoute[] => [
+const schemaRows = (
+  prefix: string,
+  _style: Style,
+  names: { list: string; get: string; put: string; del: string },
+  labels: { list: string; put: string },
+): RestRoute[] => [
   {
-    name: names.list, method: "get", path: `${prefix}/endUserSchema`, summary: labels.list,
+    name: names.list,
+    method: "get",
+    path: `${prefix}/endUserSchema`,
+    summary: labels.list,
     query: { fieldName: { description: "Only this field (404 when there is none).", schema: { type: "string" }, example: "plan" } },
     document: SCHEMA,
     variables: (i) => ({ accountId: i.params.accountId, fieldName: stringParam(i.query, "fieldName") }),
@@ -94,22 +111,37 @@ const schemaRows = (prefix: string, style: Style, names: { list: string; get: st
     },
   },
   {
-    name: names.put, method: "put", path: `${prefix}/endUserSchema`, summary: labels.put,
+    name: names.put,
+    method: "put",
+    path: `${prefix}/endUserSchema`,
+    summary: labels.put,
     body: { input: "SchemaFieldInput", array: true, required: ["name"], example: [{ name: "plan", type: FIELD_TYPES[0], description: "Subscription plan" }] },
-    document: SCHEMA_UPSERT, jsonBody: true,
+    document: SCHEMA_UPSERT,
+    jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
     // The spec answers 200 for schema PUTs, whether fields were added or updated.
-    reply: (d) => bulkReply(d.upsertEndUserFields.results.map((r: any) => ({ ...r, record: r.field })), schemaFieldRecord, { created: 200 }),
+    reply: (d) =>
+      bulkReply(
+        d.upsertEndUserFields.results.map((r: any) => ({ ...r, record: r.field })),
+        schemaFieldRecord,
+        { created: 200 },
+      ),
   },
   {
-    name: names.get, method: "get", path: `${prefix}/endUserSchema/:fieldName`, summary: "Get one end-user schema field",
+    name: names.get,
+    method: "get",
+    path: `${prefix}/endUserSchema/:fieldName`,
+    summary: "Get one end-user schema field",
     params: { fieldName: { description: "The field's name.", example: "plan" } },
     document: SCHEMA,
     variables: (i) => ({ accountId: i.params.accountId, fieldName: i.params.fieldName }),
     reply: (d, i) => oneReply(d.account.endUserSchema[0], schemaFieldRecord, `No end-user schema field named '${i.params.fieldName}'.`),
   },
   {
-    name: names.del, method: "delete", path: `${prefix}/endUserSchema/:fieldName`, summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
+    name: names.del,
+    method: "delete",
+    path: `${prefix}/endUserSchema/:fieldName`,
+    summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
     params: { fieldName: { description: "One field name, or several comma-separated (the spec's fieldsToDelete).", example: "plan,region" } },
     document: SCHEMA_DELETE,
     variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.fieldName, "fieldName") }),
@@ -118,8 +150,15 @@ const schemaRows = (prefix: string, style: Style, names: { list: string; get: st
 ];
 
 const singleUpdate = (prefix: string, name: string, summary: string): RestRoute => ({
-  name, method: "put", path: `${prefix}/endUsers/:id`, summary,
-  document: UPSERT_ONE, jsonBody: true, errorBody: singleUpdateError, body: CUSTOM_BODY, params: ID_PARAM,
+  name,
+  method: "put",
+  path: `${prefix}/endUsers/:id`,
+  summary,
+  document: UPSERT_ONE,
+  jsonBody: true,
+  errorBody: singleUpdateError,
+  body: CUSTOM_BODY,
+  params: ID_PARAM,
   variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: customBody(i.body) }),
   reply: (d) => {
     const r = d.upsertEndUser;
@@ -130,51 +169,89 @@ const singleUpdate = (prefix: string, name: string, summary: string): RestRoute 
 export const endUserRoutes: RestRoute[] = [
   // Style A
   {
-    name: "listEndUsersA", method: "get", path: `${A}/endUsers`, summary: "List end users (paginated)",
+    name: "listEndUsersA",
+    method: "get",
+    path: `${A}/endUsers`,
+    summary: "List end users (paginated)",
     query: pageQuery(LIST_LIMITS.standard),
     document: LIST,
     variables: (i) => ({ accountId: i.params.accountId, first: limitParam(i.query, LIST_LIMITS.standard), after: cursorParam(i.query), actions: false }),
     reply: (d) => pageReply(d.account.endUsers, endUserRecord("A")),
   },
   {
-    name: "upsertEndUsersA", method: "put", path: `${A}/endUsers`, summary: "Create or update end users (array)",
+    name: "upsertEndUsersA",
+    method: "put",
+    path: `${A}/endUsers`,
+    summary: "Create or update end users (array)",
     body: END_USERS_BODY("A"),
-    document: UPSERT_MANY, jsonBody: true,
+    document: UPSERT_MANY,
+    jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("A")(i), actions: false }),
-    reply: (d) => bulkReply(d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("A")),
+    reply: (d) =>
+      bulkReply(
+        d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })),
+        endUserRecord("A"),
+      ),
   },
   {
-    name: "deleteEndUsersA", method: "delete", path: `${A}/endUsers/:id`, summary: "Delete end users by comma-separated ids",
+    name: "deleteEndUsersA",
+    method: "delete",
+    path: `${A}/endUsers/:id`,
+    summary: "Delete end users by comma-separated ids",
     params: { id: { description: "One end-user id, or several comma-separated.", example: "user-42,user-43" } },
     document: DELETE,
     variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.id, "id") }),
     reply: (d) => bulkReply(d.deleteEndUsers.results, null),
   },
   {
-    name: "getEndUserA", method: "get", path: `${A}/endUsers/:id`, summary: "Get one end user", params: ID_PARAM,
+    name: "getEndUserA",
+    method: "get",
+    path: `${A}/endUsers/:id`,
+    summary: "Get one end user",
+    params: ID_PARAM,
     document: GET,
     variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: true, actions: false }),
     reply: (d, i) => oneReply(d.account.endUser, endUserRecord("A"), `No end user with id '${i.params.id}'.`),
   },
   singleUpdate(A, "upsertEndUserA", "Create or update one end user's custom fields"),
-  ...schemaRows(A, "A", { list: "getEndUserSchemaA", get: "getEndUserSchemaFieldA", put: "upsertEndUserSchemaA", del: "deleteEndUserSchemaA" },
-    { list: "Get the end-user schema (optionally one field via fieldName)", put: "Add or update custom fields (max 50 custom fields)" }),
+  ...schemaRows(
+    A,
+    "A",
+    { list: "getEndUserSchemaA", get: "getEndUserSchemaFieldA", put: "upsertEndUserSchemaA", del: "deleteEndUserSchemaA" },
+    { list: "Get the end-user schema (optionally one field via fieldName)", put: "Add or update custom fields (max 50 custom fields)" },
+  ),
 
   // Style B
-  ...schemaRows(B, "B", { list: "getEndUserSchemaB", get: "getEndUserSchemaFieldB", put: "upsertEndUserSchemaB", del: "deleteEndUserSchemaB" },
-    { list: "B10: get the end-user schema (fieldName narrows it)", put: "B11: add or update custom fields" }),
+  ...schemaRows(
+    B,
+    "B",
+    { list: "getEndUserSchemaB", get: "getEndUserSchemaFieldB", put: "upsertEndUserSchemaB", del: "deleteEndUserSchemaB" },
+    { list: "B10: get the end-user schema (fieldName narrows it)", put: "B11: add or update custom fields" },
+  ),
   {
-    name: "upsertEndUsersB", method: "put", path: `${B}/endUsers`, summary: "B12: update or add end users (with userActionCount, userActions)",
+    name: "upsertEndUsersB",
+    method: "put",
+    path: `${B}/endUsers`,
+    summary: "B12: update or add end users (with userActionCount, userActions)",
     body: END_USERS_BODY("B"),
-    document: UPSERT_MANY, jsonBody: true,
+    document: UPSERT_MANY,
+    jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("B")(i), actions: true }),
-    reply: (d) => bulkReply(d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("B")),
+    reply: (d) =>
+      bulkReply(
+        d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })),
+        endUserRecord("B"),
+      ),
   },
   {
-    name: "lookupEndUser", method: "post", path: `${B}/endUsers/lookup`, summary: "B13: fetch an end user by id for segmentation (fields decide what is read)",
+    name: "lookupEndUser",
+    method: "post",
+    path: `${B}/endUsers/lookup`,
+    summary: "B13: fetch an end user by id for segmentation (fields decide what is read)",
     body: {
       schema: {
-        type: "object", required: ["id"],
+        type: "object",
+        required: ["id"],
         properties: {
           id: { type: "string", description: "The end user's id." },
           fields: { description: FIELDS_DOC, oneOf: [{ type: "array", items: { type: "string", enum: [...FIELD_SETS] } }, { type: "string" }] },
@@ -183,7 +260,8 @@ export const endUserRoutes: RestRoute[] = [
       },
       example: { id: "user-42", fields: ["custom"], useridType: "svc-cookie-user-id" },
     },
-    document: GET, jsonBody: true,
+    document: GET,
+    jsonBody: true,
     variables: (i) => {
       const body = customBody(i.body);
       if (typeof body.id !== "string" || !body.id) throw new HttpProblem(400, "id is required", [{ path: "id", message: "required" }]);
@@ -192,14 +270,26 @@ export const endUserRoutes: RestRoute[] = [
     reply: (d, i) => oneReply(d.account.endUser, endUserRecord("B"), `No end user with id '${String((i.body as { id?: unknown }).id)}'.`),
   },
   {
-    name: "getEndUserB", method: "get", path: `${B}/endUsers/:id`, summary: "B14: fetch custom and user-action fields of an end user (fields decide what is read)",
+    name: "getEndUserB",
+    method: "get",
+    path: `${B}/endUsers/:id`,
+    summary: "B14: fetch custom and user-action fields of an end user (fields decide what is read)",
     params: ID_PARAM,
     query: {
       fields: { description: `${FIELDS_DOC} Comma-separated.`, schema: { type: "string" }, example: "custom,useraction" },
-      "userid-type": { description: "The identification method the caller used; must match the account's.", schema: { type: "string", enum: Object.keys(ID_TYPES) }, example: "svc-cookie-user-id" },
+      "userid-type": {
+        description: "The identification method the caller used; must match the account's.",
+        schema: { type: "string", enum: Object.keys(ID_TYPES) },
+        example: "svc-cookie-user-id",
+      },
     },
     document: GET,
-    variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, idType: idType(i.query["userid-type"], "userid-type"), ...fieldSelection(i.query.fields) }),
+    variables: (i) => ({
+      accountId: i.params.accountId,
+      id: i.params.id,
+      idType: idType(i.query["userid-type"], "userid-type"),
+      ...fieldSelection(i.query.fields),
+    }),
     reply: (d, i) => oneReply(d.account.endUser, endUserRecord("B"), `No end user with id '${i.params.id}'.`),
   },
   singleUpdate(B, "upsertEndUserB", "B15: update or add one end user's custom fields"),

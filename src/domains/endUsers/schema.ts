@@ -11,7 +11,18 @@ import type { EndUserAction, Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
-import { bulkArg, checkListSafeName, chunksOf, deleteByKeys, DeletePayload, fail, firstOccurrences, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
+import {
+  bulkArg,
+  checkListSafeName,
+  chunksOf,
+  deleteByKeys,
+  DeletePayload,
+  fail,
+  firstOccurrences,
+  ItemResultInterface,
+  payloadType,
+  type ItemResult,
+} from "../../schema/bulk.js";
 import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./fields.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 
@@ -50,16 +61,19 @@ const actionLoaders = new WeakMap<object, DataLoader<string, ActionMaps>>();
 function actionsOf(ctx: object, endUserId: string): Promise<ActionMaps> {
   let loader = actionLoaders.get(ctx);
   if (!loader) {
-    loader = new DataLoader(async (ids: readonly string[]) => {
-      const rows = await prisma.endUserAction.findMany({ where: { endUserId: { in: [...ids] } } });
-      const by = new Map<string, ActionMaps>(ids.map((id) => [id, { counts: {}, values: {} }]));
-      for (const r of rows) {
-        const m = by.get(r.endUserId)!;
-        m.counts[r.actionId] = r.count;
-        if (r.value != null) m.values[r.actionId] = Number(r.value);
-      }
-      return ids.map((id) => by.get(id)!);
-    }, { maxBatchSize: 5_000 });
+    loader = new DataLoader(
+      async (ids: readonly string[]) => {
+        const rows = await prisma.endUserAction.findMany({ where: { endUserId: { in: [...ids] } } });
+        const by = new Map<string, ActionMaps>(ids.map((id) => [id, { counts: {}, values: {} }]));
+        for (const r of rows) {
+          const m = by.get(r.endUserId)!;
+          m.counts[r.actionId] = r.count;
+          if (r.value != null) m.values[r.actionId] = Number(r.value);
+        }
+        return ids.map((id) => by.get(id)!);
+      },
+      { maxBatchSize: 5_000 },
+    );
     actionLoaders.set(ctx, loader);
   }
   return loader.load(endUserId);
@@ -180,7 +194,12 @@ const EndUserResult = builder.objectRef<EndUserItem>("EndUserResult").implement(
 });
 const EndUsersPayload = payloadType<EndUserItem>("EndUsersPayload", EndUserResult);
 
-interface WriteItem { id?: unknown; custom?: unknown; userActionCount?: unknown; userActions?: unknown }
+interface WriteItem {
+  id?: unknown;
+  custom?: unknown;
+  userActionCount?: unknown;
+  userActions?: unknown;
+}
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** userActionCount is stored in a 32-bit integer column. */
@@ -193,7 +212,8 @@ function actionMap(value: unknown, what: string, min: number | null, max = Numbe
   const problems: string[] = [];
   for (const [k, v] of Object.entries(value)) {
     if (k === "" || k.length > ACTION_ID_MAX) problems.push(`${what}: user-action ids must be 1-${ACTION_ID_MAX} characters`);
-    else if (typeof v !== "number" || !Number.isSafeInteger(v) || (min !== null && v < min)) problems.push(`${what}.${k} must be ${min === 0 ? "a non-negative" : "an"} integer`);
+    else if (typeof v !== "number" || !Number.isSafeInteger(v) || (min !== null && v < min))
+      problems.push(`${what}.${k} must be ${min === 0 ? "a non-negative" : "an"} integer`);
     else if (v > max) problems.push(`${what}.${k} must be at most ${max}`);
     else map.set(k, v);
   }
@@ -214,7 +234,13 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
     await lockAccount(tx, accountId, "share");
     const schema = new Map<string, SchemaField>((await endUserSchema(accountId, tx)).map((f) => [f.name, f]));
     const first = firstOccurrences(items.map((it) => it.id));
-    type Valid = { index: number; externalId: string; values: Map<string, StoredValue | null>; counts?: Map<string, number>; actionValues?: Map<string, number> };
+    type Valid = {
+      index: number;
+      externalId: string;
+      values: Map<string, StoredValue | null>;
+      counts?: Map<string, number>;
+      actionValues?: Map<string, number>;
+    };
     const valid: Valid[] = [];
     const results: EndUserItem[] = items.map((it, index) => {
       const problems: string[] = [];
@@ -227,14 +253,21 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
       const values = new Map<string, StoredValue | null>();
       if (it.custom != null) {
         if (!isPlainObject(it.custom)) problems.push("custom must be an object of field name → value");
-        else for (const [name, value] of Object.entries(it.custom)) {
-          const field = schema.get(name);
-          if (!field) { problems.push(`unknown custom field '${name.slice(0, 80)}' (add it to the end-user schema first)`); continue; }
-          if (value === null) { values.set(name, null); continue; }
-          const enc = encodeValue(field, value);
-          if ("problem" in enc) problems.push(enc.problem);
-          else values.set(name, enc.stored);
-        }
+        else
+          for (const [name, value] of Object.entries(it.custom)) {
+            const field = schema.get(name);
+            if (!field) {
+              problems.push(`unknown custom field '${name.slice(0, 80)}' (add it to the end-user schema first)`);
+              continue;
+            }
+            if (value === null) {
+              values.set(name, null);
+              continue;
+            }
+            const enc = encodeValue(field, value);
+            if ("problem" in enc) problems.push(enc.problem);
+            else values.set(name, enc.stored);
+          }
       }
       const counts = actionMap(it.userActionCount, "userActionCount", 0, COUNT_MAX);
       const actionValues = actionMap(it.userActions, "userActions", null);
@@ -246,11 +279,18 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
     if (!valid.length) return results;
 
     const now = new Date();
-    await lockRows(tx, "EndUser", "externalId", valid.map((v) => v.externalId), { accountId });
+    await lockRows(
+      tx,
+      "EndUser",
+      "externalId",
+      valid.map((v) => v.externalId),
+      { accountId },
+    );
     {
       const existing = new Map<string, string>();
       for (const part of chunksOf(valid.map((v) => v.externalId))) {
-        for (const r of await tx.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { id: true, externalId: true } })) existing.set(r.externalId, r.id);
+        for (const r of await tx.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { id: true, externalId: true } }))
+          existing.set(r.externalId, r.id);
       }
       const created: Prisma.EndUserCreateManyInput[] = [];
       const rowId = new Map<string, string>();
@@ -277,8 +317,9 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
             await tx.endUserValue.deleteMany({ where: { endUserId: { in: part }, field: { in: group.fields } } });
           }
         }
-        const rows = valid.flatMap((v) => [...v.values.entries()].filter(([, s]) => s !== null)
-          .map(([field, s]) => ({ endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })));
+        const rows = valid.flatMap((v) =>
+          [...v.values.entries()].filter(([, s]) => s !== null).map(([field, s]) => ({ endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })),
+        );
         if (rows.length) await tx.endUserValue.createMany({ data: rows });
       }
 
@@ -293,7 +334,8 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
         });
         const stored = new Map<string, EndUserAction>();
         for (const b of blocks) {
-          for (const r of await tx.endUserAction.findMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } })) stored.set(`${r.endUserId}\u0000${r.actionId}`, r);
+          for (const r of await tx.endUserAction.findMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } }))
+            stored.set(`${r.endUserId}\u0000${r.actionId}`, r);
         }
         const rows: Prisma.EndUserActionCreateManyInput[] = [];
         for (const v of withActions) {
@@ -302,7 +344,12 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
             const old = stored.get(`${endUserId}\u0000${actionId}`);
             const value = v.actionValues?.get(actionId);
             // Plain numbers (safe integers, checked above): the audit entry serialises them as JSON.
-            rows.push({ endUserId, actionId, count: v.counts?.get(actionId) ?? old?.count ?? 0, value: value !== undefined ? value : old?.value != null ? Number(old.value) : null });
+            rows.push({
+              endUserId,
+              actionId,
+              count: v.counts?.get(actionId) ?? old?.count ?? 0,
+              value: value !== undefined ? value : old?.value != null ? Number(old.value) : null,
+            });
           }
         }
         if (stored.size) for (const b of blocks) await tx.endUserAction.deleteMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } });
@@ -379,7 +426,11 @@ builder.mutationField("deleteEndUsers", (t) =>
       return deleteByKeys(
         ids,
         { table: "EndUser", column: "externalId", accountId },
-        async (db, chunk) => (await db.endUser.findMany({ where: { accountId, externalId: { in: chunk } }, select: { id: true, externalId: true } })).map((r) => ({ key: r.externalId, id: r.id })),
+        async (db, chunk) =>
+          (await db.endUser.findMany({ where: { accountId, externalId: { in: chunk } }, select: { id: true, externalId: true } })).map((r) => ({
+            key: r.externalId,
+            id: r.id,
+          })),
         (tx, rowIds) => tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } }),
         (id) => `no end user with id '${id}'`,
         "key",

@@ -16,22 +16,42 @@ const DELETE_TAGS = `mutation DeleteTags($accountId: String!, $names: [String!]!
 export const tagRoutes: RestRoute[] = [
   // Style B: tags (B7 and the list / delete the contract adds)
   {
-    name: "upsertTags", method: "put", path: `${B}/tags`, summary: "B7: add or update content tags (bulk)",
-    body: { input: "TagInput", array: true, required: ["name"], example: [{ name: "onboarding", description: "For new users" }, { name: "billing", newName: "payments" }] },
-    document: UPSERT_TAGS, jsonBody: true,
+    name: "upsertTags",
+    method: "put",
+    path: `${B}/tags`,
+    summary: "B7: add or update content tags (bulk)",
+    body: {
+      input: "TagInput",
+      array: true,
+      required: ["name"],
+      example: [
+        { name: "onboarding", description: "For new users" },
+        { name: "billing", newName: "payments" },
+      ],
+    },
+    document: UPSERT_TAGS,
+    jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
     reply: (d) => bulkReply(d.upsertTags.results.map(withRecord("tag")), tagRecord),
   },
   {
-    name: "listTags", method: "get", path: `${B}/tags`, summary: "List content tags (paginated, by name)", query: pageQuery(LIST_LIMITS.standard),
-    document: TAG_PAGE, variables: pageVariables, reply: (d) => pageReply(d.account.tags, tagRecord),
+    name: "listTags",
+    method: "get",
+    path: `${B}/tags`,
+    summary: "List content tags (paginated, by name)",
+    query: pageQuery(LIST_LIMITS.standard),
+    document: TAG_PAGE,
+    variables: pageVariables,
+    reply: (d) => pageReply(d.account.tags, tagRecord),
   },
   {
-    name: "deleteTags", method: "delete", path: `${B}/tags/:names`, summary: "Delete content tags by comma-separated names",
+    name: "deleteTags",
+    method: "delete",
+    path: `${B}/tags/:names`,
+    summary: "Delete content tags by comma-separated names",
     params: { names: { description: "Comma-separated tag names.", example: "onboarding,billing" } },
     document: DELETE_TAGS,
     variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.names, "names") }),
     reply: (d) => bulkReply(d.deleteTags.results, null),
   },
-
 ];

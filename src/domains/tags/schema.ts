@@ -8,7 +8,17 @@ import { ConcurrentChange, insertSkippingDuplicates, lockRows } from "../../db/l
 import { newId } from "../../ids.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
-import { bulkArg, deleteByKeys, inChunks, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
+import {
+  bulkArg,
+  deleteByKeys,
+  inChunks,
+  checkListSafeName,
+  DeletePayload,
+  fail,
+  ItemResultInterface,
+  payloadType,
+  type ItemResult,
+} from "../../schema/bulk.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import type { Tag as TagRow } from "../../generated/sqlite/client.js";
 
@@ -39,22 +49,26 @@ export const Tag = builder.prismaObject("Tag", {
 });
 
 builder.prismaObjectField(Account, "tags", (t) =>
-  t.connection({
-    type: Tag,
-    description: "The account's tags, ordered by name.",
-    args: {},
-    resolve: async (account, args, ctx, info) => {
-      const limit = pageLimit(args, LIST_LIMITS.standard);
-      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
-      const rows = await prisma.tag.findMany({
-        ...query,
-        where: { AND: [{ accountId: account.id }, afterCursor("name", args.after, false)] },
-        orderBy: [{ name: "asc" }, { id: "asc" }],
-        take: limit + 1,
-      });
-      return connectionFrom(toPage(rows, limit), (r) => r.name);
+  t.connection(
+    {
+      type: Tag,
+      description: "The account's tags, ordered by name.",
+      args: {},
+      resolve: async (account, args, ctx, info) => {
+        const limit = pageLimit(args, LIST_LIMITS.standard);
+        const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+        const rows = await prisma.tag.findMany({
+          ...query,
+          where: { AND: [{ accountId: account.id }, afterCursor("name", args.after, false)] },
+          orderBy: [{ name: "asc" }, { id: "asc" }],
+          take: limit + 1,
+        });
+        return connectionFrom(toPage(rows, limit), (r) => r.name);
+      },
     },
-  }, {}, {}),
+    {},
+    {},
+  ),
 );
 
 // Lookups by natural key batch through a per-request DataLoader (several `tag(name:)` in one document → one query).
@@ -114,7 +128,8 @@ function nameProblem(value: string | null | undefined, field: string): string | 
 builder.mutationField("upsertTags", (t) =>
   t.field({
     type: TagsPayload,
-    description: "Creates or updates tags by name, in request order, all in one transaction. Per-item status: 201 created, 200 updated, 400 invalid, 404 nothing to rename, 409 name taken.",
+    description:
+      "Creates or updates tags by name, in request order, all in one transaction. Per-item status: 201 created, 200 updated, 400 invalid, 404 nothing to rename, 409 name taken.",
     args: {
       accountId: t.arg.string({ required: true }),
       input: t.arg({ type: [TagInput], required: true, validate: bulkArg }),
@@ -130,61 +145,68 @@ builder.mutationField("upsertTags", (t) =>
       // Decided inside the transaction on locked rows: concurrent upserts of one name queue on its
       // row; a create that loses the race to a concurrent one is skipped as a duplicate
       // (ON CONFLICT DO NOTHING) and the transaction runs again, now finding the row to update.
-      const ops = await withTransaction(async (tx) => {
-        await lockRows(tx, "Tag", "name", names, { accountId });
-        const existing = await inChunks(names, (chunk) => tx.tag.findMany({ where: { accountId, name: { in: chunk } } }));
-        // Simulate the whole request on a name → tag map, so each item sees the items before it.
-        const byName = new Map(existing.map((tag) => [tag.name, { ...tag }]));
-        const ops: { op: Op; result: TagItem }[] = [];
-        const results: TagItem[] = input.map((item, index) => {
-          const errors = [nameProblem(item.name, "name")];
-          if (item.newName != null) errors.push(nameProblem(item.newName, "newName"));
-          if (item.description != null && item.description.length > TAG_DESCRIPTION_MAX) errors.push(`description must be at most ${TAG_DESCRIPTION_MAX} characters`);
-          const problems = errors.filter((e): e is string => e !== null);
-          if (problems.length) return fail(index, 400, problems);
-          const name = item.name!.trim();
-          const newName = item.newName?.trim();
-          const current = byName.get(name);
-          if (!current) {
-            if (newName && newName !== name) return fail(index, 404, [`no tag named '${name}' to rename`]);
-            const now = new Date();
-            const row: TagRow = { id: newId("t"), accountId, name, description: item.description ?? null, type: "USER", createdAt: now, updatedAt: now };
-            byName.set(name, row);
-            const result: TagItem = { index, statusCode: 201, id: row.id, errors: [] };
-            ops.push({ op: { kind: "create", row }, result });
+      const ops = await withTransaction(
+        async (tx) => {
+          await lockRows(tx, "Tag", "name", names, { accountId });
+          const existing = await inChunks(names, (chunk) => tx.tag.findMany({ where: { accountId, name: { in: chunk } } }));
+          // Simulate the whole request on a name → tag map, so each item sees the items before it.
+          const byName = new Map(existing.map((tag) => [tag.name, { ...tag }]));
+          const ops: { op: Op; result: TagItem }[] = [];
+          const results: TagItem[] = input.map((item, index) => {
+            const errors = [nameProblem(item.name, "name")];
+            if (item.newName != null) errors.push(nameProblem(item.newName, "newName"));
+            if (item.description != null && item.description.length > TAG_DESCRIPTION_MAX)
+              errors.push(`description must be at most ${TAG_DESCRIPTION_MAX} characters`);
+            const problems = errors.filter((e): e is string => e !== null);
+            if (problems.length) return fail(index, 400, problems);
+            const name = item.name!.trim();
+            const newName = item.newName?.trim();
+            const current = byName.get(name);
+            if (!current) {
+              if (newName && newName !== name) return fail(index, 404, [`no tag named '${name}' to rename`]);
+              const now = new Date();
+              const row: TagRow = { id: newId("t"), accountId, name, description: item.description ?? null, type: "USER", createdAt: now, updatedAt: now };
+              byName.set(name, row);
+              const result: TagItem = { index, statusCode: 201, id: row.id, errors: [] };
+              ops.push({ op: { kind: "create", row }, result });
+              return result;
+            }
+            if (newName && newName !== name) {
+              if (byName.has(newName)) return fail(index, 409, [`a tag named '${newName}' already exists`], current.id);
+              byName.delete(name);
+              current.name = newName;
+              byName.set(newName, current);
+            }
+            if (item.description !== undefined) current.description = item.description;
+            const result: TagItem = { index, statusCode: 200, id: current.id, errors: [] };
+            ops.push({ op: { kind: "update", id: current.id, name: current.name, description: item.description }, result });
             return result;
-          }
-          if (newName && newName !== name) {
-            if (byName.has(newName)) return fail(index, 409, [`a tag named '${newName}' already exists`], current.id);
-            byName.delete(name);
-            current.name = newName;
-            byName.set(newName, current);
-          }
-          if (item.description !== undefined) current.description = item.description;
-          const result: TagItem = { index, statusCode: 200, id: current.id, errors: [] };
-          ops.push({ op: { kind: "update", id: current.id, name: current.name, description: item.description }, result });
-          return result;
-        });
-        // Request order matters (a rename may free a name a later item creates), so consecutive
-        // creates are batched into one statement and updates run in between, in order.
-        let creates: TagRow[] = [];
-        const flush = async () => {
-          if (creates.length && (await insertSkippingDuplicates(tx.tag, creates)) < creates.length) {
-            throw new ConcurrentChange("a tag of this name was created by a concurrent request");
-          }
-          creates = [];
-        };
-        for (const { op } of ops) {
-          if (op.kind === "create") { creates.push(op.row); continue; }
-          await flush();
-          const data = { name: op.name, ...(op.description !== undefined ? { description: op.description } : {}) };
-          await tx.tag.update({ where: { id: op.id }, data }).catch((err: unknown) => {
-            throw dbErrorKind(err) === "unique" ? new ConcurrentChange("the new name was taken by a concurrent request") : err;
           });
-        }
-        await flush();
-        return { ops, results };
-      }, { timeout: 120_000, maxWait: 10_000 });
+          // Request order matters (a rename may free a name a later item creates), so consecutive
+          // creates are batched into one statement and updates run in between, in order.
+          let creates: TagRow[] = [];
+          const flush = async () => {
+            if (creates.length && (await insertSkippingDuplicates(tx.tag, creates)) < creates.length) {
+              throw new ConcurrentChange("a tag of this name was created by a concurrent request");
+            }
+            creates = [];
+          };
+          for (const { op } of ops) {
+            if (op.kind === "create") {
+              creates.push(op.row);
+              continue;
+            }
+            await flush();
+            const data = { name: op.name, ...(op.description !== undefined ? { description: op.description } : {}) };
+            await tx.tag.update({ where: { id: op.id }, data }).catch((err: unknown) => {
+              throw dbErrorKind(err) === "unique" ? new ConcurrentChange("the new name was taken by a concurrent request") : err;
+            });
+          }
+          await flush();
+          return { ops, results };
+        },
+        { timeout: 120_000, maxWait: 10_000 },
+      );
       if (ops.ops.length) {
         const rows = await prisma.tag.findMany({ where: { id: { in: ops.ops.map((o) => o.result.id!) } } });
         const byId = new Map(rows.map((r) => [r.id, r]));
@@ -208,7 +230,8 @@ builder.mutationField("deleteTags", (t) =>
       return deleteByKeys(
         names,
         { table: "Tag", column: "name", accountId },
-        async (db, chunk) => (await db.tag.findMany({ where: { accountId, name: { in: chunk } }, select: { id: true, name: true } })).map((r) => ({ key: r.name, id: r.id })),
+        async (db, chunk) =>
+          (await db.tag.findMany({ where: { accountId, name: { in: chunk } }, select: { id: true, name: true } })).map((r) => ({ key: r.name, id: r.id })),
         (tx, ids) => tx.tag.deleteMany({ where: { accountId, id: { in: ids } } }),
         (name) => `no tag named '${name}'`,
       );
