@@ -10,8 +10,8 @@ import { createContext } from "./context.js";
 import { prisma } from "./db/index.js";
 import { knownError } from "./errors.js";
 import { logger } from "./logger.js";
-import { bodyErrorProblem, problem, sendProblem } from "./rest/problem.js";
-import { JSON_BODY_LIMIT, restRouter } from "./rest/router.js";
+import { problem, problemOf, sendProblem } from "./rest/problem.js";
+import { JSON_BODY_LIMIT_BYTES, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
 import { schema } from "./schema/index.js";
 import { createRateLimiter } from "./ratelimit.js";
@@ -108,10 +108,11 @@ export function createApp(config: Config) {
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
 
   // GraphQL bodies are read by Yoga; hold them to the same size limit as REST bodies.
-  app.use("/graphql", (req, res, next) => {
-    if (Number(req.get("content-length") ?? 0) > 10 * 1024 * 1024) {
-      return sendProblem(res, problem(413, `Request body larger than ${JSON_BODY_LIMIT}.`));
-    }
+  // (the same error body-parser raises for REST, mapped by the same knownError).
+  app.use("/graphql", (req, _res, next) => {
+    const length = Number(req.get("content-length") ?? 0);
+    if (length > JSON_BODY_LIMIT_BYTES)
+      return next(Object.assign(new Error("request entity too large"), { type: "entity.too.large", limit: JSON_BODY_LIMIT_BYTES, status: 413 }));
     next();
   });
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
@@ -119,8 +120,8 @@ export function createApp(config: Config) {
 
   app.use((req, res) => sendProblem(res, problem(404, `No route for ${req.method} ${req.path}.`)));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const known = bodyErrorProblem(err);
-    if (known) return sendProblem(res, known);
+    const known = knownError(err);
+    if (known) return sendProblem(res, ...problemOf(known));
     logger.error({ err }, "unhandled error");
     sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
   });

@@ -2,6 +2,7 @@
 // `extensions`. Yoga uses `extensions.http.status` for GraphQL over HTTP; the REST layer turns the
 // same error into problem+json (src/rest/problem.ts). Anything else is unexpected and gets masked.
 import { GraphQLError } from "graphql";
+import { ZodError } from "zod";
 import { dbErrorKind } from "./db/errors.js";
 
 export interface FieldError {
@@ -14,6 +15,7 @@ const CODES: Record<number, string> = {
   401: "UNAUTHENTICATED",
   403: "FORBIDDEN",
   404: "NOT_FOUND",
+  405: "METHOD_NOT_ALLOWED",
   409: "CONFLICT",
   413: "PAYLOAD_TOO_LARGE",
   415: "UNSUPPORTED_MEDIA_TYPE",
@@ -21,9 +23,16 @@ const CODES: Record<number, string> = {
   503: "SERVICE_UNAVAILABLE",
 };
 
+/**
+ * The one error type of expected failures: an HTTP status, a stable code, a message for the caller,
+ * per-field or per-item errors, and response headers (Retry-After ...). It is a GraphQLError whose
+ * `extensions` carry all of it (`http.status` is what Yoga answers with), and REST turns the same
+ * object into problem+json (src/rest/problem.ts).
+ */
 export class AppError extends GraphQLError {
   readonly status: number;
   readonly fieldErrors: FieldError[] | undefined;
+  readonly headers: Record<string, string> | undefined;
   constructor(status: number, message: string, fieldErrors?: FieldError[], headers?: Record<string, string>) {
     super(message, {
       extensions: {
@@ -34,6 +43,7 @@ export class AppError extends GraphQLError {
     });
     this.status = status;
     this.fieldErrors = fieldErrors;
+    this.headers = headers;
   }
 }
 
@@ -45,12 +55,25 @@ export const notFound = (message: string) => new AppError(404, message);
 /** Seconds a client should wait before retrying a 503 caused by contention. */
 export const RETRY_AFTER_SECONDS = 1;
 
+const mebibytes = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+
 /**
- * The one mapping of expected failures that are not AppErrors (database errors, whichever way they
- * arrive) to the AppError they stand for; null when the error is unexpected (masked as a 500).
+ * The one mapping of whatever was thrown to the expected failure it stands for: our AppErrors as
+ * they are, body-parser failures (malformed JSON, too large), zod validation errors, and database
+ * errors whichever way they arrive (src/db/errors.ts). Null when the error is unexpected: the
+ * caller logs it and answers a masked 500.
  */
 export function knownError(error: unknown): AppError | null {
   if (error instanceof AppError) return error;
+  if (error instanceof ZodError) {
+    const fieldErrors = error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message }));
+    return new AppError(400, fieldErrors.map((e) => `${e.path}: ${e.message}`).join("; "), fieldErrors);
+  }
+  const e = error as { type?: unknown; status?: unknown; expose?: unknown; limit?: unknown; message?: unknown } | null;
+  if (e?.type === "entity.parse.failed") return new AppError(400, `Malformed JSON body: ${String(e.message)}`);
+  if (e?.type === "entity.too.large") return new AppError(413, `Request body larger than the limit (${mebibytes(Number(e.limit))} for JSON).`);
+  // Other body-parser failures (bad charset, aborted upload ...) say what went wrong themselves.
+  if (typeof e?.status === "number" && e.status >= 400 && e.status < 500 && e.expose === true) return new AppError(e.status, String(e.message));
   switch (dbErrorKind(error)) {
     case "unique":
       return new AppError(409, "A record with the same unique value already exists (a concurrent change?); retry.");

@@ -6,7 +6,7 @@ import { getOperationAST, parse, type GraphQLSchema } from "graphql";
 import { getVariableValues } from "graphql/execution/values.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openApiPath, sampleInput } from "../src/openapi/samples.js";
-import { HttpProblem } from "../src/rest/problem.js";
+import { AppError } from "../src/errors.js";
 import { routes, type RestInput, type RestRoute } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
 import { call, startServer, tenant, type Server, type Tenant } from "./helpers.js";
@@ -114,7 +114,7 @@ describe("route docs agree with the code", () => {
     if (route.jsonBody && !route.optionalBody) expect(route.body, `${route.name} reads a JSON body: describe it in the row's \`body\``).toBeDefined();
     const input = sampleInput(route, schema);
     const { read, error, variables } = queryRead(route, input);
-    const message = error instanceof HttpProblem ? `${error.message} ${JSON.stringify(error.errors)}` : String(error);
+    const message = error instanceof AppError ? `${error.message} ${JSON.stringify(error.fieldErrors)}` : String(error);
     expect(error, `variables() refused the documented examples: ${message}`).toBeUndefined();
     expect([...read].sort(), "query parameters read vs documented in the row's `query`").toEqual(Object.keys(route.query ?? {}).sort());
     expect(coerce(route, schema, variables!)).toEqual([]);

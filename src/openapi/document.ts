@@ -5,6 +5,7 @@ import { parse, type GraphQLSchema } from "graphql";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import type { JsonSchema } from "../rest/docs.js";
 import { problem } from "../rest/problem.js";
+import { JSON_BODY_LIMIT_BYTES } from "../rest/router.js";
 import type { RestRoute } from "../rest/routes.js";
 import { describeValue, deriveResponses } from "./responses.js";
 import { bodySchema, openApiPath, sampleInput } from "./samples.js";
@@ -27,7 +28,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: "The key's user has no access to this account",
   404: "Not found",
   409: "Conflict with a concurrent change",
-  413: "Body larger than 10 MiB",
+  413: `Body larger than ${JSON_BODY_LIMIT_BYTES / 1024 / 1024} MiB`,
   415: "Body is not JSON",
   429: "Rate limit of the account exceeded; retry after Retry-After seconds",
   500: "Unexpected error; the request may succeed on retry",

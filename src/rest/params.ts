@@ -4,9 +4,9 @@ import type { FieldError } from "../errors.js";
 import { MAX_BULK_ITEMS } from "../schema/bulk.js";
 import { LIST_LIMITS } from "../schema/pagination.js";
 import type { RestInput } from "./contract.js";
-import { HttpProblem } from "./problem.js";
+import { AppError } from "../errors.js";
 
-const bad = (path: string, message: string) => new HttpProblem(400, `${path} ${message}`, [{ path, message }] as FieldError[]);
+const bad = (path: string, message: string) => new AppError(400, `${path} ${message}`, [{ path, message }] as FieldError[]);
 
 export function intParam(query: Record<string, unknown>, name: string, opts: { min?: number; max?: number; required?: boolean } = {}): number | undefined {
   const raw = query[name];

@@ -1,9 +1,10 @@
-// RFC 9457 problem+json: the one error body of the REST layer, built from AppErrors, GraphQL
-// errors of a routed operation, and body-parser failures alike. 5xx bodies never carry internals.
+// RFC 9457 problem+json: the one error body of the REST layer, built from AppErrors (whatever was
+// thrown goes through knownError() in src/errors.ts first) and from the GraphQL errors of a routed
+// operation. 5xx bodies never carry internals.
 import { STATUS_CODES } from "node:http";
 import type { Response } from "express";
 import type { GraphQLFormattedError } from "graphql";
-import type { FieldError } from "../errors.js";
+import type { AppError, FieldError } from "../errors.js";
 
 export interface Problem {
   type: string;
@@ -11,17 +12,6 @@ export interface Problem {
   status: number;
   detail: string;
   errors?: FieldError[];
-}
-
-export class HttpProblem extends Error {
-  constructor(
-    readonly status: number,
-    detail: string,
-    readonly errors?: FieldError[],
-    readonly headers?: Record<string, string>,
-  ) {
-    super(detail);
-  }
 }
 
 export function problem(status: number, detail: string, errors?: FieldError[]): Problem {
@@ -69,11 +59,7 @@ function restMessage(message: string): string {
   );
 }
 
-/** The problem for a body-parser error (malformed JSON 400, too large 413), or null for other errors. */
-export function bodyErrorProblem(err: unknown): Problem | null {
-  const e = err as { type?: string; status?: number; message?: string };
-  if (e.type === "entity.parse.failed") return problem(400, `Malformed JSON body: ${e.message}`);
-  if (e.type === "entity.too.large") return problem(413, "Request body larger than the limit (10 MiB for JSON).");
-  if (e.status && e.status >= 400 && e.status < 500) return problem(e.status, e.message ?? "Bad request");
-  return null;
+/** An expected failure as problem+json, with its headers (Retry-After, Allow ...). */
+export function problemOf(err: AppError): [Problem, Record<string, string> | undefined] {
+  return [problem(err.status, err.message, err.fieldErrors), err.headers];
 }

@@ -8,13 +8,14 @@ import type { DocumentNode, ExecutionResult } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import type { Context } from "../context.js";
-import { type AppError, knownError } from "../errors.js";
+import { AppError, knownError } from "../errors.js";
 import { requireAccount } from "../domains/accounts/schema.js";
 import { logger } from "../logger.js";
-import { bodyErrorProblem, HttpProblem, problem, problemFromGraphQL, sendProblem, type Problem } from "./problem.js";
+import { problem, problemFromGraphQL, problemOf, sendProblem, type Problem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
 
-export const JSON_BODY_LIMIT = "10mb";
+/** The size limit of JSON bodies, REST and GraphQL alike (413 past it). */
+export const JSON_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
 type ServerContext = { req: Request; res: Response };
 
 type Yoga = YogaServerInstance<ServerContext, object>;
@@ -22,11 +23,11 @@ type Yoga = YogaServerInstance<ServerContext, object>;
 export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: ReadonlyMap<string, DocumentNode>): Router {
   // strict: `/content/` (an empty id) is not the list `/content`.
   const router = express.Router({ strict: true });
-  const json = express.json({ limit: JSON_BODY_LIMIT, type: ["application/json", "application/*+json"] });
+  const json = express.json({ limit: JSON_BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] });
   // A body-parser failure is kept for the route to report after authentication (401/403 come first).
   const parseBody = (req: Request, res: Response, next: () => void) =>
     json(req, res, (err?: unknown) => {
-      if (err) bodyProblems.set(req, bodyErrorProblem(err) ?? problem(400, "The request body could not be read."));
+      if (err) bodyProblems.set(req, problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0]);
       next();
     });
   for (const route of routes) {
@@ -36,7 +37,7 @@ export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: 
       try {
         await runRoute(route, yoga, documents.get(route.document)!, input, req, res);
       } catch (err) {
-        const known = err instanceof HttpProblem ? err : knownError(err);
+        const known = knownError(err);
         if (known) return fail(route, input, res, ...problemOf(known));
         logger.error({ err, route: route.name, requestId: req.get("x-request-id") }, "REST route failed");
         fail(route, input, res, problem(500, "Unexpected error; the request may succeed on retry."));
@@ -58,12 +59,6 @@ export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: 
 
 const bodyProblems = new WeakMap<Request, Problem>();
 
-function problemOf(err: HttpProblem | AppError): [Problem, Record<string, string> | undefined] {
-  if (err instanceof HttpProblem) return [problem(err.status, err.message, err.errors), err.headers];
-  const headers = (err.extensions as { http?: { headers?: Record<string, string> } }).http?.headers;
-  return [problem(err.status, err.message, err.fieldErrors), headers];
-}
-
 /** Failure response: problem+json, or the route's own error body where the spec gives one. */
 function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, headers?: Record<string, string>) {
   if (!route.errorBody) return sendProblem(res, p, headers);
@@ -83,7 +78,7 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
   // No body at all: no Content-Length (or `Content-Length: 0`, which fetch sends for a bodiless POST) and no chunked body.
   const noBody = Number(req.get("content-length") ?? 0) === 0 && !req.get("transfer-encoding");
   if (route.jsonBody && req.body === undefined && !(route.optionalBody && noBody)) {
-    throw new HttpProblem(415, "Send the body as JSON with Content-Type: application/json.");
+    throw new AppError(415, "Send the body as JSON with Content-Type: application/json.");
   }
   const variables = route.variables(input);
   const result = (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: variables })) as ExecutionResult;

@@ -3,7 +3,7 @@ import { LIST_LIMITS } from "../../schema/pagination.js";
 import { B, type RestRoute } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { cursorParam, limitParam } from "../../rest/params.js";
-import { HttpProblem } from "../../rest/problem.js";
+import { AppError } from "../../errors.js";
 import { pageReply } from "../../rest/responses.js";
 
 export const auditLogRoutes: RestRoute[] = [
@@ -43,12 +43,12 @@ export const auditLogRoutes: RestRoute[] = [
 
 function auditFilterBody(body: unknown) {
   if (body === undefined || body === null || (typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0)) return {};
-  if (typeof body !== "object" || Array.isArray(body)) throw new HttpProblem(400, "body must be a JSON object {startDate, endDate, userId}");
+  if (typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "body must be a JSON object {startDate, endDate, userId}");
   const { startDate, endDate, userId, ...rest } = body as Record<string, unknown>;
   const unknown = Object.keys(rest);
-  if (unknown.length) throw new HttpProblem(400, `unknown body field(s): ${unknown.join(", ")} (allowed: startDate, endDate, userId)`);
+  if (unknown.length) throw new AppError(400, `unknown body field(s): ${unknown.join(", ")} (allowed: startDate, endDate, userId)`);
   for (const [k, v] of Object.entries({ startDate, endDate, userId })) {
-    if (v !== undefined && v !== null && typeof v !== "string") throw new HttpProblem(400, `${k} must be a string`, [{ path: k, message: "must be a string" }]);
+    if (v !== undefined && v !== null && typeof v !== "string") throw new AppError(400, `${k} must be a string`, [{ path: k, message: "must be a string" }]);
   }
   return { startDate, endDate, userId };
 }

@@ -1,6 +1,6 @@
 // Wire shape of content records and request items, from the GraphQL selections the content routes
 // ask for. The two path styles differ only in how content refers to tags: style A by tag id, style B by name.
-import { HttpProblem } from "../../rest/problem.js";
+import { AppError } from "../../errors.js";
 import type { Style } from "../../rest/contract.js";
 
 export const CONTENT_FIELDS = `id title type url source description descriptionMd state stage parentId creationTime lastUpdateTime tags { id name }`;
@@ -53,12 +53,12 @@ export function contentInput(style: Style) {
     const leaked = GRAPHQL_ONLY_CONTENT_FIELDS.filter((k) => Object.hasOwn(item, k));
     if (leaked.length) {
       const message = `unknown field(s) ${leaked.join(", ")}`;
-      throw new HttpProblem(400, `body[${index}]: ${message}`, [{ path: `[${index}]`, message }]);
+      throw new AppError(400, `body[${index}]: ${message}`, [{ path: `[${index}]`, message }]);
     }
     const { description_md, tags, creationTime: _c, lastUpdateTime: _u, stage: _s, ...rest } = item;
     // GraphQL would coerce a lone string into a one-item list; the spec's `tags` is an array.
     if (tags != null && !Array.isArray(tags)) {
-      throw new HttpProblem(400, `body[${index}].tags must be an array of strings`, [{ path: `[${index}].tags`, message: "must be an array of strings" }]);
+      throw new AppError(400, `body[${index}].tags must be an array of strings`, [{ path: `[${index}].tags`, message: "must be an array of strings" }]);
     }
     return {
       ...rest,

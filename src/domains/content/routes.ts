@@ -5,7 +5,7 @@ import { LIST_LIMITS } from "../../schema/pagination.js";
 import { A, B, withRecord, type RestInput, type RestRoute, type Style } from "../../rest/contract.js";
 import { pageQuery, type BodyDoc, type QueryParamDoc } from "../../rest/docs.js";
 import { commaList, cursorParam, intParam, limitParam, objectArrayBody, pageVariables, stringParam } from "../../rest/params.js";
-import { HttpProblem } from "../../rest/problem.js";
+import { AppError } from "../../errors.js";
 import { bulkReply, oneReply, pageReply } from "../../rest/responses.js";
 import { CONTENT_FIELDS, contentInput, contentRecord } from "./records.js";
 import { CONTENT_TYPES, STATIC_TYPES } from "./schema.js";
@@ -50,7 +50,7 @@ function stateStageFilter(query: Record<string, unknown>) {
     const pairs = Object.keys(STATE_STAGE)
       .map((k) => k.replace("|", "/"))
       .join(", ");
-    throw new HttpProblem(400, `state and stage must be given together as one of the pairs (state/stage): ${pairs}`, [
+    throw new AppError(400, `state and stage must be given together as one of the pairs (state/stage): ${pairs}`, [
       { path: "state", message: "invalid state/stage combination" },
     ]);
   }

@@ -1,6 +1,6 @@
 // REST rows for end users and the end-user schema (style A Group A tables; style B B10–B15).
 import { LIST_LIMITS } from "../../schema/pagination.js";
-import { HttpProblem } from "../../rest/problem.js";
+import { AppError } from "../../errors.js";
 import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from "../../rest/params.js";
 import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord } from "./records.js";
 import { A, B, type RestInput, type RestRoute, type Style } from "../../rest/contract.js";
@@ -31,7 +31,7 @@ const FIELD_SETS = ["custom", "useraction"] as const;
 function idType(value: unknown, name: string): "APP" | "COOKIE" | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   const t = typeof value === "string" ? ID_TYPES[value] : undefined;
-  if (!t) throw new HttpProblem(400, `${name} must be one of ${Object.keys(ID_TYPES).join(", ")}`, [{ path: name, message: "unknown id type" }]);
+  if (!t) throw new AppError(400, `${name} must be one of ${Object.keys(ID_TYPES).join(", ")}`, [{ path: name, message: "unknown id type" }]);
   return t;
 }
 
@@ -42,7 +42,7 @@ function fieldSelection(value: unknown): { custom: boolean; actions: boolean } {
   const names = raw.map((v) => (typeof v === "string" ? v.trim().toLowerCase() : v));
   const unknown = names.filter((n) => !(FIELD_SETS as readonly unknown[]).includes(n));
   if (unknown.length || !names.length)
-    throw new HttpProblem(400, `fields must list ${FIELD_SETS.join(" and/or ")}`, [{ path: "fields", message: "unknown field set" }]);
+    throw new AppError(400, `fields must list ${FIELD_SETS.join(" and/or ")}`, [{ path: "fields", message: "unknown field set" }]);
   return { custom: names.includes("custom"), actions: names.includes("useraction") };
 }
 
@@ -54,14 +54,14 @@ function endUserItems(style: Style) {
       const { creationTime: _c, lastUpdateTime: _u, ...rest } = item;
       const extra = Object.keys(rest).filter((k) => !allowed.has(k));
       if (extra.length)
-        throw new HttpProblem(400, `body[${i}]: unknown field(s) ${extra.join(", ")}`, [{ path: `[${i}]`, message: `allowed: ${[...allowed].join(", ")}` }]);
+        throw new AppError(400, `body[${i}]: unknown field(s) ${extra.join(", ")}`, [{ path: `[${i}]`, message: `allowed: ${[...allowed].join(", ")}` }]);
       return rest;
     });
 }
 
 function customBody(body: unknown): Record<string, unknown> {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new HttpProblem(400, "body must be a JSON object of custom field name → value");
+    throw new AppError(400, "body must be a JSON object of custom field name → value");
   }
   return body as Record<string, unknown>;
 }
@@ -264,7 +264,7 @@ export const endUserRoutes: RestRoute[] = [
     jsonBody: true,
     variables: (i) => {
       const body = customBody(i.body);
-      if (typeof body.id !== "string" || !body.id) throw new HttpProblem(400, "id is required", [{ path: "id", message: "required" }]);
+      if (typeof body.id !== "string" || !body.id) throw new AppError(400, "id is required", [{ path: "id", message: "required" }]);
       return { accountId: i.params.accountId, id: body.id, idType: idType(body.useridType, "useridType"), ...fieldSelection(body.fields) };
     },
     reply: (d, i) => oneReply(d.account.endUser, endUserRecord("B"), `No end user with id '${String((i.body as { id?: unknown }).id)}'.`),
