@@ -443,7 +443,7 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     const problems = await compareResponses(
       targets,
       opts.contents,
-      (body) => route.reply((body as { data?: unknown }).data, { params: {}, query: {}, body: undefined }).body,
+      (body) => route.reply.send((body as { data?: unknown }).data, { params: {}, query: {}, body: undefined }).body,
     );
 
     const loadBefore = loadavg()[0]!;

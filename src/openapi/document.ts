@@ -1,14 +1,13 @@
 // The OpenAPI 3.1 document, generated from the REST route table and the GraphQL schema: paths and
 // operations from the rows, parameters and bodies from their docs and the GraphQL input types,
 // responses from what each row's reply() makes of its document's GraphQL result types.
-import { parse, type GraphQLSchema } from "graphql";
+import type { GraphQLSchema } from "graphql";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import type { JsonSchema } from "../rest/docs.js";
 import { problem } from "../rest/problem.js";
 import { JSON_BODY_LIMIT_BYTES } from "../rest/router.js";
 import type { RestRoute } from "../rest/routes.js";
-import { describeValue, deriveResponses } from "./responses.js";
-import { bodySchema, openApiPath, sampleInput } from "./samples.js";
+import { bodySchema, exampleOf, openApiPath, sampleInput } from "./samples.js";
 
 export interface OpenApiOptions {
   version?: string;
@@ -32,11 +31,12 @@ const STATUS_TEXT: Record<number, string> = {
   415: "Body is not JSON",
   429: "Rate limit of the account exceeded; retry after Retry-After seconds",
   500: "Unexpected error; the request may succeed on retry",
+  503: "The change kept conflicting with concurrent changes, or the database was busy; nothing was written; retry after Retry-After seconds",
 };
 
-/** Errors every account route can answer, besides what its reply() produces. */
+/** Errors every account route can answer, besides what its reply declares. */
 function commonErrors(route: RestRoute): number[] {
-  const statuses = [400, 401, 403, 429, 500];
+  const statuses = [400, 401, 403, 429, 500, 503];
   if (route.jsonBody) statuses.push(413, 415);
   return statuses;
 }
@@ -78,17 +78,18 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
   for (const route of routes) {
     const { path, params } = openApiPath(route.path);
     const input = sampleInput(route, schema);
-    const document = parse(route.document);
-    const derived = deriveResponses(route, schema, document, input);
     const tag = tagOf(route.path);
     tags.add(tag);
 
+    // The statuses the route's declared reply answers with, then those every route can answer.
     const responses: Record<string, unknown> = {};
-    for (const [status, r] of [...derived.entries()].sort(([a], [b]) => a - b)) {
+    const declared = Object.entries(route.reply.responses).map(([s, doc]) => [Number(s), doc] as const);
+    for (const [status, doc] of declared.sort(([a], [b]) => a - b)) {
       const description = STATUS_TEXT[status] ?? `Status ${status}`;
-      if (r.kind === "empty") responses[status] = { description, headers: requestIdHeader() };
-      else if (r.kind === "problem") responses[status] = errorResponse(route, status, input, r.example.detail);
-      else responses[status] = { description, headers: requestIdHeader(), content: { "application/json": { schema: r.schema, example: r.example } } };
+      const headers = { ...requestIdHeader(), ...(status < 300 ? successHeaders(route) : {}) };
+      if (doc === "empty") responses[status] = { description, headers };
+      else if (doc === "problem") responses[status] = errorResponse(route, status, input);
+      else responses[status] = { description, headers, content: { "application/json": { schema: doc.json, example: exampleOf(doc.json) } } };
     }
     for (const status of commonErrors(route)) responses[status] ??= errorResponse(route, status, input);
     if (params.length > 1) responses[404] ??= errorResponse(route, 404, input);
@@ -178,7 +179,10 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       },
       headers: {
         "X-Request-Id": { description: "The request's id (the caller's x-request-id, or a new one); also on every log line.", schema: { type: "string" } },
-        "Retry-After": { description: "Seconds until the rate limit resets.", schema: { type: "integer" } },
+        "Retry-After": {
+          description: "Seconds to wait before retrying: until the rate limit resets (429), or after a conflict with concurrent changes (503).",
+          schema: { type: "integer" },
+        },
         "RateLimit-Limit": { description: "Requests allowed per window.", schema: { type: "integer" } },
         "RateLimit-Remaining": { description: "Requests left in the window.", schema: { type: "integer" } },
         "RateLimit-Reset": { description: "Seconds until the window resets.", schema: { type: "integer" } },
@@ -191,18 +195,23 @@ function requestIdHeader() {
   return { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
 }
 
+/** Headers a route's successful answers carry (e.g. the audit log's Cache-Control: no-store). */
+function successHeaders(route: RestRoute): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(route.reply.headers ?? {}).map(([name, value]) => [name, { schema: { type: "string", const: value } }]));
+}
+
 function errorResponse(route: RestRoute, status: number, input: ReturnType<typeof sampleInput>, detail?: string) {
   const description = STATUS_TEXT[status] ?? `Status ${status}`;
   const headers: Record<string, unknown> = requestIdHeader();
   if (status === 429) {
     for (const h of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) headers[h] = { $ref: `#/components/headers/${h}` };
   }
-  const message = detail ?? (status >= 500 ? "Unexpected error; the request may succeed on retry." : (STATUS_TEXT[status] ?? "Error"));
-  if (route.errorBody) {
+  if (status === 503) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
+  const message = detail ?? (status === 500 ? "Unexpected error; the request may succeed on retry." : (STATUS_TEXT[status] ?? "Error"));
+  if (route.errorBody && route.errorSchema) {
     // The spec's own failure shape for this route instead of problem+json.
     const example = route.errorBody(status, [message], input);
-    const schema: JsonSchema = describeValue(example, new Map());
-    return { description, headers, content: { "application/json": { schema, example } } };
+    return { description, headers, content: { "application/json": { schema: route.errorSchema, example } } };
   }
   return { description, headers, content: { "application/problem+json": { schema: PROBLEM_REF, example: problem(status, message) } } };
 }

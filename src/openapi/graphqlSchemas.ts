@@ -24,8 +24,7 @@ const SCALARS: Record<string, JsonSchema> = {
   UserActionValues: { type: "object", additionalProperties: { type: "integer" } },
 };
 
-/** Scalars whose values are JSON objects (traced by identity when responses are derived). */
-export const OBJECT_SCALARS = new Set(["JSON", "CustomValues", "UserActionCounts", "UserActionValues"]);
+
 
 /** Allows null in a schema (OpenAPI 3.1 spells it as a type union, not `nullable`). */
 export function orNull(schema: JsonSchema): JsonSchema {

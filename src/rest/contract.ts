@@ -3,8 +3,8 @@
 // descriptions). Domains declare their rows with these types (src/domains/*/routes.ts);
 // src/rest/router.ts executes them all the same way.
 import type { KeyScope } from "../auth/keys.js";
-import type { BodyDoc, QueryParamDoc } from "./docs.js";
-import type { RestReply } from "./responses.js";
+import type { BodyDoc, JsonSchema, QueryParamDoc } from "./docs.js";
+import type { Reply } from "./responses.js";
 
 /** The two path styles of the spec; they differ only in how content refers to tags (id or name). */
 export type Style = "A" | "B";
@@ -27,7 +27,8 @@ export interface RestRoute {
   /** The GraphQL operation the route runs. */
   document: string;
   variables(input: RestInput): Record<string, unknown>;
-  reply(data: any, input: RestInput): RestReply;
+  /** What it answers: a declared reply kind (src/rest/responses.ts `reply`). */
+  reply: Reply;
   /** Key scopes allowed on this route (default: integration keys only). */
   scopes?: readonly KeyScope[];
   /** Whether the route reads a JSON body. */
@@ -36,6 +37,8 @@ export interface RestRoute {
   optionalBody?: boolean;
   /** A body other than problem+json for failures (the spec's single end-user update shape). */
   errorBody?: (status: number, messages: string[], input: RestInput) => unknown;
+  /** With errorBody: its JSON Schema (OpenAPI). */
+  errorSchema?: JsonSchema;
   /** OpenAPI: the query parameters variables() reads (test/openapi.test.ts checks the two agree). */
   query?: Record<string, QueryParamDoc>;
   /** OpenAPI: the JSON body, as a GraphQL input type or a JSON Schema. */

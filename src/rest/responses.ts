@@ -1,6 +1,8 @@
 // How GraphQL results become REST responses: pages, single records, and the contract's rules for
 // bulk outcomes (201/200/204 all succeeded, 207 mixed, the shared status when all failed alike).
 import type { FieldError } from "../errors.js";
+import type { RestInput } from "./contract.js";
+import type { JsonSchema } from "./docs.js";
 import { problem, type Problem } from "./problem.js";
 
 export interface RestReply {
@@ -62,3 +64,98 @@ export function bulkReply<N>(results: ItemOutcome<N>[], record: ((n: N) => unkno
     },
   };
 }
+
+// ---- declared replies -------------------------------------------------------------------------------
+// A route row declares its reply as one of a few kinds, with a typed record mapper that carries the
+// record's JSON Schema. The router sends what `send` builds; src/openapi documents `responses`, so
+// the documented responses are the ones the route sends (test/openapi.test.ts checks real answers
+// against them).
+
+/** A REST record: its JSON Schema and how a GraphQL result node becomes it. */
+export interface WireRecord<N = any> {
+  schema: JsonSchema;
+  map(node: N): unknown;
+}
+
+export const wireRecord = <N>(schema: JsonSchema, map: (node: N) => unknown): WireRecord<N> => ({ schema, map });
+
+/** What a status answers with: a JSON body of this schema, a problem, or nothing. */
+export type ResponseDoc = { json: JsonSchema } | "problem" | "empty";
+
+export interface Reply {
+  kind: "page" | "one" | "bulk" | "custom";
+  responses: Record<number, ResponseDoc>;
+  /** Headers every successful answer carries. */
+  headers?: Record<string, string>;
+  send(data: any, input: RestInput): RestReply;
+}
+
+const PAGE_CURSOR: JsonSchema = {
+  type: ["string", "null"],
+  description: "Cursor of the next page (pass it back unchanged as `cursor`); null on the last page.",
+};
+const ITEM_OUTCOME: JsonSchema = {
+  type: "object",
+  required: ["index", "id", "statusCode"],
+  properties: { index: { type: "integer", minimum: 0 }, id: { type: ["string", "null"] }, statusCode: { type: "integer" } },
+};
+
+/** `{success, failure}` of a 207. */
+export const MULTI_STATUS: JsonSchema = {
+  type: "object",
+  required: ["success", "failure"],
+  properties: {
+    success: { type: "array", items: ITEM_OUTCOME },
+    failure: {
+      type: "array",
+      items: {
+        ...ITEM_OUTCOME,
+        required: ["index", "id", "statusCode", "errors"],
+        properties: { ...(ITEM_OUTCOME.properties as object), errors: { type: "array", items: { type: "string" } } },
+      },
+    },
+  },
+};
+
+export const reply = {
+  /** A page of records: 200 `{data, cursor}`. */
+  page<N>(pick: (data: any) => Connection<N>, record: WireRecord<N>, opts: { headers?: Record<string, string> } = {}): Reply {
+    return {
+      kind: "page",
+      responses: {
+        200: { json: { type: "object", required: ["data", "cursor"], properties: { data: { type: "array", items: record.schema }, cursor: PAGE_CURSOR } } },
+      },
+      headers: opts.headers,
+      send: (data) => ({ ...pageReply(pick(data), record.map), ...(opts.headers ? { headers: opts.headers } : {}) }),
+    };
+  },
+
+  /** One record: 200, or 404 when the lookup found nothing. */
+  one<N>(pick: (data: any, input: RestInput) => N | null | undefined, record: WireRecord<N>, notFound: (input: RestInput) => string): Reply {
+    return {
+      kind: "one",
+      responses: { 200: { json: record.schema }, 404: "problem" },
+      send: (data, input) => oneReply(pick(data, input), record.map, notFound(input)),
+    };
+  },
+
+  /**
+   * Per-item outcomes: `success` lists the statuses all-succeeded answers use (201/200 with
+   * `{data}`, 204 empty for deletes), `failure` the statuses every item can fail with alike (a
+   * problem); 207 `{success, failure}` for mixed outcomes.
+   */
+  bulk<N>(pick: (data: any) => ItemOutcome<N>[], record: WireRecord<N> | null, statuses: { success: number[]; failure: number[]; created?: number }): Reply {
+    const responses: Record<number, ResponseDoc> = { 207: { json: MULTI_STATUS } };
+    for (const s of statuses.success) {
+      responses[s] =
+        s === 204 || !record ? "empty" : { json: { type: "object", required: ["data"], properties: { data: { type: "array", items: record.schema } } } };
+    }
+    for (const s of statuses.failure) responses[s] = "problem";
+    return { kind: "bulk", responses, send: (data) => bulkReply(pick(data), record ? record.map : null, { created: statuses.created }) };
+  },
+
+  /** Anything else, with its responses declared alongside. */
+  custom(responses: Record<number, ResponseDoc>, send: (data: any, input: RestInput) => RestReply): Reply {
+    return { kind: "custom", responses, send };
+  },
+};

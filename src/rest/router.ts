@@ -83,7 +83,7 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
   const variables = route.variables(input);
   const result = (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: variables })) as ExecutionResult;
   if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors));
-  const reply = route.reply(result.data, input);
+  const reply = route.reply.send(result.data, input);
   if (reply.headers) res.set(reply.headers);
   if (reply.problem) return fail(route, input, res, reply.problem);
   if (reply.body === undefined) return void res.status(reply.status).end();

@@ -4,7 +4,26 @@ import { B, type RestRoute } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { cursorParam, limitParam } from "../../rest/params.js";
 import { AppError } from "../../errors.js";
-import { pageReply } from "../../rest/responses.js";
+import { reply, wireRecord } from "../../rest/responses.js";
+
+const auditLogRecord = wireRecord(
+  {
+    type: "object",
+    required: ["id", "timestamp", "accountId", "userId", "action", "resourceType", "resourceId", "sourceIp", "details"],
+    properties: {
+      id: { type: "string" },
+      timestamp: { type: "integer", description: "Epoch milliseconds." },
+      accountId: { type: ["string", "null"] },
+      userId: { type: ["string", "null"], description: "The acting user's e-mail, `cli:<user>` or `system`." },
+      action: { type: "string", enum: ["create", "update", "delete"] },
+      resourceType: { type: "string" },
+      resourceId: { type: "string" },
+      sourceIp: { type: ["string", "null"] },
+      details: { type: "object", description: "What changed; secrets and encrypted values never appear." },
+    },
+  },
+  (e: Record<string, unknown>) => e,
+);
 
 export const auditLogRoutes: RestRoute[] = [
   {
@@ -37,7 +56,7 @@ export const auditLogRoutes: RestRoute[] = [
       after: cursorParam(i.query),
       filter: auditFilterBody(i.body),
     }),
-    reply: (d) => ({ ...pageReply(d.auditLogs, (e) => e), headers: { "Cache-Control": "no-store" } }),
+    reply: reply.page((d) => d.auditLogs, auditLogRecord, { headers: { "Cache-Control": "no-store" } }),
   },
 ];
 

@@ -2,6 +2,8 @@
 // ask for. The two path styles differ only in how content refers to tags: style A by tag id, style B by name.
 import { AppError } from "../../errors.js";
 import type { Style } from "../../rest/contract.js";
+import { wireRecord } from "../../rest/responses.js";
+import { CONTENT_TYPES } from "./schema.js";
 
 export const CONTENT_FIELDS = `id title type url source description descriptionMd state stage parentId creationTime lastUpdateTime tags { id name }`;
 
@@ -21,22 +23,60 @@ interface ContentNode {
   tags: { id: string; name: string }[];
 }
 
+const nullable = (type: string, extra: object = {}) => ({ type: [type, "null"], ...extra });
+
+/** A content on the wire; `tags` are ids in style A, names in style B. */
 export function contentRecord(style: Style) {
-  return (c: ContentNode) => ({
-    id: c.id,
-    title: c.title,
-    type: c.type,
-    url: c.url,
-    source: c.source,
-    description: c.description,
-    description_md: c.descriptionMd,
-    tags: c.tags.map((t) => (style === "A" ? t.id : t.name)),
-    state: c.state,
-    stage: c.stage,
-    parentId: c.parentId,
-    creationTime: c.creationTime,
-    lastUpdateTime: c.lastUpdateTime,
-  });
+  return wireRecord(
+    {
+      type: "object",
+      required: [
+        "id",
+        "title",
+        "type",
+        "url",
+        "source",
+        "description",
+        "description_md",
+        "tags",
+        "state",
+        "stage",
+        "parentId",
+        "creationTime",
+        "lastUpdateTime",
+      ],
+      properties: {
+        id: { type: "string" },
+        title: { type: "string" },
+        type: { type: "string", enum: [...CONTENT_TYPES] },
+        url: nullable("string", { description: "Links and videos." }),
+        source: nullable("string", { enum: ["default", "knowledgebase", null], description: "Links only." }),
+        description: nullable("string"),
+        description_md: nullable("string", { description: "Markdown description, text content only." }),
+        tags: { type: "array", items: { type: "string" }, description: style === "A" ? "Tag ids, by tag name." : "Tag names, sorted." },
+        state: { type: "string", enum: ["draft", "ready", "production"] },
+        stage: { type: "string", enum: ["design", "production"], description: "Follows the state: production content is in the production stage." },
+        parentId: nullable("string", { description: "The folder holding it." }),
+        creationTime: { type: "integer", description: "Epoch milliseconds." },
+        lastUpdateTime: { type: "integer", description: "Epoch milliseconds." },
+      },
+    },
+    (c: ContentNode) => ({
+      id: c.id,
+      title: c.title,
+      type: c.type,
+      url: c.url,
+      source: c.source,
+      description: c.description,
+      description_md: c.descriptionMd,
+      tags: c.tags.map((t) => (style === "A" ? t.id : t.name)),
+      state: c.state,
+      stage: c.stage,
+      parentId: c.parentId,
+      creationTime: c.creationTime,
+      lastUpdateTime: c.lastUpdateTime,
+    }),
+  );
 }
 
 const GRAPHQL_ONLY_CONTENT_FIELDS = ["tagIds", "tagNames", "descriptionMd"] as const;

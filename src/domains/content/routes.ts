@@ -6,7 +6,7 @@ import { A, B, withRecord, type RestInput, type RestRoute, type Style } from "..
 import { pageQuery, type BodyDoc, type QueryParamDoc } from "../../rest/docs.js";
 import { commaList, cursorParam, intParam, limitParam, objectArrayBody, pageVariables, stringParam } from "../../rest/params.js";
 import { AppError } from "../../errors.js";
-import { bulkReply, oneReply, pageReply } from "../../rest/responses.js";
+import { reply } from "../../rest/responses.js";
 import { CONTENT_FIELDS, contentInput, contentRecord } from "./records.js";
 import { CONTENT_TYPES, STATIC_TYPES } from "./schema.js";
 
@@ -25,7 +25,12 @@ const UPDATE_CONTENT = `mutation UpdateContent($accountId: String!, $input: [Con
 const DELETE_CONTENT = `mutation DeleteContent($accountId: String!, $ids: [String!]!) {
   deleteContents(accountId: $accountId, ids: $ids) { results { index statusCode id errors } } }`;
 
-const contentPage = (style: Style) => (d: any) => pageReply(d.account.contents, contentRecord(style));
+const contentPage = (style: Style) => reply.page((d) => d.account.contents, contentRecord(style));
+const contentWrites = (style: Style, mutation: "createContents" | "updateContents") =>
+  reply.bulk((d) => d[mutation].results.map(withRecord("content")), contentRecord(style), {
+    success: mutation === "createContents" ? [201] : [200],
+    failure: mutation === "createContents" ? [400, 409] : [400, 404, 409],
+  });
 const contentWrite = (style: Style) => (input: RestInput) => ({
   accountId: input.params.accountId,
   input: objectArrayBody(input.body).map(contentInput(style)),
@@ -139,7 +144,7 @@ export const contentRoutes: RestRoute[] = [
     document: UPDATE_CONTENT,
     jsonBody: true,
     variables: contentWrite("A"),
-    reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("A")),
+    reply: contentWrites("A", "updateContents"),
   },
   {
     name: "createContentA",
@@ -150,7 +155,7 @@ export const contentRoutes: RestRoute[] = [
     document: CREATE_CONTENT,
     jsonBody: true,
     variables: contentWrite("A"),
-    reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("A")),
+    reply: contentWrites("A", "createContents"),
   },
   {
     name: "deleteContentA",
@@ -161,7 +166,7 @@ export const contentRoutes: RestRoute[] = [
     params: { id: { description: "One content id, or several comma-separated (the spec's contentIDArray).", example: "c_1,c_2" } },
     document: DELETE_CONTENT,
     variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.id, "id") }),
-    reply: (d) => bulkReply(d.deleteContents.results, null),
+    reply: reply.bulk((d) => d.deleteContents.results, null, { success: [204], failure: [404] }),
   },
   {
     name: "getContentA",
@@ -171,7 +176,11 @@ export const contentRoutes: RestRoute[] = [
     params: { id: { description: "The content id.", example: "c_1" } },
     document: `query GetContent($accountId: String!, $id: String!) { account(id: $accountId) { content(id: $id) { ${CONTENT_FIELDS} } } }`,
     variables: (i) => ({ accountId: i.params.accountId, id: i.params.id }),
-    reply: (d, i) => oneReply(d.account.content, contentRecord("A"), `No content with id '${i.params.id}'.`),
+    reply: reply.one(
+      (d) => d.account.content,
+      contentRecord("A"),
+      (i) => `No content with id '${i.params.id}'.`,
+    ),
   },
 
   // Style B: content (B1–B5)
@@ -194,7 +203,7 @@ export const contentRoutes: RestRoute[] = [
     document: UPDATE_CONTENT,
     jsonBody: true,
     variables: contentWrite("B"),
-    reply: (d) => bulkReply(d.updateContents.results.map(withRecord("content")), contentRecord("B")),
+    reply: contentWrites("B", "updateContents"),
   },
   {
     name: "createContentB",
@@ -205,7 +214,7 @@ export const contentRoutes: RestRoute[] = [
     document: CREATE_CONTENT,
     jsonBody: true,
     variables: contentWrite("B"),
-    reply: (d) => bulkReply(d.createContents.results.map(withRecord("content")), contentRecord("B")),
+    reply: contentWrites("B", "createContents"),
   },
   {
     name: "listContentCreatedAfter",

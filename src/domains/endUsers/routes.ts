@@ -4,7 +4,7 @@ import { AppError } from "../../errors.js";
 import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from "../../rest/params.js";
 import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord } from "./records.js";
 import { A, B, type RestInput, type RestRoute, type Style } from "../../rest/contract.js";
-import { bulkReply, oneReply, pageReply } from "../../rest/responses.js";
+import { oneReply, reply } from "../../rest/responses.js";
 import { pageQuery, type BodyDoc } from "../../rest/docs.js";
 import { FIELD_TYPES } from "./fields.js";
 
@@ -104,11 +104,14 @@ const schemaRows = (
     query: { fieldName: { description: "Only this field (404 when there is none).", schema: { type: "string" }, example: "plan" } },
     document: SCHEMA,
     variables: (i) => ({ accountId: i.params.accountId, fieldName: stringParam(i.query, "fieldName") }),
-    reply: (d, i) => {
-      const fields = d.account.endUserSchema;
-      if (i.query.fieldName && !fields.length) return oneReply(null, schemaFieldRecord, `No end-user schema field named '${String(i.query.fieldName)}'.`);
-      return { status: 200, body: { data: fields.map(schemaFieldRecord) } };
-    },
+    reply: reply.custom(
+      { 200: { json: { type: "object", required: ["data"], properties: { data: { type: "array", items: schemaFieldRecord.schema } } } }, 404: "problem" },
+      (d, i) => {
+        const fields = d.account.endUserSchema;
+        if (i.query.fieldName && !fields.length) return oneReply(null, schemaFieldRecord.map, `No end-user schema field named '${String(i.query.fieldName)}'.`);
+        return { status: 200, body: { data: fields.map(schemaFieldRecord.map) } };
+      },
+    ),
   },
   {
     name: names.put,
@@ -120,12 +123,11 @@ const schemaRows = (
     jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
     // The spec answers 200 for schema PUTs, whether fields were added or updated.
-    reply: (d) =>
-      bulkReply(
-        d.upsertEndUserFields.results.map((r: any) => ({ ...r, record: r.field })),
-        schemaFieldRecord,
-        { created: 200 },
-      ),
+    reply: reply.bulk((d) => d.upsertEndUserFields.results.map((r: any) => ({ ...r, record: r.field })), schemaFieldRecord, {
+      success: [200],
+      failure: [400],
+      created: 200,
+    }),
   },
   {
     name: names.get,
@@ -135,7 +137,11 @@ const schemaRows = (
     params: { fieldName: { description: "The field's name.", example: "plan" } },
     document: SCHEMA,
     variables: (i) => ({ accountId: i.params.accountId, fieldName: i.params.fieldName }),
-    reply: (d, i) => oneReply(d.account.endUserSchema[0], schemaFieldRecord, `No end-user schema field named '${i.params.fieldName}'.`),
+    reply: reply.one(
+      (d) => d.account.endUserSchema[0],
+      schemaFieldRecord,
+      (i) => `No end-user schema field named '${i.params.fieldName}'.`,
+    ),
   },
   {
     name: names.del,
@@ -145,9 +151,16 @@ const schemaRows = (
     params: { fieldName: { description: "One field name, or several comma-separated (the spec's fieldsToDelete).", example: "plan,region" } },
     document: SCHEMA_DELETE,
     variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.fieldName, "fieldName") }),
-    reply: (d) => bulkReply(d.deleteEndUserFields.results, null),
+    reply: reply.bulk((d) => d.deleteEndUserFields.results, null, { success: [204], failure: [400, 404] }),
   },
 ];
+
+/** The spec's own answer of single end-user updates, success and failure alike. */
+const SINGLE_UPDATE_RESULT = {
+  type: "object",
+  required: ["errors", "id", "statusCode"],
+  properties: { errors: { type: "array", items: { type: "string" } }, id: { type: ["string", "null"] }, statusCode: { type: "integer" } },
+};
 
 const singleUpdate = (prefix: string, name: string, summary: string): RestRoute => ({
   name,
@@ -157,13 +170,14 @@ const singleUpdate = (prefix: string, name: string, summary: string): RestRoute 
   document: UPSERT_ONE,
   jsonBody: true,
   errorBody: singleUpdateError,
+  errorSchema: SINGLE_UPDATE_RESULT,
   body: CUSTOM_BODY,
   params: ID_PARAM,
   variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: customBody(i.body) }),
-  reply: (d) => {
+  reply: reply.custom({ 200: { json: SINGLE_UPDATE_RESULT }, 201: { json: SINGLE_UPDATE_RESULT } }, (d) => {
     const r = d.upsertEndUser;
     return { status: r.statusCode, body: { errors: r.errors, id: r.id, statusCode: r.statusCode } };
-  },
+  }),
 });
 
 export const endUserRoutes: RestRoute[] = [
@@ -176,7 +190,7 @@ export const endUserRoutes: RestRoute[] = [
     query: pageQuery(LIST_LIMITS.standard),
     document: LIST,
     variables: (i) => ({ accountId: i.params.accountId, first: limitParam(i.query, LIST_LIMITS.standard), after: cursorParam(i.query), actions: false }),
-    reply: (d) => pageReply(d.account.endUsers, endUserRecord("A")),
+    reply: reply.page((d) => d.account.endUsers, endUserRecord("A")),
   },
   {
     name: "upsertEndUsersA",
@@ -187,11 +201,10 @@ export const endUserRoutes: RestRoute[] = [
     document: UPSERT_MANY,
     jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("A")(i), actions: false }),
-    reply: (d) =>
-      bulkReply(
-        d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })),
-        endUserRecord("A"),
-      ),
+    reply: reply.bulk((d) => d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("A"), {
+      success: [200, 201],
+      failure: [400],
+    }),
   },
   {
     name: "deleteEndUsersA",
@@ -201,7 +214,7 @@ export const endUserRoutes: RestRoute[] = [
     params: { id: { description: "One end-user id, or several comma-separated.", example: "user-42,user-43" } },
     document: DELETE,
     variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.id, "id") }),
-    reply: (d) => bulkReply(d.deleteEndUsers.results, null),
+    reply: reply.bulk((d) => d.deleteEndUsers.results, null, { success: [204], failure: [404] }),
   },
   {
     name: "getEndUserA",
@@ -211,7 +224,11 @@ export const endUserRoutes: RestRoute[] = [
     params: ID_PARAM,
     document: GET,
     variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: true, actions: false }),
-    reply: (d, i) => oneReply(d.account.endUser, endUserRecord("A"), `No end user with id '${i.params.id}'.`),
+    reply: reply.one(
+      (d) => d.account.endUser,
+      endUserRecord("A"),
+      (i) => `No end user with id '${i.params.id}'.`,
+    ),
   },
   singleUpdate(A, "upsertEndUserA", "Create or update one end user's custom fields"),
   ...schemaRows(
@@ -237,11 +254,10 @@ export const endUserRoutes: RestRoute[] = [
     document: UPSERT_MANY,
     jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("B")(i), actions: true }),
-    reply: (d) =>
-      bulkReply(
-        d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })),
-        endUserRecord("B"),
-      ),
+    reply: reply.bulk((d) => d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("B"), {
+      success: [200, 201],
+      failure: [400],
+    }),
   },
   {
     name: "lookupEndUser",
@@ -267,7 +283,11 @@ export const endUserRoutes: RestRoute[] = [
       if (typeof body.id !== "string" || !body.id) throw new AppError(400, "id is required", [{ path: "id", message: "required" }]);
       return { accountId: i.params.accountId, id: body.id, idType: idType(body.useridType, "useridType"), ...fieldSelection(body.fields) };
     },
-    reply: (d, i) => oneReply(d.account.endUser, endUserRecord("B"), `No end user with id '${String((i.body as { id?: unknown }).id)}'.`),
+    reply: reply.one(
+      (d) => d.account.endUser,
+      endUserRecord("B"),
+      (i) => `No end user with id '${String((i.body as { id?: unknown }).id)}'.`,
+    ),
   },
   {
     name: "getEndUserB",
@@ -290,7 +310,11 @@ export const endUserRoutes: RestRoute[] = [
       idType: idType(i.query["userid-type"], "userid-type"),
       ...fieldSelection(i.query.fields),
     }),
-    reply: (d, i) => oneReply(d.account.endUser, endUserRecord("B"), `No end user with id '${i.params.id}'.`),
+    reply: reply.one(
+      (d) => d.account.endUser,
+      endUserRecord("B"),
+      (i) => `No end user with id '${i.params.id}'.`,
+    ),
   },
   singleUpdate(B, "upsertEndUserB", "B15: update or add one end user's custom fields"),
 ];

@@ -1,4 +1,25 @@
 // Wire shape of tag records: the GraphQL selection the tag routes ask for, sent as it is.
+import { wireRecord } from "../../rest/responses.js";
+
 export const TAG_FIELDS = `id name description type`;
 
-export const tagRecord = (t: { id: string; name: string; description: string | null; type: string }) => t;
+interface TagNode {
+  id: string;
+  name: string;
+  description: string | null;
+  type: string;
+}
+
+export const tagRecord = wireRecord(
+  {
+    type: "object",
+    required: ["id", "name", "description", "type"],
+    properties: {
+      id: { type: "string" },
+      name: { type: "string", description: "Unique within the account; no commas." },
+      description: { type: ["string", "null"] },
+      type: { type: "string", enum: ["USER", "PAGE", "ROLE"], description: "Tags created through the API are USER tags." },
+    },
+  },
+  (t: TagNode) => t,
+);

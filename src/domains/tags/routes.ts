@@ -3,7 +3,7 @@ import { LIST_LIMITS } from "../../schema/pagination.js";
 import { B, withRecord, type RestRoute } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { commaList, objectArrayBody, pageVariables } from "../../rest/params.js";
-import { bulkReply, pageReply } from "../../rest/responses.js";
+import { reply } from "../../rest/responses.js";
 import { TAG_FIELDS, tagRecord } from "./records.js";
 
 const TAG_PAGE = `query TagPage($accountId: String!, $first: Int, $after: String) {
@@ -32,7 +32,7 @@ export const tagRoutes: RestRoute[] = [
     document: UPSERT_TAGS,
     jsonBody: true,
     variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
-    reply: (d) => bulkReply(d.upsertTags.results.map(withRecord("tag")), tagRecord),
+    reply: reply.bulk((d) => d.upsertTags.results.map(withRecord("tag")), tagRecord, { success: [200, 201], failure: [400, 404, 409] }),
   },
   {
     name: "listTags",
@@ -42,7 +42,7 @@ export const tagRoutes: RestRoute[] = [
     query: pageQuery(LIST_LIMITS.standard),
     document: TAG_PAGE,
     variables: pageVariables,
-    reply: (d) => pageReply(d.account.tags, tagRecord),
+    reply: reply.page((d) => d.account.tags, tagRecord),
   },
   {
     name: "deleteTags",
@@ -52,6 +52,6 @@ export const tagRoutes: RestRoute[] = [
     params: { names: { description: "Comma-separated tag names.", example: "onboarding,billing" } },
     document: DELETE_TAGS,
     variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.names, "names") }),
-    reply: (d) => bulkReply(d.deleteTags.results, null),
+    reply: reply.bulk((d) => d.deleteTags.results, null, { success: [204], failure: [404] }),
   },
 ];
