@@ -1,11 +1,20 @@
 // Entry point: validate configuration, apply migrations, seed the demo account on a new database,
 // then listen. SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
 import type { AddressInfo } from "node:net";
+import { createApp } from "./app.js";
+import { requestScope } from "./audit/requestScope.js";
+import { flushKeyUsage } from "./auth/keyUsage.js";
 import { loadConfig } from "./config.js";
+import { initEncryption } from "./crypto.js";
+import { dbKind, prepareDb, prisma } from "./db/index.js";
 import { migrate } from "./db/migrate.js";
 import { createHttpServer } from "./httpServer.js";
+import { gracefulShutdown } from "./lifecycle.js";
 import { logger } from "./logger.js";
+import { consoleProgress, DEMO_EMAIL, seedDemo } from "./seed/demo.js";
 
+// Modules do nothing at import (the database clients are created on first use), so everything is
+// imported statically and runs in this order.
 const config = (() => {
   try {
     return loadConfig();
@@ -17,7 +26,6 @@ const config = (() => {
 
 try {
   // Fails early, naming ENCRYPTION_KEY, where encrypted_string values could not be read or written.
-  const { initEncryption } = await import("./crypto.js");
   initEncryption(config);
 } catch (err) {
   console.error((err as Error).message);
@@ -25,22 +33,17 @@ try {
 }
 
 const { applied, fresh } = await migrate(config.DATABASE_URL, (msg) => logger.info(msg));
-const { prisma, prepareDb, dbKind } = await import("./db/index.js");
 await prepareDb();
 if (fresh && config.SEED_DEMO) {
-  const { seedDemo, consoleProgress, DEMO_EMAIL } = await import("./seed/demo.js");
-  const { requestScope } = await import("./audit/requestScope.js");
   const { key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ progress: consoleProgress() }));
   logger.info({ account: "demo", user: DEMO_EMAIL }, "seeded the demo account on the new database");
   console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
 }
-const { createApp } = await import("./app.js");
 const { app, close: closeApp, lifecycle } = createApp(config);
-const { gracefulShutdown } = await import("./lifecycle.js");
 const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;
-  logger.info({ port, pid: process.pid, db: dbKind, migrationsApplied: applied.length }, `guidegate listening on http://localhost:${port}`);
+  logger.info({ port, pid: process.pid, db: dbKind(), migrationsApplied: applied.length }, `guidegate listening on http://localhost:${port}`);
 });
 
 let stopping = false;
@@ -57,7 +60,6 @@ async function shutdown(signal: string) {
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     log: (msg, details) => logger.info(details ?? {}, msg),
     closeResources: async () => {
-      const { flushKeyUsage } = await import("./auth/keyUsage.js");
       await flushKeyUsage();
       await closeApp();
       await prisma.$disconnect();

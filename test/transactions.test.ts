@@ -68,7 +68,7 @@ describe("withTransaction", () => {
     expect(attempts).toBe(1);
   });
 
-  it.runIf(dbKind === "postgres")("a real deadlock (40P01) between two transactions is retried: both commit", async () => {
+  it.runIf(dbKind() === "postgres")("a real deadlock (40P01) between two transactions is retried: both commit", async () => {
     const [a, b] = [tagRow("dl-a"), tagRow("dl-b")];
     await withTransaction(async (tx) => {
       await tx.tag.create({ data: a });

@@ -6,7 +6,9 @@ import { parseArgs } from "node:util";
 import { requestScope } from "../audit/requestScope.js";
 import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../admin.js";
 import { loadConfig } from "../config.js";
+import { prepareDb, prisma } from "../db/index.js";
 import { migrate } from "../db/migrate.js";
+import { consoleProgress, DEMO_EMAIL, seedDemo } from "../seed/demo.js";
 
 const USAGE = `usage: npm run cli -- <command>
   account create <accountId> [--name <name>] [--id-method app_user_id|crm_user_id|cookie]
@@ -47,7 +49,6 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   await migrate(config.DATABASE_URL, (m) => console.error(m));
-  const { prisma, prepareDb } = await import("../db/index.js");
   await prepareDb();
   try {
     switch (`${group} ${group === "seed" ? "" : (action ?? "")}`.trim()) {
@@ -111,7 +112,6 @@ async function main(argv: string[]): Promise<number> {
       }
       case "seed": {
         if (!values.demo) throw new AdminError("seed needs --demo");
-        const { seedDemo, consoleProgress, DEMO_EMAIL } = await import("../seed/demo.js");
         const { key, accountId } = await seedDemo({ progress: consoleProgress() });
         console.error(`demo account '${accountId}' seeded; user ${DEMO_EMAIL}; its key:`);
         console.log(key);

@@ -30,9 +30,15 @@ export function onQuery(fn: QueryListener): () => void {
   return () => queryListeners.delete(fn);
 }
 
-export const databaseUrl = loadConfig().DATABASE_URL;
-export const dbKind: "sqlite" | "postgres" = isPostgresUrl(databaseUrl) ? "postgres" : "sqlite";
-setDialect(dbKind);
+// Nothing happens at import: DATABASE_URL is read, and the clients are created, on first use
+// (main.ts, the CLI, tests and benches set up the environment first and import statically).
+let url: string | undefined;
+const databaseUrl = (): string => (url ??= loadConfig().DATABASE_URL);
+
+/** Which database DATABASE_URL names. */
+export function dbKind(): "sqlite" | "postgres" {
+  return isPostgresUrl(databaseUrl()) ? "postgres" : "sqlite";
+}
 
 /**
  * The better-sqlite3 adapter does not tell Prisma SQLite's real bind-variable limit (32,766), so
@@ -71,20 +77,38 @@ function yieldingQueries<Q extends { queryRaw: (...a: any[]) => Promise<any>; ex
 function createClient(): Db {
   const log: [{ emit: "event"; level: "query" }] = [{ emit: "event", level: "query" }];
   const client =
-    dbKind === "postgres"
-      ? (new PgPrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 10 }), log }) as unknown as Db)
-      : new PrismaClient({ adapter: sqliteAdapter(`file:${sqliteFile(databaseUrl)}`), log });
+    dbKind() === "postgres"
+      ? (new PgPrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl(), max: 10 }), log }) as unknown as Db)
+      : new PrismaClient({ adapter: sqliteAdapter(`file:${sqliteFile(databaseUrl())}`), log });
   (client as unknown as { $on(e: "query", cb: (e: { query: string }) => void): void }).$on("query", (e) => {
     for (const fn of queryListeners) fn(e.query);
   });
   return client;
 }
 
-/** Unguarded: only withTransaction (and the audit recorder) may write through it. */
-const writer: Db = createClient();
-/** On PostgreSQL one pool serves both; on SQLite reads have a connection of their own. */
-const reader: Db = dbKind === "sqlite" ? createClient() : writer;
-export const prisma: Db = guardedClient(reader, writer, dbKind === "sqlite");
+interface Clients {
+  /** Unguarded: only withTransaction (and the audit recorder) may write through it. */
+  writer: Db;
+  /** On PostgreSQL one pool serves both; on SQLite reads have a connection of their own. */
+  reader: Db;
+  guarded: Db;
+}
+let clients: Clients | undefined;
+function open(): Clients {
+  if (clients) return clients;
+  const kind = dbKind();
+  setDialect(kind);
+  const writer = createClient();
+  const reader = kind === "sqlite" ? createClient() : writer;
+  clients = { writer, reader, guarded: guardedClient(reader, writer, kind === "sqlite") };
+  return clients;
+}
+
+/** The process's client for reads (and the writes the audit allows); created on first use. */
+export const prisma: Db = new Proxy({} as Db, {
+  get: (_target, prop) => Reflect.get(open().guarded, prop),
+  has: (_target, prop) => Reflect.has(open().guarded, prop),
+});
 
 /** How often a transaction that hit a deadlock, serialization failure or busy database is run. */
 export const TRANSACTION_ATTEMPTS = 5;
@@ -100,10 +124,11 @@ export const TRANSACTION_ATTEMPTS = 5;
  * Retry-After), never a masked 500.
  */
 export async function withTransaction<T>(fn: (tx: Tx) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T> {
-  if (inTransaction()) return runAudited(writer as unknown as TransactionClient, fn, opts);
+  const writer = open().writer as unknown as TransactionClient;
+  if (inTransaction()) return runAudited(writer, fn, opts);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await runAudited(writer as unknown as TransactionClient, fn, opts);
+      return await runAudited(writer, fn, opts);
     } catch (err) {
       if (attempt >= TRANSACTION_ATTEMPTS || !isRetryableTransactionError(err)) throw err;
       logger.debug({ attempt, err: (err as Error).message }, "transaction conflicted with a concurrent one: running it again");
@@ -114,7 +139,8 @@ export async function withTransaction<T>(fn: (tx: Tx) => Promise<T>, opts?: { ti
 
 /** SQLite needs per-connection settings, on each of its two connections. */
 export async function prepareDb(): Promise<void> {
-  if (dbKind === "sqlite") {
+  if (dbKind() === "sqlite") {
+    const { reader, writer } = open();
     for (const client of new Set([reader, writer])) {
       await client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
       await client.$executeRawUnsafe("PRAGMA busy_timeout = 10000");
@@ -125,5 +151,7 @@ export async function prepareDb(): Promise<void> {
 
 /** Closes every connection (shutdown, CLI exit, tests). */
 export async function disconnectDb(): Promise<void> {
+  if (!clients) return;
+  const { reader, writer } = clients;
   await Promise.all([...new Set([reader, writer])].map((c) => c.$disconnect()));
 }

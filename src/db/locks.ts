@@ -25,7 +25,7 @@ export async function lockRows(
   keys: Iterable<string>,
   opts: { accountId?: string; mode?: LockMode } = {},
 ): Promise<void> {
-  if (dbKind !== "postgres") return;
+  if (dbKind() !== "postgres") return;
   const sorted = [...new Set(keys)].sort();
   const mode = opts.mode === "delete" ? "FOR UPDATE" : "FOR NO KEY UPDATE";
   for (let i = 0; i < sorted.length; i += PER_STATEMENT) {
@@ -44,7 +44,7 @@ export async function lockRows(
  * account's other writes alone (inserts referencing the account take only KEY SHARE).
  */
 export async function lockAccount(tx: Tx, accountId: string, mode: "share" | "exclusive"): Promise<void> {
-  if (dbKind !== "postgres") return;
+  if (dbKind() !== "postgres") return;
   await tx.$queryRawUnsafe(`SELECT 1 FROM "Account" WHERE "id" = $1 ${mode === "share" ? "FOR SHARE" : "FOR NO KEY UPDATE"}`, accountId);
 }
 

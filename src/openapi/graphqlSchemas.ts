@@ -24,8 +24,6 @@ const SCALARS: Record<string, JsonSchema> = {
   UserActionValues: { type: "object", additionalProperties: { type: "integer" } },
 };
 
-
-
 /** Allows null in a schema (OpenAPI 3.1 spells it as a type union, not `nullable`). */
 export function orNull(schema: JsonSchema): JsonSchema {
   if (Object.keys(schema).filter((k) => k !== "description").length === 0) return schema; // `{}` already allows null
