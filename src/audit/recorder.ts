@@ -1,50 +1,17 @@
-// The audit log as one mechanism: withTransaction() hands its callback a transaction client whose
-// writes to audited models buffer an entry per changed record, and writes the entries in that same
-// transaction. The process-wide client refuses such writes outside withTransaction, so a new
-// capability cannot forget its audit trail. Child rows (a content's tags, an end
-// user's values and actions) are folded into their parent's entry: one change, one entry.
+// The audit log as one mechanism, a Prisma client extension on the writing client: every write to
+// a model is decided by the model's classification (src/audit/classification.ts, declared by each
+// domain). Writes to audited models (and their children) are allowed inside withTransaction()
+// only, where they buffer an entry per changed record that is appended in that same transaction;
+// child rows (a content's tags, an end user's values and actions) are folded into their parent's
+// entry: one change, one entry. Audit entries are append-only; exempt models and bookkeeping
+// writes pass; a model nobody classified cannot be written at all (default deny).
 import { AsyncLocalStorage } from "node:async_hooks";
+import { Prisma } from "../generated/sqlite/client.js";
 import { clock } from "../clock.js";
+import { FAST_INSERT, insertRows, type Dialect } from "../db/insert.js";
 import { newId } from "../ids.js";
+import type { AuditClassification, AuditedModel, ChildModel, Row } from "./classification.js";
 import { currentScope } from "./requestScope.js";
-
-type Row = Record<string, unknown>;
-
-interface Audited {
-  type: string;
-  /** columns that identify the record and its account (selected before updates and deletes) */
-  identity: string[];
-  resourceId(row: Row): string;
-  accountId(row: Row): string | null;
-  /** columns never copied into details */
-  redact?: string[];
-}
-
-const AUDITED: Record<string, Audited> = {
-  Account: { type: "account", identity: ["id"], resourceId: (r) => String(r.id), accountId: (r) => String(r.id) },
-  User: { type: "user", identity: ["id", "email"], resourceId: (r) => String(r.email ?? r.id), accountId: () => null },
-  Membership: { type: "membership", identity: ["userId", "accountId"], resourceId: (r) => `${r.userId}:${r.accountId}`, accountId: (r) => String(r.accountId) },
-  ApiKey: { type: "apiKey", identity: ["id", "prefix"], resourceId: (r) => String(r.prefix ?? r.id), accountId: () => null, redact: ["hash"] },
-  Content: { type: "content", identity: ["id", "accountId"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) },
-  Tag: { type: "tag", identity: ["id", "accountId"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) },
-  EndUser: { type: "endUser", identity: ["id", "accountId", "externalId"], resourceId: (r) => String(r.externalId), accountId: (r) => String(r.accountId) },
-  EndUserField: { type: "endUserField", identity: ["accountId", "name"], resourceId: (r) => String(r.name), accountId: (r) => String(r.accountId) },
-};
-
-/** Rows owned by an audited parent: their writes become details of the parent's entry. */
-const CHILDREN: Record<string, { parent: string; key: string; detail(row: Row): [string, string, unknown] }> = {
-  ContentTag: { parent: "Content", key: "contentId", detail: (r) => ["tagIds", String(r.tagId), true] },
-  EndUserValue: {
-    parent: "EndUser",
-    key: "endUserId",
-    detail: (r) => ["custom", String(r.field), r.type === "encrypted_string" ? "[encrypted]" : (r.text ?? r.num ?? r.bool ?? r.time ?? null)],
-  },
-  EndUserAction: { parent: "EndUser", key: "endUserId", detail: (r) => ["userActions", String(r.actionId), { count: r.count, value: r.value }] },
-};
-
-/** Writes that are bookkeeping, not changes: recorded nowhere. */
-const exempt = (model: string, args: { data?: Row }) =>
-  model === "ApiKey" && args.data !== undefined && Object.keys(args.data).every((k) => k === "lastUsedAt");
 
 interface Entry {
   model: string;
@@ -53,81 +20,30 @@ interface Entry {
   details: Row;
 }
 
-// ---- fast bulk inserts ---------------------------------------------------------------------------
-// Prisma's createMany costs ~50 µs per bound value in its query compiler: a 10,000-user upsert (60,000
-// value rows) spent most of its time there. For the models whose callers always give complete rows,
-// createMany runs as plain multi-row INSERTs instead. Values are converted as Prisma stores them.
-
-let dialect: "sqlite" | "postgres" = "sqlite";
-/** Called once by src/db/index.ts. */
-export function setDialect(d: "sqlite" | "postgres"): void {
-  dialect = d;
-}
-
-const FAST_INSERT = new Set(["EndUser", "EndUserValue", "EndUserAction", "ContentTag", "AuditLog"]);
-const MAX_PARAMS = 30_000; // under SQLite's 32,766 and PostgreSQL's 65,535
-
-function sqlValue(v: unknown): unknown {
-  if (v === undefined || v === null) return null;
-  if (v instanceof Date) return dialect === "sqlite" ? v.toISOString().replace("Z", "+00:00") : v.toISOString();
-  if (typeof v === "boolean") return dialect === "sqlite" ? (v ? 1 : 0) : v;
-  if (typeof v === "bigint") return dialect === "sqlite" ? Number(v) : v.toString();
-  return v;
-}
-
-const delegateOf = (tx: any, model: string) => tx[model[0]!.toLowerCase() + model.slice(1)];
-
-/**
- * INSERTs `rows` (all with the same columns) in statements of at most MAX_PARAMS values. With
- * `skipDuplicates`, rows that collide with a unique key (a concurrent insert of the same natural
- * key) are skipped (`ON CONFLICT DO NOTHING`, both dialects) and `inserted` lists the rows written.
- */
-async function insertRows(tx: any, model: string, rows: Row[], skipDuplicates = false): Promise<{ count: number; inserted: Row[] }> {
-  if (!rows.length) return { count: 0, inserted: [] };
-  const columns = Object.keys(rows[0]!);
-  const sameShape = rows.every((r) => Object.keys(r).length === columns.length && columns.every((c) => c in r));
-  // skipDuplicates is ours on both databases (Prisma has none for SQLite): its callers give complete rows.
-  if (!(FAST_INSERT.has(model) || skipDuplicates) || !sameShape) {
-    if (skipDuplicates) throw new Error(`${model}.createMany({ skipDuplicates }) needs rows of one shape`);
-    const { count } = await delegateOf(tx, model).createMany({ data: rows });
-    return { count, inserted: rows };
-  }
-  const identity = AUDITED[model]?.identity ?? columns;
-  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
-  const head = `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES `;
-  const tail = skipDuplicates ? ` ON CONFLICT DO NOTHING RETURNING ${identity.map((c) => `"${c}"`).join(", ")}` : "";
-  const inserted: Row[] = [];
-  for (let i = 0; i < rows.length; i += perStatement) {
-    const chunk = rows.slice(i, i + perStatement);
-    const params: unknown[] = [];
-    const tuples = chunk.map(
-      (r) =>
-        `(${columns
-          .map((c) => {
-            params.push(sqlValue(r[c]));
-            return dialect === "sqlite" ? "?" : `$${params.length}`;
-          })
-          .join(", ")})`,
-    );
-    if (!skipDuplicates) {
-      await tx.$executeRawUnsafe(head + tuples.join(", "), ...params);
-      inserted.push(...chunk);
-      continue;
-    }
-    const written = new Set(
-      ((await tx.$queryRawUnsafe(head + tuples.join(", ") + tail, ...params)) as Row[]).map((r) => identity.map((c) => String(r[c])).join("\u0000")),
-    );
-    inserted.push(...chunk.filter((r) => written.has(identity.map((c) => String(r[c])).join("\u0000"))));
-  }
-  return { count: inserted.length, inserted };
-}
 interface TxScope {
   tx: any;
   entries: Map<string, Entry>;
 }
 const txScope = new AsyncLocalStorage<TxScope>();
 
-const WRITES = new Set(["create", "createMany", "createManyAndReturn", "update", "updateMany", "upsert", "delete", "deleteMany"]);
+let classification: AuditClassification = {};
+let dialect: Dialect = "sqlite";
+/** Called once by src/db/index.ts when it opens the clients. */
+export function configureAudit(c: AuditClassification, d: Dialect): void {
+  classification = c;
+  dialect = d;
+}
+const auditedModel = (model: string) => classification[model] as AuditedModel;
+
+const WRITES = new Set(["create", "createMany", "createManyAndReturn", "update", "updateMany", "updateManyAndReturn", "upsert", "delete", "deleteMany"]);
+
+/** createMany of complete rows as multi-row INSERTs; with skipDuplicates only the rows written come back. */
+function fastCreateMany(tx: any, model: string, args: any): Promise<{ count: number; inserted: Row[] }> {
+  const rows: Row[] = Array.isArray(args.data) ? args.data : [args.data];
+  const skipDuplicates = args.skipDuplicates === true;
+  const identity = classification[model]?.kind === "audited" ? auditedModel(model).identity : undefined;
+  return insertRows(tx, dialect, model, rows, { skipDuplicates, identity });
+}
 
 function clean(data: unknown, redact: string[] = []): Row {
   const out: Row = {};
@@ -144,7 +60,7 @@ function clean(data: unknown, redact: string[] = []): Row {
 }
 
 function upsertEntry(scope: TxScope, model: string, row: Row, action: string, details: Row): Entry {
-  const a = AUDITED[model]!;
+  const a = auditedModel(model);
   const key = `${model}\u0000${a.identity.map((c) => String(row[c])).join("\u0000")}`;
   const cur = scope.entries.get(key);
   if (cur) {
@@ -167,12 +83,12 @@ function parentIdsOf(where: Row | undefined, key: string): string[] | null {
 }
 
 async function recordChild(scope: TxScope, model: string, operation: string, args: any, query: (a: unknown) => Promise<unknown>) {
-  const child = CHILDREN[model]!;
-  const parent = AUDITED[child.parent]!;
+  const child = classification[model] as ChildModel;
+  const parent = auditedModel(child.parent);
   const creating = operation.startsWith("create");
   const rows: Row[] = creating ? (Array.isArray(args.data) ? args.data : [args.data]) : [];
   const parentIds = creating ? [...new Set(rows.map((r) => String(r[child.key])))] : parentIdsOf(args.where, child.key);
-  const result = operation === "createMany" ? countOnly(await insertRows(scope.tx, model, rows)) : await query(args);
+  const result = operation === "createMany" && FAST_INSERT.has(model) ? countOnly(await fastCreateMany(scope.tx, model, args)) : await query(args);
   if (!parentIds?.length) return result; // e.g. a field's values removed with the field: its own entry says so
   const known = new Map<string, Entry>();
   for (const e of scope.entries.values()) if (e.model === child.parent) known.set(String(e.row.id), e);
@@ -230,13 +146,19 @@ function flattenCompoundKeys(where: Row): Row {
 }
 
 async function recordWrite(scope: TxScope, model: string, operation: string, args: any, query: (a: unknown) => Promise<unknown>) {
-  const a = AUDITED[model]!;
+  const a = auditedModel(model);
   const delegate = scope.tx[model[0]!.toLowerCase() + model.slice(1)];
-  if (operation === "createMany") {
+  if (operation === "createMany" && (FAST_INSERT.has(model) || args.skipDuplicates)) {
     // Only the rows actually written get an entry (skipDuplicates may skip some).
-    const { count, inserted } = await insertRows(scope.tx, model, Array.isArray(args.data) ? args.data : [args.data], args.skipDuplicates === true);
+    const { count, inserted } = await fastCreateMany(scope.tx, model, args);
     for (const r of inserted) upsertEntry(scope, model, r, "create", clean(r, a.redact));
     return { count };
+  }
+  if (operation === "createMany") {
+    const rows: Row[] = Array.isArray(args.data) ? args.data : [args.data];
+    const result = await query(args);
+    for (const r of rows) upsertEntry(scope, model, r, "create", clean(r, a.redact));
+    return result;
   }
   if (operation === "create" || operation === "createManyAndReturn") {
     const result = await query(args);
@@ -270,52 +192,44 @@ async function recordWrite(scope: TxScope, model: string, operation: string, arg
   return result;
 }
 
-const modelOf = (prop: string | symbol) => (typeof prop === "string" && !prop.startsWith("$") ? prop[0]!.toUpperCase() + prop.slice(1) : null);
-const isTracked = (model: string | null): model is string => !!model && (!!AUDITED[model] || !!CHILDREN[model]);
-
-/** Wraps a model delegate so that its write methods go through `onWrite`. */
-function wrapDelegate(delegate: any, _model: string, onWrite: (op: string, args: any, run: (a: unknown) => Promise<unknown>) => Promise<unknown>) {
-  return new Proxy(delegate, {
-    get(target, op) {
-      const value = target[op];
-      if (typeof op !== "string" || typeof value !== "function") return value;
-      if (!WRITES.has(op)) return value.bind(target);
-      return (args: any = {}) => onWrite(op, args, (a) => value.call(target, a));
+/**
+ * The extension that applies the classification to every write of the client it extends. Reads
+ * pass untouched.
+ */
+export const auditExtension = Prisma.defineExtension({
+  name: "audit",
+  query: {
+    $allModels: {
+      async $allOperations({ model, operation, args, query }) {
+        if (!WRITES.has(operation)) return query(args);
+        const c = classification[model];
+        if (!c) throw new Error(`${model}.${operation}: model ${model} is not classified for the audit log (add it to its domain's audit.ts)`);
+        const a = args as any;
+        if (c.kind === "exempt") return query(args);
+        if (c.kind === "log") {
+          if (!operation.startsWith("create")) throw new Error(`AuditLog.${operation}: audit entries are append-only`);
+          return query(args);
+        }
+        if (c.kind === "audited" && c.bookkeeping?.(a)) return query(args);
+        const scope = txScope.getStore();
+        if (!scope) {
+          throw new Error(
+            `${model}.${operation} outside withTransaction(): changes to audited data must go through it so the audit entry is written with them`,
+          );
+        }
+        return c.kind === "child" ? recordChild(scope, model, operation, a, query) : recordWrite(scope, model, operation, a, query);
+      },
     },
-  });
-}
-
-/** Audit entries are append-only: no code path may edit or delete them. */
-function appendOnly(delegate: any) {
-  return wrapDelegate(delegate, "AuditLog", (op, args, run) => {
-    if (op.startsWith("create")) return run(args);
-    throw new Error(`AuditLog.${op}: audit entries are append-only`);
-  });
-}
-
-/** The transaction client handed to withTransaction callbacks: its writes are recorded. */
-function auditedTx(tx: any, scope: TxScope) {
-  return new Proxy(tx, {
-    get(target, prop) {
-      const value = target[prop];
-      if (prop === "auditLog") return appendOnly(value);
-      const model = modelOf(prop);
-      if (!isTracked(model)) return value;
-      return wrapDelegate(value, model, (op, args, run) =>
-        exempt(model, args) ? run(args) : CHILDREN[model] ? recordChild(scope, model, op, args, run) : recordWrite(scope, model, op, args, run),
-      );
-    },
-  });
-}
+  },
+});
 
 /**
- * The process-wide client: reads go to `reader`; writes to audited data (and raw $transaction) are
- * refused, so every change goes through withTransaction and leaves its audit entry. The writes it
- * allows (audit appends, bookkeeping, unaudited models, $executeRaw) go to `writer`; with
- * `serializeWrites` (SQLite's one writer connection) each runs in a transaction of its own, so it
- * waits for an open transaction instead of slipping into it.
+ * The process-wide client: reads go to `reader`; writes go to `writer` (whose audit extension
+ * decides them), and on SQLite (`serializeWrites`: one writer connection) each runs in a
+ * transaction of its own, so it waits for an open transaction instead of slipping into it.
+ * `$transaction` is refused: withTransaction() is the way to change data.
  */
-export function guardedClient<C extends object>(reader: C, writer: C, serializeWrites: boolean): C {
+export function routedClient<C extends object>(reader: C, writer: C, serializeWrites: boolean): C {
   const viaWriter = (run: (w: any) => Promise<unknown>) => (serializeWrites ? (writer as any).$transaction((tx: any) => run(tx)) : run(writer));
   return new Proxy(reader, {
     get(target, prop) {
@@ -327,14 +241,17 @@ export function guardedClient<C extends object>(reader: C, writer: C, serializeW
       }
       if (prop === "$executeRaw" || prop === "$executeRawUnsafe") return (...args: unknown[]) => viaWriter((w) => w[prop](...args));
       if (prop === "$disconnect") return () => Promise.all([...new Set([reader, writer])].map((c) => (c as any).$disconnect())).then(() => undefined);
-      const model = modelOf(prop);
-      if (!model || typeof value !== "object" || value === null) return typeof value === "function" ? value.bind(target) : value;
-      const write = (op: string, args: unknown) => viaWriter((w) => w[prop as string][op](args));
-      if (prop === "auditLog") return appendOnly(wrapDelegate(value, model, write));
-      if (!isTracked(model)) return wrapDelegate(value, model, write);
-      return wrapDelegate(value, model, (op, args) => {
-        if (exempt(model, args)) return write(op, args);
-        throw new Error(`${model}.${op} outside withTransaction(): changes to audited data must go through it so the audit entry is written with them`);
+      if (typeof prop !== "string" || prop.startsWith("$") || typeof value !== "object" || value === null) {
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      // A model delegate: reads from the reader, writes through the writer's extension.
+      return new Proxy(value, {
+        get(delegate, op) {
+          const fn = delegate[op];
+          if (typeof op !== "string" || typeof fn !== "function") return fn;
+          if (!WRITES.has(op)) return fn.bind(delegate);
+          return (args: unknown) => viaWriter((w) => w[prop][op](args));
+        },
       });
     },
   });
@@ -365,20 +282,23 @@ export interface TransactionClient {
  */
 export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) => Promise<T>, opts: { timeout?: number; maxWait?: number } = {}): Promise<T> {
   const outer = txScope.getStore();
-  if (outer) return fn(auditedTx(outer.tx, outer) as Tx);
+  if (outer) return fn(outer.tx as Tx);
   const changed = new Set<string>();
   const result = await client.$transaction(
     async (tx) => {
       const scope: TxScope = { tx, entries: new Map() };
-      const result = await txScope.run(scope, () => fn(auditedTx(tx, scope) as Tx));
+      // Awaited inside the scope: Prisma's promises are lazy and run their query (and so the audit
+      // extension) where they are awaited, which must see this transaction's scope.
+      const result = await txScope.run(scope, async () => await fn(tx as Tx));
       if (scope.entries.size) {
         const request = currentScope();
         const now = clock.now(); // the service's "now" (src/clock.ts), the same one B25 windows are computed from
         await insertRows(
           tx,
+          dialect,
           "AuditLog",
           [...scope.entries.values()].map((e) => {
-            const a = AUDITED[e.model]!;
+            const a = auditedModel(e.model);
             return {
               id: newId("a"),
               accountId: a.accountId(e.row),

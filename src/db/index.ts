@@ -14,7 +14,10 @@ import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js"
 import { isPostgresUrl, loadConfig } from "../config.js";
 import { logger } from "../logger.js";
 import { sqliteFile } from "./migrate.js";
-import { guardedClient, inTransaction, runAudited, setDialect, type TransactionClient } from "../audit/recorder.js";
+import { classificationProblems } from "../audit/classification.js";
+import { auditExtension, configureAudit, inTransaction, routedClient, runAudited, type TransactionClient } from "../audit/recorder.js";
+import { auditClassification } from "../domains/audit.js";
+import { Prisma } from "../generated/sqlite/client.js";
 import { isRetryableTransactionError } from "./errors.js";
 
 export type Db = PrismaClient;
@@ -87,7 +90,7 @@ function createClient(): Db {
 }
 
 interface Clients {
-  /** Unguarded: only withTransaction (and the audit recorder) may write through it. */
+  /** With the audit extension: audited writes only inside withTransaction. */
   writer: Db;
   /** On PostgreSQL one pool serves both; on SQLite reads have a connection of their own. */
   reader: Db;
@@ -97,10 +100,14 @@ let clients: Clients | undefined;
 function open(): Clients {
   if (clients) return clients;
   const kind = dbKind();
-  setDialect(kind);
-  const writer = createClient();
+  // Default deny: every model must be classified for the audit log before anything is written.
+  const problems = classificationProblems(Object.values(Prisma.ModelName), auditClassification);
+  if (problems.length) throw new Error(`audit classification incomplete:\n  ${problems.join("\n  ")}`);
+  configureAudit(auditClassification, kind);
+  const base = createClient();
+  const writer = base.$extends(auditExtension) as unknown as Db;
   const reader = kind === "sqlite" ? createClient() : writer;
-  clients = { writer, reader, guarded: guardedClient(reader, writer, kind === "sqlite") };
+  clients = { writer, reader, guarded: routedClient(reader, writer, kind === "sqlite") };
   return clients;
 }
 

@@ -3,7 +3,6 @@
 // responses from what each row's reply() makes of its document's GraphQL result types.
 import type { GraphQLSchema } from "graphql";
 import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
-import type { JsonSchema } from "../rest/docs.js";
 import { problem } from "../rest/problem.js";
 import { JSON_BODY_LIMIT_BYTES } from "../rest/router.js";
 import type { RestRoute } from "../rest/routes.js";
