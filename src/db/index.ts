@@ -53,11 +53,51 @@ function sqliteAdapter(url: string) {
   const connect = factory.connect.bind(factory);
   factory.connect = async () => {
     const adapter = yieldingQueries(await connect());
+    reusePreparedStatements((adapter as unknown as { client: SqliteDatabase }).client);
     const startTransaction = adapter.startTransaction.bind(adapter);
     adapter.startTransaction = async (...args: Parameters<typeof startTransaction>) => yieldingQueries(await startTransaction(...args));
     return Object.assign(adapter, { getConnectionInfo: () => ({ maxBindValues: 32_766, supportsRelationJoins: false }) });
   };
   return factory;
+}
+
+type SqliteStatement = {
+  reader: boolean;
+  columns(): unknown[];
+  run(...params: unknown[]): unknown;
+  raw(on?: boolean): SqliteStatement;
+  all(...params: unknown[]): unknown[];
+};
+type SqliteDatabase = { prepare(sql: string): SqliteStatement };
+
+/**
+ * The adapter prepares every statement anew (native prepare: 6–9% of a small request). Statements
+ * are prepared once per SQL text instead (most recently used 500 kept). The adapter binds its
+ * arguments with bind(), which better-sqlite3 allows once per statement, so it gets a facade that
+ * binds them at execution; better-sqlite3 runs synchronously, so a statement is never in two
+ * executions at once.
+ */
+function reusePreparedStatements(db: SqliteDatabase, max = 500): void {
+  const prepare = db.prepare.bind(db);
+  const cache = new Map<string, SqliteStatement>();
+  db.prepare = ((sql: string) => {
+    let stmt = cache.get(sql);
+    if (stmt) cache.delete(sql);
+    else stmt = prepare(sql);
+    cache.set(sql, stmt);
+    if (cache.size > max) cache.delete(cache.keys().next().value!);
+    const prepared = stmt;
+    return {
+      // Unbound use (the adapter's BEGIN) runs the statement as it is.
+      run: (...params: unknown[]) => prepared.run(...params),
+      bind: (args: unknown[]) => ({
+        reader: prepared.reader,
+        columns: () => prepared.columns(),
+        run: () => prepared.run(...args),
+        raw: () => ({ all: () => prepared.raw(true).all(...args) }),
+      }),
+    };
+  }) as unknown as SqliteDatabase["prepare"];
 }
 
 /**
