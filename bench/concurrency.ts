@@ -7,55 +7,14 @@
 //
 // SQLite is a fresh file under data/bench/; PostgreSQL a fresh database on BENCH_DATABASE_URL's
 // server (default the local one), dropped afterwards.
-import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
-import pg from "pg";
+import { benchServer } from "./server.js";
 
 const { values } = parseArgs({ options: { db: { type: "string", default: "sqlite" } } });
 const kind = values.db === "postgres" ? "postgres" : "sqlite";
-const server = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const dbName = `gg_bench_cc_${randomBytes(3).toString("hex")}`;
-
-if (kind === "postgres") {
-  const admin = new pg.Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  await admin.end();
-  const url = new URL(server);
-  url.pathname = `/${dbName}`;
-  process.env.DATABASE_URL = url.toString();
-  process.env.ENCRYPTION_KEY ??= randomBytes(32).toString("base64");
-} else {
-  mkdirSync("data/bench", { recursive: true });
-  for (const s of ["", "-wal", "-shm"]) rmSync(`data/bench/concurrency.db${s}`, { force: true });
-  process.env.DATABASE_URL = "file:./data/bench/concurrency.db";
-}
-process.env.LOG_LEVEL = "silent";
-process.env.NODE_ENV = "production";
-
+const app = await benchServer(kind, "concurrency");
+const { base, headers, prisma } = app;
 try {
-  const { migrate } = await import("../src/db/migrate.js");
-  await migrate(process.env.DATABASE_URL!);
-  const { prepareDb, prisma } = await import("../src/db/index.js");
-  await prepareDb();
-  const { createAccount, createUser, createKey } = await import("../src/admin.js");
-  const { requestScope } = await import("../src/audit/requestScope.js");
-  const { createApp } = await import("../src/app.js");
-  const { loadConfig } = await import("../src/config.js");
-
-  const email = "bench@example.com";
-  const key = await requestScope.run({ requestId: null, ip: null, actor: "system:bench" }, async () => {
-    await createAccount("bench");
-    await createUser(email, ["bench"]);
-    return (await createKey(email)).key;
-  });
-  const { app, close } = createApp(loadConfig({ ...process.env, RATE_LIMIT_PER_MINUTE: "10000000" }));
-  const http = app.listen(0, "127.0.0.1");
-  await new Promise((r) => http.once("listening", r));
-  const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  const headers = { "x-service-integration-key": key, "x-service-user": email, "content-type": "application/json" };
   const send = async (method: string, path: string, body: unknown) => {
     const r = await fetch(base + path, { method, headers, body: JSON.stringify(body) });
     return { status: r.status, body: (await r.json().catch(() => null)) as any };
@@ -159,17 +118,7 @@ try {
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const r of rows) console.log(line(r));
   console.log(`audit entries: ${audit.map((a) => `${a.resourceType} ${a.action} ${a._count._all}`).join(", ")}`);
-
-  http.closeAllConnections();
-  http.close();
-  await close();
-  await prisma.$disconnect();
 } finally {
-  if (kind === "postgres") {
-    const admin = new pg.Client({ connectionString: server });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
-  }
+  await app.close();
 }
 process.exit(0);

@@ -4,61 +4,19 @@
 //
 //   npm run bench:endusers [-- --db sqlite|postgres] [--users 10000]
 //
-// Like bench/index.ts, the database is chosen before anything under src/ is imported (src/db reads
-// DATABASE_URL once): SQLite is a fresh file under data/bench/; PostgreSQL a fresh database on
+// The database and the app come from bench/server.ts:
+// SQLite is a fresh file under data/bench/; PostgreSQL a fresh database on
 // BENCH_DATABASE_URL's server (default the local one), dropped afterwards.
-import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
-import pg from "pg";
+import { benchServer } from "./server.js";
 
 const { values } = parseArgs({ options: { db: { type: "string", default: "sqlite" }, users: { type: "string", default: "10000" } } });
 const users = Number(values.users);
 const kind = values.db === "postgres" ? "postgres" : "sqlite";
-const server = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const dbName = `gg_bench_eu_${randomBytes(3).toString("hex")}`;
-
-if (kind === "postgres") {
-  const admin = new pg.Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  await admin.end();
-  const url = new URL(server);
-  url.pathname = `/${dbName}`;
-  process.env.DATABASE_URL = url.toString();
-  process.env.ENCRYPTION_KEY ??= randomBytes(32).toString("base64");
-} else {
-  mkdirSync("data/bench", { recursive: true });
-  for (const s of ["", "-wal", "-shm"]) rmSync(`data/bench/endusers.db${s}`, { force: true });
-  process.env.DATABASE_URL = "file:./data/bench/endusers.db";
-}
-process.env.LOG_LEVEL = "silent";
-process.env.NODE_ENV = "production";
-
 const mb = () => Math.round(process.resourceUsage().maxRSS / 1024);
+const app = await benchServer(kind, "endusers");
+const { base, headers, prisma } = app;
 try {
-  const { migrate } = await import("../src/db/migrate.js");
-  await migrate(process.env.DATABASE_URL!);
-  const { prepareDb, prisma } = await import("../src/db/index.js");
-  await prepareDb();
-  const { createAccount, createUser, createKey } = await import("../src/admin.js");
-  const { requestScope } = await import("../src/audit/requestScope.js");
-  const { createApp } = await import("../src/app.js");
-  const { loadConfig } = await import("../src/config.js");
-
-  const email = "bench@example.com";
-  const key = await requestScope.run({ requestId: null, ip: null, actor: "system:bench" }, async () => {
-    await createAccount("bench");
-    await createUser(email, ["bench"]);
-    return (await createKey(email)).key;
-  });
-  const { app, close } = createApp(loadConfig({ ...process.env, RATE_LIMIT_PER_MINUTE: "1000000" }));
-  const http = app.listen(0, "127.0.0.1");
-  await new Promise((r) => http.once("listening", r));
-  const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  const headers = { "x-service-integration-key": key, "x-service-user": email, "content-type": "application/json" };
-
   const schema = [
     { name: "plan", type: "string" },
     { name: "seats", type: "double" },
@@ -170,17 +128,7 @@ try {
   for (const r of during) console.log(dLine(r));
   console.log(`audit entries written: ${entries} (one per end user and write, plus the schema fields)`);
   console.log("peak RSS is the whole process (server, Prisma, this client); it only grows.");
-
-  http.closeAllConnections();
-  http.close();
-  await close();
-  await prisma.$disconnect();
 } finally {
-  if (kind === "postgres") {
-    const admin = new pg.Client({ connectionString: server });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
-  }
+  await app.close();
 }
 process.exit(0);
