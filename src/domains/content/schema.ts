@@ -18,6 +18,7 @@ import {
   ItemResultInterface,
   payloadType,
   type ItemResult,
+  inTurn,
 } from "../../schema/bulk.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Tag } from "../tags/schema.js";
@@ -150,7 +151,7 @@ interface ContentItem extends ItemResult<unknown> {}
 const ContentResult = builder.objectRef<ContentItem>("ContentResult").implement({
   interfaces: [ItemResultInterface],
   isTypeOf: () => true,
-  fields: (t) => ({ content: t.field({ type: Content, nullable: true, resolve: (r) => (r.record ?? null) as never }) }),
+  fields: (t) => ({ content: t.field({ type: Content, nullable: true, resolve: (r, _args, ctx) => inTurn(ctx, r.index, (r.record ?? null) as never) }) }),
 });
 const ContentPayload = payloadType<ContentItem>("ContentPayload", ContentResult);
 

@@ -22,6 +22,7 @@ import {
   ItemResultInterface,
   payloadType,
   type ItemResult,
+  inTurn,
 } from "../../schema/bulk.js";
 import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./fields.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
@@ -190,7 +191,7 @@ type EndUserItem = ItemResult<unknown>;
 const EndUserResult = builder.objectRef<EndUserItem>("EndUserResult").implement({
   interfaces: [ItemResultInterface],
   isTypeOf: () => true,
-  fields: (t) => ({ endUser: t.field({ type: EndUser, nullable: true, resolve: (r) => (r.record ?? null) as never }) }),
+  fields: (t) => ({ endUser: t.field({ type: EndUser, nullable: true, resolve: (r, _args, ctx) => inTurn(ctx, r.index, (r.record ?? null) as never) }) }),
 });
 const EndUsersPayload = payloadType<EndUserItem>("EndUsersPayload", EndUserResult);
 
@@ -242,7 +243,7 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
       actionValues?: Map<string, number>;
     };
     const valid: Valid[] = [];
-    const results: EndUserItem[] = items.map((it, index) => {
+    const check = (it: WriteItem, index: number): EndUserItem => {
       const problems: string[] = [];
       const externalId = it.id;
       if (typeof externalId !== "string" || externalId.trim() === "") return fail(index, 400, ["id is required (a non-empty string)"]);
@@ -275,7 +276,13 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
       if (problems.length) return fail(index, 400, problems, externalId);
       valid.push({ index, externalId, values, counts: counts.map, actionValues: actionValues.map });
       return { index, statusCode: 0, id: externalId, errors: [] }; // status set once we know new vs existing
-    });
+    };
+    // Checked in turns of 1,000 (encrypting values is CPU work): other requests are served between.
+    const results: EndUserItem[] = [];
+    for (const [index, it] of items.entries()) {
+      if (index > 0 && index % 1_000 === 0) await new Promise(setImmediate);
+      results.push(check(it, index));
+    }
     if (!valid.length) return results;
 
     const now = new Date();
@@ -380,7 +387,10 @@ async function attachEndUsers(accountId: string, results: EndUserItem[], ctx: ob
   const byId = new Map<string, unknown>();
   // Slices of 500: Prisma maps each result synchronously (~25 µs a row), and a 2,000-user slice
   // with its values held the event loop for ~300 ms; between slices other requests get their turn.
-  for (const part of chunksOf(ok.map((r) => r.id!), 500)) {
+  for (const part of chunksOf(
+    ok.map((r) => r.id!),
+    500,
+  )) {
     for (const r of await prisma.endUser.findMany({ ...query, where: { accountId, externalId: { in: part } } })) byId.set(r.externalId, r);
   }
   for (const r of ok) r.record = byId.get(r.id!) ?? null;

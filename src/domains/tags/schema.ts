@@ -18,6 +18,7 @@ import {
   ItemResultInterface,
   payloadType,
   type ItemResult,
+  inTurn,
 } from "../../schema/bulk.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import type { Tag as TagRow } from "../../generated/sqlite/client.js";
@@ -114,7 +115,7 @@ interface TagItem extends ItemResult<TagRow> {}
 const TagResult = builder.objectRef<TagItem>("TagResult").implement({
   interfaces: [ItemResultInterface],
   isTypeOf: () => true,
-  fields: (t) => ({ tag: t.field({ type: Tag, nullable: true, resolve: (r) => r.record ?? null }) }),
+  fields: (t) => ({ tag: t.field({ type: Tag, nullable: true, resolve: (r, _args, ctx) => inTurn(ctx, r.index, r.record ?? null) }) }),
 });
 
 const TagsPayload = payloadType<TagItem>("TagsPayload", TagResult);
