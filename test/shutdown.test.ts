@@ -50,7 +50,8 @@ function start(env: Record<string, string>): Child {
     for (const w of waiters.splice(0)) w();
   });
   proc.stderr!.on("data", (chunk: Buffer) => void (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+  // "close", not "exit": the last lines of stdout may still be in flight when the process exits.
+  const exited = new Promise<number | null>((resolve) => proc.once("close", (code) => resolve(code)));
   const parsed = () =>
     lines.flatMap((l) => {
       try {
