@@ -164,6 +164,15 @@ describe("real responses satisfy the documented schemas", () => {
 
   it("every list and lookup without an id in the path answers what it documents", async () => {
     await call(`${server.url}/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "u1", custom: {} }] });
+    // The examples name the attribute `company`.
+    const attrs = `${server.url}/v1/accounts/${t.accountId}`;
+    expect((await call(`${attrs}/integrationAttributeSchema`, { method: "PUT", headers: t.headers, body: [{ name: "company", type: "string" }] })).status).toBe(
+      200,
+    );
+    expect(
+      (await call(`${attrs}/integrationAttributes`, { method: "PUT", headers: t.headers, body: [{ attributeName: "company", attributeValue: "acme" }] }))
+        .status,
+    ).toBe(201);
     const gets = routes.filter((r) => r.method === "get" && openApiPath(r.path).params.length === 1);
     expect(gets.length).toBeGreaterThan(4);
     for (const r of gets) {

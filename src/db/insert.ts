@@ -6,12 +6,22 @@
 type Row = Record<string, unknown>;
 
 /** Models written by createMany as multi-row INSERTs (their callers always give complete rows). */
-export const FAST_INSERT = new Set(["EndUser", "EndUserValue", "EndUserAction", "ContentTag", "AuditLog"]);
+export const FAST_INSERT = new Set([
+  "EndUser",
+  "EndUserValue",
+  "EndUserAction",
+  "ContentTag",
+  "AuditLog",
+  "AttributeRecord",
+  "AttributeRecordValue",
+  "SegmentContent",
+]);
 const MAX_PARAMS = 30_000; // under SQLite's 32,766 and PostgreSQL's 65,535
 
 export type Dialect = "sqlite" | "postgres";
 
-function sqlValue(v: unknown, dialect: Dialect): unknown {
+/** A value bound as Prisma stores it in that dialect (dates, booleans, bigints). */
+export function sqlValue(v: unknown, dialect: Dialect): unknown {
   if (v === undefined || v === null) return null;
   if (v instanceof Date) return dialect === "sqlite" ? v.toISOString().replace("Z", "+00:00") : v.toISOString();
   if (typeof v === "boolean") return dialect === "sqlite" ? (v ? 1 : 0) : v;

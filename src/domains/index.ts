@@ -2,6 +2,8 @@
 // its REST rows (routes.ts) and their record mappers (records.ts). Adding a domain is a folder, a
 // line here, and its migration.
 import "./accounts/schema.js";
+import { attributeRoutes } from "./attributes/routes.js";
+import "./attributes/schema.js";
 import { auditLogRoutes } from "./auditLogs/routes.js";
 import "./auditLogs/schema.js";
 import { contentRoutes } from "./content/routes.js";
@@ -9,8 +11,10 @@ import "./content/schema.js";
 import { endUserRoutes } from "./endUsers/routes.js";
 import "./endUsers/schema.js";
 import type { RestRoute } from "../rest/contract.js";
+import { segmentRoutes } from "./segments/routes.js";
+import "./segments/schema.js";
 import { tagRoutes } from "./tags/routes.js";
 import "./tags/schema.js";
 
 /** Every REST row, in the order the OpenAPI document lists them. */
-export const domainRoutes: readonly RestRoute[] = [...contentRoutes, ...tagRoutes, ...endUserRoutes, ...auditLogRoutes];
+export const domainRoutes: readonly RestRoute[] = [...contentRoutes, ...tagRoutes, ...endUserRoutes, ...segmentRoutes, ...attributeRoutes, ...auditLogRoutes];

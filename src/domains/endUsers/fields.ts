@@ -47,7 +47,7 @@ export const SchemaFieldType = builder.objectRef<SchemaField>("SchemaField").imp
   }),
 });
 
-const toField = (r: FieldRow): SchemaField => ({ name: r.name, type: r.type as FieldType, description: r.description, default: false });
+export const toField = (r: FieldRow): SchemaField => ({ name: r.name, type: r.type as FieldType, description: r.description, default: false });
 
 /** The whole schema of an account: defaults first, then custom fields by name. */
 export async function endUserSchema(accountId: string, db: Tx = prisma): Promise<SchemaField[]> {
@@ -78,8 +78,8 @@ export interface StoredValue {
 }
 
 /** Checks a value against its field's type and returns the columns to store, or the problem. */
-export function encodeValue(field: SchemaField, value: unknown): { stored: StoredValue } | { problem: string } {
-  const bad = (what: string) => ({ problem: `custom.${field.name} must be ${what}` });
+export function encodeValue(field: SchemaField, value: unknown, path = "custom"): { stored: StoredValue } | { problem: string } {
+  const bad = (what: string) => ({ problem: `${path}.${field.name} must be ${what}` });
   const base = { type: field.type, text: null, num: null, bool: null, time: null };
   switch (field.type) {
     case "string":
@@ -117,7 +117,7 @@ export function decodeValue(v: StoredValue): unknown {
 
 // ---- mutations -----------------------------------------------------------------------------------
 
-const SchemaFieldInput = builder.inputType("SchemaFieldInput", {
+export const SchemaFieldInput = builder.inputType("SchemaFieldInput", {
   fields: (t) => ({
     name: t.string({ required: false, description: `Required; ${FIELD_NAME_RULE}.` }),
     type: t.field({ type: FieldTypeEnum, required: false, description: "Required when adding a field; cannot change afterwards." }),
@@ -125,18 +125,82 @@ const SchemaFieldInput = builder.inputType("SchemaFieldInput", {
   }),
 });
 
-type FieldItem = ItemResult<SchemaField>;
-const SchemaFieldResult = builder.objectRef<FieldItem>("SchemaFieldResult").implement({
+export type FieldItem = ItemResult<SchemaField>;
+export const SchemaFieldResult = builder.objectRef<FieldItem>("SchemaFieldResult").implement({
   interfaces: [ItemResultInterface],
   isTypeOf: () => true,
   fields: (t) => ({ field: t.field({ type: SchemaFieldType, nullable: true, resolve: (r) => r.record ?? null }) }),
 });
-const SchemaFieldsPayload = payloadType<FieldItem>("SchemaFieldsPayload", SchemaFieldResult);
+export const SchemaFieldsPayload = payloadType<FieldItem>("SchemaFieldsPayload", SchemaFieldResult);
 
 export function nameProblem(name: string | null | undefined): string | null {
   if (name == null || name === "") return "name is required";
   if (!FIELD_NAME.test(name)) return `name '${name.slice(0, 80)}' is invalid: ${FIELD_NAME_RULE}`;
   return checkListSafeName(name, "name");
+}
+
+/** Where a schema's custom fields are stored: the end-user schema and the attribute schema differ only in their table. */
+export interface FieldStore {
+  findMany(args: { where: { accountId: string } }): Promise<FieldRow[]>;
+  create(args: { data: { accountId: string; name: string; type: string; description: string | null } }): Promise<FieldRow>;
+  updateDescription(accountId: string, name: string, description: string | null): Promise<FieldRow>;
+}
+
+/**
+ * Adds fields or changes the description of existing ones (matched by name), item by item:
+ * 201 added, 200 updated, 400 invalid (bad name, a default field, a type change, past the cap).
+ * Runs in the caller's transaction, which must hold the account lock exclusively (the cap counts
+ * what is there).
+ */
+export async function upsertSchemaFields(
+  store: FieldStore,
+  accountId: string,
+  input: { name?: string | null; type?: FieldType | null; description?: string | null }[],
+  opts: { defaults?: ReadonlyMap<string, SchemaField>; what: string },
+): Promise<FieldItem[]> {
+  const existing = new Map((await store.findMany({ where: { accountId } })).map((r) => [r.name, r]));
+  let count = existing.size;
+  const results: FieldItem[] = [];
+  for (const [index, it] of input.entries()) {
+    const problem = nameProblem(it.name);
+    if (problem) {
+      results.push(fail(index, 400, [problem]));
+      continue;
+    }
+    const name = it.name!;
+    if (it.description != null && it.description.length > DESCRIPTION_MAX) {
+      results.push(fail(index, 400, [`description must be at most ${DESCRIPTION_MAX} characters`], name));
+      continue;
+    }
+    if (opts.defaults?.has(name)) {
+      results.push(fail(index, 400, [`'${name}' is a default field and cannot be changed`], name));
+      continue;
+    }
+    const cur = existing.get(name);
+    if (cur) {
+      if (it.type != null && it.type !== cur.type) {
+        results.push(fail(index, 400, [`the type of '${name}' is ${cur.type} and cannot change`], name));
+        continue;
+      }
+      const row = it.description !== undefined ? await store.updateDescription(accountId, name, it.description) : cur;
+      existing.set(name, row);
+      results.push({ index, statusCode: 200, id: name, errors: [], record: toField(row) });
+      continue;
+    }
+    if (it.type == null) {
+      results.push(fail(index, 400, [`type is required to add '${name}' (one of ${FIELD_TYPES.join(", ")})`], name));
+      continue;
+    }
+    if (count >= MAX_CUSTOM_FIELDS) {
+      results.push(fail(index, 400, [`the account already has ${MAX_CUSTOM_FIELDS} ${opts.what}, the maximum`], name));
+      continue;
+    }
+    const row = await store.create({ data: { accountId, name, type: it.type, description: it.description ?? null } });
+    existing.set(name, row);
+    count++;
+    results.push({ index, statusCode: 201, id: name, errors: [], record: toField(row) });
+  }
+  return results;
 }
 
 builder.mutationField("upsertEndUserFields", (t) =>
@@ -151,52 +215,13 @@ builder.mutationField("upsertEndUserFields", (t) =>
       return withTransaction(
         async (tx) => {
           await lockAccount(tx, accountId, "exclusive");
-          const existing = new Map((await tx.endUserField.findMany({ where: { accountId } })).map((r) => [r.name, r]));
-          let count = existing.size;
-          const results: FieldItem[] = [];
-          for (const [index, it] of input.entries()) {
-            const problem = nameProblem(it.name);
-            if (problem) {
-              results.push(fail(index, 400, [problem]));
-              continue;
-            }
-            const name = it.name!;
-            if (it.description != null && it.description.length > DESCRIPTION_MAX) {
-              results.push(fail(index, 400, [`description must be at most ${DESCRIPTION_MAX} characters`], name));
-              continue;
-            }
-            if (DEFAULT_BY_NAME.has(name)) {
-              results.push(fail(index, 400, [`'${name}' is a default field and cannot be changed`], name));
-              continue;
-            }
-            const cur = existing.get(name);
-            if (cur) {
-              if (it.type != null && it.type !== cur.type) {
-                results.push(fail(index, 400, [`the type of '${name}' is ${cur.type} and cannot change (delete the field and add it again)`], name));
-                continue;
-              }
-              const row =
-                it.description !== undefined
-                  ? await tx.endUserField.update({ where: { accountId_name: { accountId, name } }, data: { description: it.description } })
-                  : cur;
-              existing.set(name, row);
-              results.push({ index, statusCode: 200, id: name, errors: [], record: toField(row) });
-              continue;
-            }
-            if (it.type == null) {
-              results.push(fail(index, 400, [`type is required to add '${name}' (one of ${FIELD_TYPES.join(", ")})`], name));
-              continue;
-            }
-            if (count >= MAX_CUSTOM_FIELDS) {
-              results.push(fail(index, 400, [`the account already has ${MAX_CUSTOM_FIELDS} custom fields, the maximum`], name));
-              continue;
-            }
-            const row = await tx.endUserField.create({ data: { accountId, name, type: it.type, description: it.description ?? null } });
-            existing.set(name, row);
-            count++;
-            results.push({ index, statusCode: 201, id: name, errors: [], record: toField(row) });
-          }
-          return { results };
+          const store: FieldStore = {
+            findMany: (args) => tx.endUserField.findMany(args),
+            create: (args) => tx.endUserField.create(args),
+            updateDescription: (accountId, name, description) =>
+              tx.endUserField.update({ where: { accountId_name: { accountId, name } }, data: { description } }),
+          };
+          return { results: await upsertSchemaFields(store, accountId, input, { defaults: DEFAULT_BY_NAME, what: "custom fields" }) };
         },
         { timeout: 60_000, maxWait: 10_000 },
       );

@@ -25,10 +25,10 @@ const SCHEMA_UPSERT = `mutation UpsertEndUserFields($accountId: String!, $input:
 const SCHEMA_DELETE = `mutation DeleteEndUserFields($accountId: String!, $names: [String!]!) {
   deleteEndUserFields(accountId: $accountId, names: $names) { results { index statusCode id errors } } }`;
 
-const ID_TYPES: Record<string, "APP" | "COOKIE"> = { "svc-app-user-id": "APP", "svc-cookie-user-id": "COOKIE" };
+export const ID_TYPES: Record<string, "APP" | "COOKIE"> = { "svc-app-user-id": "APP", "svc-cookie-user-id": "COOKIE" };
 const FIELD_SETS = ["custom", "useraction"] as const;
 
-function idType(value: unknown, name: string): "APP" | "COOKIE" | undefined {
+export function idType(value: unknown, name: string): "APP" | "COOKIE" | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   const t = typeof value === "string" ? ID_TYPES[value] : undefined;
   if (!t) throw new AppError(400, `${name} must be one of ${Object.keys(ID_TYPES).join(", ")}`, [{ path: name, message: "unknown id type" }]);

@@ -1,0 +1,31 @@
+// Wire shape of integration-attribute records, from the GraphQL selection their routes ask for.
+import { wireRecord } from "../../rest/responses.js";
+
+export const ATTRIBUTE_FIELDS = `attributeName attributeValue additionalAttributes lastUpdateTime lastUpdatedBy`;
+
+interface AttributeNode {
+  attributeName: string;
+  attributeValue: string;
+  additionalAttributes: Record<string, unknown>;
+  lastUpdateTime: number;
+  lastUpdatedBy: string | null;
+}
+
+export const attributeRecord = wireRecord(
+  {
+    type: "object",
+    required: ["attributeName", "attributeValue", "additionalAttributes", "lastUpdateTime", "lastUpdatedBy"],
+    properties: {
+      attributeName: { type: "string", description: "The primary attribute (an entry of the integration-attribute schema)." },
+      attributeValue: { type: "string", description: "The primary attribute's value, as text; with attributeName it keys the record." },
+      additionalAttributes: {
+        type: "object",
+        additionalProperties: { type: ["string", "number", "boolean"] },
+        description: "Secondary attributes: name → value of the schema's type.",
+      },
+      lastUpdateTime: { type: "integer", description: "Epoch milliseconds." },
+      lastUpdatedBy: { type: ["string", "null"], description: "E-mail of the user whose request last changed the record." },
+    },
+  },
+  (r: AttributeNode) => r,
+);

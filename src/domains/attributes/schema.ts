@@ -1,0 +1,432 @@
+// Enterprise integration attributes: an account's attribute schema (at most 50 typed names, only
+// descriptions change once added) and its records. A record is keyed by a primary attribute's name
+// and value and carries secondary attributes (`additionalAttributes`), each checked against the
+// schema's type and stored typed in its own row, so searches by any attribute use an index.
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import type { GraphQLResolveInfo } from "graphql";
+import { currentScope } from "../../audit/requestScope.js";
+import { dbKind, prisma, withTransaction, type Tx } from "../../db/index.js";
+import { sqlValue } from "../../db/insert.js";
+import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
+import { badRequest } from "../../errors.js";
+import type { Prisma } from "../../generated/sqlite/client.js";
+import { newId } from "../../ids.js";
+import { builder } from "../../schema/builder.js";
+import { bulkArg, chunksOf, DeletePayload, fail, firstOccurrences, inTurn, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
+import { connectionFrom, decodeCursor, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { Account, requireAccount } from "../accounts/schema.js";
+import {
+  decodeValue,
+  encodeValue,
+  type FieldStore,
+  SchemaFieldInput,
+  SchemaFieldsPayload,
+  SchemaFieldType,
+  type SchemaField,
+  type StoredValue,
+  toField,
+  upsertSchemaFields,
+} from "../endUsers/fields.js";
+import { fromText, parsePair, primaryValue } from "./values.js";
+
+const TX = { timeout: 300_000, maxWait: 10_000 } as const;
+
+// ---- the attribute schema ------------------------------------------------------------------------
+
+/** The account's attribute schema, by name. */
+export async function attributeSchema(accountId: string, db: Tx = prisma): Promise<SchemaField[]> {
+  return (await db.attributeField.findMany({ where: { accountId }, orderBy: { name: "asc" } })).map(toField);
+}
+
+async function schemaMap(accountId: string, db: Tx = prisma): Promise<Map<string, SchemaField>> {
+  return new Map((await attributeSchema(accountId, db)).map((f) => [f.name, f]));
+}
+
+builder.prismaObjectField(Account, "integrationAttributeSchema", (t) =>
+  t.field({
+    type: [SchemaFieldType],
+    description: "The integration-attribute schema, by name. `attributeName` narrows it to one entry.",
+    args: { attributeName: t.arg.string({ required: false }) },
+    resolve: async (account, { attributeName }) => {
+      const all = await attributeSchema(account.id);
+      return attributeName ? all.filter((f) => f.name === attributeName) : all;
+    },
+  }),
+);
+
+builder.mutationField("upsertIntegrationAttributeFields", (t) =>
+  t.field({
+    type: SchemaFieldsPayload,
+    description:
+      "Adds attributes to the integration-attribute schema, or changes the description of existing ones (matched by name; a type never changes). At most 50 per account. Per-item status: 201 added, 200 updated, 400 invalid.",
+    args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: [SchemaFieldInput], required: true, validate: bulkArg }) },
+    resolve: async (_root, { accountId, input }, ctx) => {
+      await requireAccount(ctx, accountId);
+      return withTransaction(
+        async (tx) => {
+          await lockAccount(tx, accountId, "exclusive");
+          const store: FieldStore = {
+            findMany: (args) => tx.attributeField.findMany(args),
+            create: (args) => tx.attributeField.create(args),
+            updateDescription: (accountId, name, description) =>
+              tx.attributeField.update({ where: { accountId_name: { accountId, name } }, data: { description } }),
+          };
+          return { results: await upsertSchemaFields(store, accountId, input, { what: "integration attributes" }) };
+        },
+        { timeout: 60_000, maxWait: 10_000 },
+      );
+    },
+  }),
+);
+
+// ---- records -------------------------------------------------------------------------------------
+
+export const IntegrationAttribute = builder.prismaObject("AttributeRecord", {
+  name: "IntegrationAttribute",
+  description: "An integration-attribute record: a primary attribute (name and value) and its secondary attributes.",
+  fields: (t) => ({
+    attributeName: t.exposeString("attributeName", { description: "The primary attribute's name (an entry of the attribute schema)." }),
+    attributeValue: t.exposeString("attributeValue", { description: "The primary attribute's value, as text." }),
+    additionalAttributes: t.field({
+      type: "CustomValues",
+      description: "Secondary attributes: name → value, typed by the attribute schema (encrypted values decrypted).",
+      select: { values: true },
+      resolve: (r) => Object.fromEntries(r.values.map((v) => [v.name, decodeValue(v as StoredValue)])),
+    }),
+    lastUpdateTime: t.expose("updatedAt", { type: "Timestamp" }),
+    lastUpdatedBy: t.exposeString("updatedBy", { nullable: true, description: "The user whose request last changed the record." }),
+  }),
+});
+
+const unknownAttribute = (name: string, path: string) =>
+  badRequest(`unknown integration attribute '${name.slice(0, 80)}' (add it to the integration-attribute schema first)`, [
+    { path, message: "unknown attribute" },
+  ]);
+
+builder.prismaObjectField(Account, "integrationAttributes", (t) =>
+  t.connection({
+    type: IntegrationAttribute,
+    description: "The account's integration-attribute records, by primary value (keyset pagination); `primaryAttrName` keeps one primary attribute's records.",
+    args: { primaryAttrName: t.arg.string({ required: false }) },
+    resolve: async (account, args, ctx, info) => {
+      const limit = pageLimit(args, LIST_LIMITS.standard);
+      if (args.primaryAttrName != null && !(await schemaMap(account.id)).has(args.primaryAttrName))
+        throw unknownAttribute(args.primaryAttrName, "primaryAttrName");
+      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      let after: Prisma.AttributeRecordWhereInput = {};
+      if (args.after) {
+        const [value, id] = decodeCursor(args.after);
+        if (typeof value !== "string") throw badRequest("cursor does not belong to this list", [{ path: "cursor", message: "cursor from another list" }]);
+        after = { OR: [{ attributeValue: { gt: value } }, { attributeValue: value, id: { gt: id } }] };
+      }
+      const rows = await prisma.attributeRecord.findMany({
+        ...query,
+        where: { AND: [{ accountId: account.id }, args.primaryAttrName != null ? { attributeName: args.primaryAttrName } : {}, after] },
+        orderBy: [{ attributeValue: "asc" }, { id: "asc" }],
+        take: limit + 1,
+      });
+      return connectionFrom(toPage(rows, limit), (r) => r.attributeValue);
+    },
+  }),
+);
+
+builder.prismaObjectField(Account, "integrationAttribute", (t) =>
+  t.prismaField({
+    type: IntegrationAttribute,
+    nullable: true,
+    description: "One record by its primary attribute's name and value.",
+    args: { attributeName: t.arg.string({ required: true }), attributeValue: t.arg.string({ required: true }) },
+    resolve: (query, account, { attributeName, attributeValue }) =>
+      prisma.attributeRecord.findUnique({
+        ...query,
+        where: { accountId_attributeName_attributeValue: { accountId: account.id, attributeName, attributeValue } },
+      }),
+  }),
+);
+
+// ---- search (B22) --------------------------------------------------------------------------------
+
+/**
+ * `{"company": "acme,globex", "region": "emea"}` → the ids of records matching every name (ANDed),
+ * a name matching when the record's primary attribute or one of its secondary attributes has that
+ * name and one of the values (ORed). Each name is two index lookups (the record key, the typed
+ * value index), intersected in SQL; only the page's ids come back.
+ */
+async function searchIds(accountId: string, query: unknown, limit: number, after: string | undefined): Promise<string[]> {
+  if (query === null || typeof query !== "object" || Array.isArray(query))
+    throw badRequest('the search must be a JSON object of attribute name → comma-separated values, e.g. {"company":"acme,globex"}');
+  const entries = Object.entries(query as Record<string, unknown>);
+  if (!entries.length) throw badRequest("the search must name at least one attribute");
+  const schema = await schemaMap(accountId);
+  const pg = dbKind() === "postgres";
+  const params: unknown[] = [];
+  const p = (v: unknown) => {
+    params.push(sqlValue(v, pg ? "postgres" : "sqlite"));
+    return pg ? `$${params.length}` : "?";
+  };
+  const selects = entries.map(([name, raw]) => {
+    const field = schema.get(name);
+    if (!field) throw unknownAttribute(name, name);
+    if (field.type === "encrypted_string") throw badRequest(`attribute '${name}' is encrypted and cannot be searched`, [{ path: name, message: "encrypted" }]);
+    if (typeof raw !== "string" && typeof raw !== "number" && typeof raw !== "boolean")
+      throw badRequest(`${name} must be a comma-separated string of values`, [{ path: name, message: "not a string" }]);
+    const values = String(raw)
+      .split(",")
+      .map((v) => v.trim())
+      .filter((v) => v !== "");
+    if (!values.length) throw badRequest(`${name} names no value`, [{ path: name, message: "empty" }]);
+    const parsed = values.map((v) => {
+      const r = fromText(field, v);
+      if ("problem" in r) throw badRequest(r.problem, [{ path: name, message: r.problem }]);
+      return r;
+    });
+    const column = { string: "text", double: "num", boolean: "bool", timestamp: "time" }[field.type];
+    const primary = `SELECT "id" FROM "AttributeRecord" WHERE "accountId" = ${p(accountId)} AND "attributeName" = ${p(name)} AND "attributeValue" IN (${parsed.map((v) => p(v.canonical)).join(", ")})`;
+    const secondary = `SELECT "recordId" FROM "AttributeRecordValue" WHERE "accountId" = ${p(accountId)} AND "name" = ${p(name)} AND "${column}" IN (${parsed.map((v) => p(v.typed)).join(", ")})`;
+    return `${primary} UNION ${secondary}`;
+  });
+  const matched = selects.map((s) => `SELECT "id" FROM (${s}) AS m`).join(" INTERSECT ");
+  const sql = `SELECT "id" FROM (${matched}) AS hits${after ? ` WHERE "id" > ${p(after)}` : ""} ORDER BY "id" LIMIT ${p(limit + 1)}`;
+  return ((await prisma.$queryRawUnsafe(sql, ...params)) as { id: string }[]).map((r) => r.id);
+}
+
+builder.prismaObjectField(Account, "searchIntegrationAttributes", (t) =>
+  t.connection({
+    type: IntegrationAttribute,
+    description:
+      'Records matching a search object such as `{"company": "acme,globex", "region": "emea"}`: values of one name are ORed, names are ANDed; a name matches the primary attribute or a secondary attribute. Unknown or encrypted names are a 400. Ordered by record id (keyset pagination).',
+    args: { query: t.arg({ type: "JSON", required: true }) },
+    resolve: async (account, args, ctx, info) => {
+      const limit = pageLimit(args, LIST_LIMITS.standard);
+      let after: string | undefined;
+      if (args.after) {
+        const [, id] = decodeCursor(args.after);
+        after = id;
+      }
+      const ids = await searchIds(account.id, args.query, limit, after);
+      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const rows = ids.length
+        ? await prisma.attributeRecord.findMany({ ...query, where: { accountId: account.id, id: { in: ids } }, orderBy: { id: "asc" } })
+        : [];
+      return connectionFrom(toPage(rows, limit), (r) => r.id);
+    },
+  }),
+);
+
+// ---- writes (B20, B21) ---------------------------------------------------------------------------
+
+const IntegrationAttributeInput = builder.inputType("IntegrationAttributeInput", {
+  fields: (t) => ({
+    attributeName: t.string({ required: false, description: "Required: the primary attribute (an entry of the attribute schema)." }),
+    attributeValue: t.field({
+      type: "JSON",
+      required: false,
+      description: "Required: the primary attribute's value (text, or a number or boolean of its type).",
+    }),
+    additionalAttributes: t.field({
+      type: "CustomValues",
+      required: false,
+      description: "Secondary attributes: name → value of the schema's type; null removes one; absent names stay.",
+    }),
+  }),
+});
+
+type RecordItem = ItemResult<unknown>;
+const IntegrationAttributeResult = builder.objectRef<RecordItem>("IntegrationAttributeResult").implement({
+  interfaces: [ItemResultInterface],
+  isTypeOf: () => true,
+  fields: (t) => ({
+    integrationAttribute: t.field({ type: IntegrationAttribute, nullable: true, resolve: (r, _a, ctx) => inTurn(ctx, r.index, (r.record ?? null) as never) }),
+  }),
+});
+const IntegrationAttributesPayload = payloadType<RecordItem>("IntegrationAttributesPayload", IntegrationAttributeResult);
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const pairKey = (name: string, value: string) => `${name}\u0000${value}`;
+
+interface WriteItem {
+  attributeName?: string | null;
+  attributeValue?: unknown;
+  additionalAttributes?: unknown;
+}
+
+/**
+ * Creates or updates records by primary name and value. Every item is checked alone against the
+ * schema; the valid ones are written in one transaction, set-based: new records in multi-row
+ * inserts, the named secondary attributes replaced, the others kept.
+ */
+export async function upsertIntegrationAttributes(accountId: string, items: WriteItem[]): Promise<RecordItem[]> {
+  const actor = currentScope()?.actor ?? null;
+  return withTransaction(async (tx) => {
+    // The schema cannot change under the check (schema writes hold the account lock exclusively).
+    await lockAccount(tx, accountId, "share");
+    const schema = await schemaMap(accountId, tx);
+    type Valid = { index: number; name: string; value: string; values: Map<string, StoredValue | null> };
+    const valid: Valid[] = [];
+    const keys = items.map((it) => {
+      const field = typeof it.attributeName === "string" ? schema.get(it.attributeName) : undefined;
+      const v = field ? primaryValue(field, it.attributeValue) : null;
+      return v && "value" in v ? pairKey(field!.name, v.value) : null;
+    });
+    const first = firstOccurrences(keys);
+    const results: RecordItem[] = items.map((it, index) => {
+      const problems: string[] = [];
+      const name = it.attributeName;
+      if (typeof name !== "string" || name === "") return fail(index, 400, ["attributeName is required"]);
+      const field = schema.get(name);
+      if (!field) return fail(index, 400, [`unknown integration attribute '${name.slice(0, 80)}' (add it to the integration-attribute schema first)`]);
+      const primary = primaryValue(field, it.attributeValue);
+      if ("problem" in primary) return fail(index, 400, [primary.problem], name);
+      const id = `${name}__svc__${primary.value}`;
+      if (first.get(keys[index]!) !== index) problems.push(`${id} appears more than once in this request`);
+      const values = new Map<string, StoredValue | null>();
+      if (it.additionalAttributes != null) {
+        if (!isPlainObject(it.additionalAttributes)) problems.push("additionalAttributes must be an object of attribute name → value");
+        else
+          for (const [attr, value] of Object.entries(it.additionalAttributes)) {
+            const f = schema.get(attr);
+            if (!f) problems.push(`unknown integration attribute '${attr.slice(0, 80)}' in additionalAttributes`);
+            else if (attr === name) problems.push(`additionalAttributes cannot repeat the primary attribute '${name}'`);
+            else if (value === null) values.set(attr, null);
+            else {
+              const enc = encodeValue(f, value, "additionalAttributes");
+              if ("problem" in enc) problems.push(enc.problem);
+              else values.set(attr, enc.stored);
+            }
+          }
+      }
+      if (problems.length) return fail(index, 400, problems, id);
+      valid.push({ index, name, value: primary.value, values });
+      return { index, statusCode: 0, id, errors: [] };
+    });
+    if (!valid.length) return results;
+
+    // Existing records of the named keys, locked (key order) so concurrent upserts merge.
+    await lockRows(
+      tx,
+      "AttributeRecord",
+      "attributeValue",
+      valid.map((v) => v.value),
+      { accountId },
+    );
+    const existing = new Map<string, string>();
+    for (const part of chunksOf([...new Set(valid.map((v) => v.value))])) {
+      for (const r of await tx.attributeRecord.findMany({
+        where: { accountId, attributeValue: { in: part } },
+        select: { id: true, attributeName: true, attributeValue: true },
+      }))
+        existing.set(pairKey(r.attributeName, r.attributeValue), r.id);
+    }
+    const now = new Date();
+    const rowId = new Map<Valid, string>();
+    const created: Prisma.AttributeRecordCreateManyInput[] = [];
+    for (const v of valid) {
+      const id = existing.get(pairKey(v.name, v.value));
+      results[v.index]!.statusCode = id ? 200 : 201;
+      if (id) rowId.set(v, id);
+      else {
+        const nid = newId("ia");
+        rowId.set(v, nid);
+        created.push({ id: nid, accountId, attributeName: v.name, attributeValue: v.value, createdAt: now, updatedAt: now, updatedBy: actor });
+      }
+    }
+    if ((await insertSkippingDuplicates(tx.attributeRecord, created)) < created.length)
+      throw new ConcurrentChange("an integration attribute was created by a concurrent request");
+    const updated = valid.filter((v) => existing.has(pairKey(v.name, v.value))).map((v) => rowId.get(v)!);
+    for (const part of chunksOf(updated)) await tx.attributeRecord.updateMany({ where: { id: { in: part } }, data: { updatedAt: now, updatedBy: actor } });
+
+    // Secondary attributes: the named ones of existing records are replaced, grouped by name set.
+    const groups = new Map<string, { names: string[]; ids: string[] }>();
+    for (const v of valid) {
+      if (!v.values.size || !existing.has(pairKey(v.name, v.value))) continue;
+      const names = [...v.values.keys()].sort();
+      const g = groups.get(names.join("\u0000")) ?? { names, ids: [] };
+      g.ids.push(rowId.get(v)!);
+      groups.set(names.join("\u0000"), g);
+    }
+    for (const g of groups.values())
+      for (const part of chunksOf(g.ids)) await tx.attributeRecordValue.deleteMany({ where: { recordId: { in: part }, name: { in: g.names } } });
+    const rows = valid.flatMap((v) =>
+      [...v.values.entries()].filter(([, s]) => s !== null).map(([name, s]) => ({ recordId: rowId.get(v)!, accountId, name, ...s! })),
+    );
+    if (rows.length) await tx.attributeRecordValue.createMany({ data: rows });
+    return results;
+  }, TX);
+}
+
+/** Reads the written records back for the reply, with what the caller selected. */
+async function attachRecords(accountId: string, results: RecordItem[], ctx: object, info: GraphQLResolveInfo) {
+  const ok = results.filter((r) => r.statusCode < 300 && r.id);
+  if (!ok.length) return;
+  const query = queryFromInfo({ context: ctx, info, path: ["results", "integrationAttribute"], typeName: "IntegrationAttribute" });
+  const byKey = new Map<string, unknown>();
+  for (const part of chunksOf(ok, 500)) {
+    const pairs = part.map((r) => parsePair(r.id!) as { name: string; value: string });
+    const rows = await prisma.attributeRecord.findMany({
+      ...query,
+      where: { accountId, attributeValue: { in: [...new Set(pairs.map((p) => p.value))] } },
+    });
+    for (const r of rows) byKey.set(`${r.attributeName}__svc__${r.attributeValue}`, r);
+  }
+  for (const r of ok) r.record = byKey.get(r.id!) ?? null;
+}
+
+builder.mutationField("upsertIntegrationAttributes", (t) =>
+  t.field({
+    type: IntegrationAttributesPayload,
+    description:
+      "Creates or updates integration-attribute records (up to 10,000), matched by primary name and value. Per-item status: 201 created, 200 updated, 400 invalid. `id` of a result is `name__svc__value`.",
+    args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: [IntegrationAttributeInput], required: true, validate: bulkArg }) },
+    resolve: async (_root, { accountId, input }, ctx, info) => {
+      await requireAccount(ctx, accountId);
+      const results = await upsertIntegrationAttributes(accountId, input);
+      await attachRecords(accountId, results, ctx, info);
+      return { results };
+    },
+  }),
+);
+
+builder.mutationField("deleteIntegrationAttributes", (t) =>
+  t.field({
+    type: DeletePayload,
+    description:
+      "Deletes records by `name__svc__value` pairs, with their secondary attributes. Per-item status: 204 deleted, 400 malformed pair, 404 no such record.",
+    args: { accountId: t.arg.string({ required: true }), pairs: t.arg.stringList({ required: true, validate: bulkArg }) },
+    resolve: async (_root, { accountId, pairs }, ctx) => {
+      await requireAccount(ctx, accountId);
+      const parsed = pairs.map(parsePair);
+      const wanted = parsed.filter((p): p is { name: string; value: string } => "name" in p);
+      const deleted = await withTransaction(async (tx) => {
+        // Found after locking: a pair reported deleted was deleted by this request.
+        await lockRows(
+          tx,
+          "AttributeRecord",
+          "attributeValue",
+          wanted.map((p) => p.value),
+          { accountId, mode: "delete" },
+        );
+        const names = new Set(wanted.map((p) => pairKey(p.name, p.value)));
+        const found = new Map<string, string>();
+        for (const part of chunksOf([...new Set(wanted.map((p) => p.value))])) {
+          for (const r of await tx.attributeRecord.findMany({
+            where: { accountId, attributeValue: { in: part } },
+            select: { id: true, attributeName: true, attributeValue: true },
+          })) {
+            const key = pairKey(r.attributeName, r.attributeValue);
+            if (names.has(key)) found.set(key, r.id);
+          }
+        }
+        for (const ids of chunksOf([...found.values()])) await tx.attributeRecord.deleteMany({ where: { accountId, id: { in: ids } } });
+        return found;
+      });
+      return {
+        results: parsed.map((p, index) => {
+          if ("problem" in p) return fail(index, 400, [p.problem], pairs[index]!);
+          return deleted.has(pairKey(p.name, p.value))
+            ? { index, statusCode: 204, id: pairs[index]!, errors: [] }
+            : fail(index, 404, [`no integration attribute record '${pairs[index]}'`], pairs[index]!);
+        }),
+      };
+    },
+  }),
+);

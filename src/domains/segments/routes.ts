@@ -1,0 +1,46 @@
+// REST row for segments: B16, the personalised content order (segments are managed over GraphQL).
+import { B, type RestRoute } from "../../rest/contract.js";
+import { stringParam } from "../../rest/params.js";
+import { problem } from "../../rest/problem.js";
+import { reply } from "../../rest/responses.js";
+import { CONTENT_FIELDS, contentRecord } from "../content/records.js";
+import { ID_TYPES, idType } from "../endUsers/routes.js";
+
+const ORDER = `query SegmentContentOrder($accountId: String!, $segmentId: String!, $endUserId: String!, $idType: EndUserIdType) {
+  account(id: $accountId) { segment(id: $segmentId) { contentOrder(endUserId: $endUserId, idType: $idType) { ${CONTENT_FIELDS} } } } }`;
+
+const content = contentRecord("B");
+
+export const segmentRoutes: RestRoute[] = [
+  {
+    name: "segmentContentOrder",
+    method: "get",
+    path: `${B}/segments/:segmentId/contentOrder`,
+    summary: "B16: the segment's content in order for an end user (empty when the user does not match)",
+    params: { segmentId: { description: "The segment's id.", example: "seg_0lz8k2a1b0000a1b2c3d4" } },
+    query: {
+      id: { description: "The end user's id.", schema: { type: "string" }, required: true, example: "user-42" },
+      userIdSrc: {
+        description: "The identification method the caller used; must match the account's.",
+        schema: { type: "string", enum: Object.keys(ID_TYPES) },
+        example: "svc-cookie-user-id",
+      },
+    },
+    document: ORDER,
+    variables: (i) => ({
+      accountId: i.params.accountId,
+      segmentId: i.params.segmentId,
+      endUserId: stringParam(i.query, "id", { required: true }),
+      idType: idType(i.query.userIdSrc, "userIdSrc"),
+    }),
+    reply: reply.custom(
+      { 200: { json: { type: "object", required: ["data"], properties: { data: { type: "array", items: content.schema } } } }, 404: "problem" },
+      (d, i) => {
+        const segment = d.account.segment;
+        if (!segment) return { status: 404, problem: problem(404, `No segment with id '${i.params.segmentId}'.`) };
+        if (!segment.contentOrder) return { status: 404, problem: problem(404, `No end user with id '${String(i.query.id)}'.`) };
+        return { status: 200, body: { data: segment.contentOrder.map(content.map) } };
+      },
+    ),
+  },
+];

@@ -1,0 +1,279 @@
+// Segments: a named rule over end users (src/domains/segments/rules.ts) and an ordered list of the
+// account's content. Evaluating a segment for one user reads a constant number of rows, whatever
+// the rule: the segment, the user's values, the attribute records the rule reaches through.
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { prisma, withTransaction, type Tx } from "../../db/index.js";
+import { lockAccount } from "../../db/locks.js";
+import { badRequest, notFound } from "../../errors.js";
+import { newId } from "../../ids.js";
+import { builder } from "../../schema/builder.js";
+import { bulkArg, chunksOf, deleteByKeys, DeletePayload } from "../../schema/bulk.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { Account, requireAccount } from "../accounts/schema.js";
+import { attributeSchema } from "../attributes/schema.js";
+import { Content } from "../content/schema.js";
+import { decodeValue, endUserSchema, type StoredValue } from "../endUsers/fields.js";
+import { checkIdType, EndUserIdType } from "../endUsers/schema.js";
+import { completedContent } from "./progress.js";
+import { checkRule, evaluate, fieldsOf, type Rule } from "./rules.js";
+
+const NAME_MAX = 200;
+const MAX_CONTENTS = 1_000;
+
+const RULE_DOC = `A rule over end users, as JSON:
+- \`{"and": [rule, ...]}\`, \`{"or": [rule, ...]}\`, \`{"not": rule}\` combine rules;
+- \`{"field": path, "op": op, "value": v}\` is a condition; \`path\` is \`custom.<field>\` (an end-user field) or \`attribute.<primary>.<secondary>\` (a secondary attribute of the integration-attribute record whose primary attribute \`<primary>\` has the value of the user's own field \`<primary>\`);
+- \`op\`: \`eq\`, \`ne\`, \`in\` (an array), \`exists\` (no value), \`gt\`/\`gte\`/\`lt\`/\`lte\` (numbers and timestamps in epoch ms), \`contains\` (strings).
+A user without a value matches no comparison, matches \`ne\`, and does not \`exist\`.
+Example: \`{"and": [{"field": "custom.plan", "op": "in", "value": ["gold", "platinum"]}, {"not": {"field": "attribute.company.region", "op": "eq", "value": "emea"}}]}\``;
+
+interface SegmentRow {
+  id: string;
+  accountId: string;
+  name: string;
+  rule: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A user's values for the paths a rule reads (null: no such user), loaded in at most two queries. */
+async function valuesFor(accountId: string, endUserId: string, rule: Rule): Promise<((path: string) => unknown) | null> {
+  const refs = fieldsOf(rule);
+  const customNames = new Set(refs.flatMap((r) => (r.kind === "custom" ? [r.name] : [r.primary])));
+  const user = await prisma.endUser.findUnique({
+    where: { accountId_externalId: { accountId, externalId: endUserId } },
+    select: { values: { where: { field: { in: [...customNames] } } } },
+  });
+  if (!user) return null;
+  const custom = new Map(user.values.map((v) => [v.field, decodeValue({ ...v } as StoredValue)]));
+  // The records linked through the user's own values of the primary attributes the rule names.
+  const links = [...new Set(refs.flatMap((r) => (r.kind === "attribute" ? [r.primary] : [])))]
+    .map((primary) => ({ primary, value: custom.get(primary) }))
+    .filter((l) => l.value !== undefined && l.value !== null);
+  const attributes = new Map<string, unknown>();
+  if (links.length) {
+    const records = await prisma.attributeRecord.findMany({
+      where: { accountId, OR: links.map((l) => ({ attributeName: l.primary, attributeValue: String(l.value) })) },
+      select: { attributeName: true, values: true },
+    });
+    for (const r of records) for (const v of r.values) attributes.set(`${r.attributeName}.${v.name}`, decodeValue(v as StoredValue));
+  }
+  return (path) => {
+    const [kind, a, b] = path.split(".");
+    return kind === "custom" ? custom.get(a!) : attributes.get(`${a}.${b}`);
+  };
+}
+
+/**
+ * Whether the end user matches the segment: null when the account has no such user. Cached per
+ * request, so `matches` and `contentOrder` on one segment evaluate once.
+ */
+const evaluations = new WeakMap<object, Map<string, Promise<boolean | null>>>();
+function matches(ctx: object, segment: SegmentRow, endUserId: string): Promise<boolean | null> {
+  let cache = evaluations.get(ctx);
+  if (!cache) evaluations.set(ctx, (cache = new Map()));
+  const key = `${segment.id}\u0000${endUserId}`;
+  let result = cache.get(key);
+  if (!result) {
+    result = (async () => {
+      const rule = JSON.parse(segment.rule) as Rule;
+      const valueOf = await valuesFor(segment.accountId, endUserId, rule);
+      return valueOf ? evaluate(rule, valueOf) : null;
+    })();
+    cache.set(key, result);
+  }
+  return result;
+}
+
+/** The segment's content in its order, selected as the query asks. */
+async function orderedContents(segmentId: string, query: object) {
+  const links = await prisma.segmentContent.findMany({ where: { segmentId }, orderBy: { position: "asc" }, select: { contentId: true } });
+  if (!links.length) return [];
+  const rows = await prisma.content.findMany({ ...query, where: { id: { in: links.map((l) => l.contentId) } } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return links.map((l) => byId.get(l.contentId)).filter((r) => r !== undefined);
+}
+
+export const Segment = builder.prismaObject("Segment", {
+  description: `A segment of an account's end users and the order of content shown to them. ${RULE_DOC}`,
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    rule: t.field({ type: "JSON", description: RULE_DOC, resolve: (s) => JSON.parse(s.rule) }),
+    contentIds: t.stringList({
+      description: "The segment's content, in order.",
+      select: { contents: { orderBy: { position: "asc" }, select: { contentId: true } } },
+      resolve: (s) => s.contents.map((c) => c.contentId),
+    }),
+    contents: t.prismaField({
+      type: [Content],
+      description: "The segment's content, in order.",
+      resolve: (query, s) => orderedContents(s.id, query),
+    }),
+    creationTime: t.expose("createdAt", { type: "Timestamp" }),
+    lastUpdateTime: t.expose("updatedAt", { type: "Timestamp" }),
+    matches: t.boolean({
+      nullable: true,
+      description: "Whether the end user matches the rule (null: the account has no such end user).",
+      args: { endUserId: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
+      resolve: async (s, { endUserId, idType }, ctx) => {
+        await checkIdType(s.accountId, idType);
+        return matches(ctx, s as SegmentRow, endUserId);
+      },
+    }),
+    contentOrder: t.prismaField({
+      type: [Content],
+      nullable: true,
+      description:
+        "The segment's content in its order for this end user: all of it when the user matches, none when not (null: no such end user). Content the user has completed (a flow_completed event) moves after the rest, keeping its order.",
+      args: { endUserId: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
+      resolve: async (query, s, { endUserId, idType }, ctx) => {
+        await checkIdType(s.accountId, idType);
+        const matched = await matches(ctx, s as SegmentRow, endUserId);
+        if (matched === null) return null;
+        if (!matched) return [];
+        const [contents, done] = await Promise.all([orderedContents(s.id, query), completedContent(s.accountId, endUserId, s.id)]);
+        return done.size ? [...contents.filter((c) => !done.has(c.id)), ...contents.filter((c) => done.has(c.id))] : contents;
+      },
+    }),
+  }),
+});
+
+builder.prismaObjectField(Account, "segments", (t) =>
+  t.connection({
+    type: Segment,
+    description: "The account's segments, oldest first (keyset pagination).",
+    resolve: async (account, args, ctx, info) => {
+      const limit = pageLimit(args, LIST_LIMITS.standard);
+      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const rows = await prisma.segment.findMany({
+        ...query,
+        where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true)] },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+        take: limit + 1,
+      });
+      return connectionFrom(toPage(rows, limit), (r) => r.createdAt);
+    },
+  }),
+);
+
+builder.prismaObjectField(Account, "segment", (t) =>
+  t.prismaField({
+    type: Segment,
+    nullable: true,
+    description: "One segment by id (null when the account has none with that id).",
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (query, account, { id }) => prisma.segment.findUnique({ ...query, where: { id, accountId: account.id } }),
+  }),
+);
+
+// ---- writes ----------------------------------------------------------------------------------
+
+const SegmentInput = builder.inputType("SegmentInput", {
+  description: "A segment to create, or the parts of one to change (absent fields stay).",
+  fields: (t) => ({
+    name: t.string({ required: false, description: `Required on create; unique in the account; at most ${NAME_MAX} characters.` }),
+    rule: t.field({ type: "JSON", required: false, description: `Required on create. ${RULE_DOC}` }),
+    contentIds: t.stringList({ required: false, description: `The content shown to matching users, in order (at most ${MAX_CONTENTS}, each once).` }),
+  }),
+});
+
+/** Checks a segment's parts against the account (schemas, content) inside the writing transaction. */
+async function checkInput(tx: Tx, accountId: string, input: typeof SegmentInput.$inferInput, creating: boolean) {
+  if (creating && (input.name == null || input.rule == null))
+    throw badRequest("name and rule are required", [{ path: input.name == null ? "name" : "rule", message: "required" }]);
+  if (input.name != null && (input.name.trim() === "" || input.name.length > NAME_MAX))
+    throw badRequest(`name must be 1 to ${NAME_MAX} characters`, [{ path: "name", message: "bad length" }]);
+  let rule: string | undefined;
+  if (input.rule != null) {
+    const [endUser, attribute] = await Promise.all([endUserSchema(accountId, tx), attributeSchema(accountId, tx)]);
+    rule = JSON.stringify(
+      checkRule(input.rule, { endUser: new Map(endUser.map((f) => [f.name, f])), attribute: new Map(attribute.map((f) => [f.name, f])) }).rule,
+    );
+  }
+  const ids = input.contentIds ?? undefined;
+  if (ids) {
+    if (ids.length > MAX_CONTENTS) throw badRequest(`contentIds holds at most ${MAX_CONTENTS} ids`, [{ path: "contentIds", message: "too many" }]);
+    const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
+    if (repeated.length) throw badRequest(`contentIds repeats ${[...new Set(repeated)].join(", ")}`, [{ path: "contentIds", message: "repeated id" }]);
+    const found = new Set<string>();
+    for (const part of chunksOf(ids))
+      for (const c of await tx.content.findMany({ where: { accountId, id: { in: part } }, select: { id: true } })) found.add(c.id);
+    const unknown = ids.filter((id) => !found.has(id));
+    if (unknown.length)
+      throw badRequest(`contentIds names content the account does not have: ${unknown.slice(0, 20).join(", ")}`, [
+        { path: "contentIds", message: "unknown content" },
+      ]);
+  }
+  return { rule, ids };
+}
+
+async function writeContents(tx: Tx, segmentId: string, ids: string[] | undefined, replacing: boolean) {
+  if (!ids) return;
+  if (replacing) await tx.segmentContent.deleteMany({ where: { segmentId } });
+  if (ids.length) await tx.segmentContent.createMany({ data: ids.map((contentId, position) => ({ segmentId, contentId, position })) });
+}
+
+// Segment writes take the account lock shared: the schemas they were checked against cannot change
+// until they commit (schema writes take it exclusively).
+builder.mutationField("createSegment", (t) =>
+  t.prismaField({
+    type: Segment,
+    description: "Creates a segment. 400 names what is wrong (a rule's path, an unknown content id); 409 when the name is taken.",
+    args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: SegmentInput, required: true }) },
+    resolve: async (query, _root, { accountId, input }, ctx) => {
+      await requireAccount(ctx, accountId);
+      const id = await withTransaction(async (tx) => {
+        await lockAccount(tx, accountId, "share");
+        const { rule, ids } = await checkInput(tx, accountId, input, true);
+        const now = new Date();
+        const id = newId("seg");
+        await tx.segment.create({ data: { id, accountId, name: input.name!, rule: rule!, createdAt: now, updatedAt: now } });
+        await writeContents(tx, id, ids, false);
+        return id;
+      });
+      return prisma.segment.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+);
+
+builder.mutationField("updateSegment", (t) =>
+  t.prismaField({
+    type: Segment,
+    description: "Changes a segment's name, rule or content order (absent fields stay). 404 for an unknown segment.",
+    args: { accountId: t.arg.string({ required: true }), id: t.arg.string({ required: true }), input: t.arg({ type: SegmentInput, required: true }) },
+    resolve: async (query, _root, { accountId, id, input }, ctx) => {
+      await requireAccount(ctx, accountId);
+      await withTransaction(async (tx) => {
+        await lockAccount(tx, accountId, "share");
+        const { rule, ids } = await checkInput(tx, accountId, input, false);
+        const changed = await tx.segment.updateMany({
+          where: { id, accountId },
+          data: { updatedAt: new Date(), ...(input.name != null ? { name: input.name } : {}), ...(rule ? { rule } : {}) },
+        });
+        if (!changed.count) throw notFound(`No segment with id '${id}'.`);
+        await writeContents(tx, id, ids, true);
+      });
+      return prisma.segment.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+);
+
+builder.mutationField("deleteSegments", (t) =>
+  t.field({
+    type: DeletePayload,
+    description: "Deletes segments by id. Per-item status: 204, 404.",
+    args: { accountId: t.arg.string({ required: true }), ids: t.arg.stringList({ required: true, validate: bulkArg }) },
+    resolve: async (_root, { accountId, ids }, ctx) => {
+      await requireAccount(ctx, accountId);
+      return deleteByKeys(
+        ids,
+        { table: "Segment", column: "id", accountId },
+        async (db, chunk) =>
+          (await db.segment.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
+        (tx, rowIds) => tx.segment.deleteMany({ where: { accountId, id: { in: rowIds } } }),
+        (id) => `no segment with id '${id}'`,
+      );
+    },
+  }),
+);
