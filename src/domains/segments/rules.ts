@@ -54,10 +54,15 @@ export function checkRule(rule: unknown, schemas: Schemas): { rule: Rule; links:
     if (keys.length === 1 && (keys[0] === "and" || keys[0] === "or")) {
       const list = node[keys[0]];
       if (!Array.isArray(list) || !list.length) throw bad(`${path}.${keys[0]}`, "must be a non-empty array of rules");
-      list.forEach((r, i) => check(r, `${path}.${keys[0]}[${i}]`, depth + 1));
+      list.forEach((r, i) => {
+        check(r, `${path}.${keys[0]}[${i}]`, depth + 1);
+      });
       return;
     }
-    if (keys.length === 1 && keys[0] === "not") return check(node.not, `${path}.not`, depth + 1);
+    if (keys.length === 1 && keys[0] === "not") {
+      check(node.not, `${path}.not`, depth + 1);
+      return;
+    }
     const extra = keys.filter((k) => !["field", "op", "value"].includes(k));
     if (extra.length) throw bad(path, `unknown key(s) ${extra.join(", ")}: a condition has field, op and value`);
     if (++conditions > MAX_CONDITIONS) throw bad(path, `a rule holds at most ${MAX_CONDITIONS} conditions`);
@@ -77,7 +82,9 @@ export function checkRule(rule: unknown, schemas: Schemas): { rule: Rule; links:
     if (op === "contains" && !TEXT.includes(field.type)) throw bad(`${path}.op`, `contains applies to strings; '${node.field}' is ${field.type}`);
     if (op === "in") {
       if (!Array.isArray(node.value) || !node.value.length || node.value.length > MAX_IN) throw bad(valuePath, `in needs an array of 1 to ${MAX_IN} values`);
-      node.value.forEach((v, i) => checkValue(field, v, `${valuePath}[${i}]`, bad));
+      node.value.forEach((v, i) => {
+        checkValue(field, v, `${valuePath}[${i}]`, bad);
+      });
       return;
     }
     checkValue(field, node.value, valuePath, bad);
@@ -136,14 +143,14 @@ export function fieldsOf(rule: Rule): FieldRef[] {
 }
 
 /**
- * Evaluates a checked rule. `valueOf` gives a path's value for the user (timestamps as epoch ms),
+ * Evaluates a checked rule. `read` gives a path's value for the user (timestamps as epoch ms),
  * undefined when the user has none: then every comparison is false, `ne` true and `exists` false.
  */
-export function evaluate(rule: Rule, valueOf: (path: string) => unknown): boolean {
-  if ("and" in rule) return rule.and.every((r) => evaluate(r, valueOf));
-  if ("or" in rule) return rule.or.some((r) => evaluate(r, valueOf));
-  if ("not" in rule) return !evaluate(rule.not, valueOf);
-  const actual = valueOf(rule.field);
+export function evaluate(rule: Rule, read: (path: string) => unknown): boolean {
+  if ("and" in rule) return rule.and.every((r) => evaluate(r, read));
+  if ("or" in rule) return rule.or.some((r) => evaluate(r, read));
+  if ("not" in rule) return !evaluate(rule.not, read);
+  const actual = read(rule.field);
   const has = actual !== undefined && actual !== null;
   switch (rule.op) {
     case "exists":

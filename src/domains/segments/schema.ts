@@ -77,8 +77,8 @@ function matches(ctx: object, segment: SegmentRow, endUserId: string): Promise<b
   if (!result) {
     result = (async () => {
       const rule = JSON.parse(segment.rule) as Rule;
-      const valueOf = await valuesFor(segment.accountId, endUserId, rule);
-      return valueOf ? evaluate(rule, valueOf) : null;
+      const read = await valuesFor(segment.accountId, endUserId, rule);
+      return read ? evaluate(rule, read) : null;
     })();
     cache.set(key, result);
   }
