@@ -4,7 +4,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { prisma, withTransaction, type Tx } from "../../db/index.js";
 import { lockAccount } from "../../db/locks.js";
-import { badRequest, notFound } from "../../errors.js";
+import { AppError, badRequest, notFound } from "../../errors.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, deleteByKeys, DeletePayload } from "../../schema/bulk.js";
@@ -121,17 +121,19 @@ export const Segment = builder.prismaObject("Segment", {
         return matches(ctx, s as SegmentRow, endUserId);
       },
     }),
-    contentOrder: t.prismaField({
+    contentOrder: t.field({
       type: [Content],
       nullable: true,
       description:
         "The segment's content in its order for this end user: all of it when the user matches, none when not (null: no such end user). Content the user has completed (a flow_completed event) moves after the rest, keeping its order.",
       args: { endUserId: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
-      resolve: async (query, s, { endUserId, idType }, ctx) => {
+      resolve: async (s, { endUserId, idType }, ctx, info) => {
         await checkIdType(s.accountId, idType);
         const matched = await matches(ctx, s as SegmentRow, endUserId);
         if (matched === null) return null;
         if (!matched) return [];
+        // The content is read only for users who match, with what the query selects.
+        const query = queryFromInfo({ context: ctx, info });
         const [contents, done] = await Promise.all([orderedContents(s.id, query), completedContent(s.accountId, endUserId, s.id)]);
         return done.size ? [...contents.filter((c) => !done.has(c.id)), ...contents.filter((c) => done.has(c.id))] : contents;
       },
@@ -208,6 +210,12 @@ async function checkInput(tx: Tx, accountId: string, input: typeof SegmentInput.
   return { rule, ids };
 }
 
+/** 409 when another segment of the account has the name (the unique index still guards a race). */
+async function nameFree(tx: Tx, accountId: string, name: string, self?: string) {
+  const other = await tx.segment.findUnique({ where: { accountId_name: { accountId, name } }, select: { id: true } });
+  if (other && other.id !== self) throw new AppError(409, `a segment named '${name}' already exists (${other.id})`, [{ path: "name", message: "taken" }]);
+}
+
 async function writeContents(tx: Tx, segmentId: string, ids: string[] | undefined, replacing: boolean) {
   if (!ids) return;
   if (replacing) await tx.segmentContent.deleteMany({ where: { segmentId } });
@@ -226,6 +234,7 @@ builder.mutationField("createSegment", (t) =>
       const id = await withTransaction(async (tx) => {
         await lockAccount(tx, accountId, "share");
         const { rule, ids } = await checkInput(tx, accountId, input, true);
+        await nameFree(tx, accountId, input.name!);
         const now = new Date();
         const id = newId("seg");
         await tx.segment.create({ data: { id, accountId, name: input.name!, rule: rule!, createdAt: now, updatedAt: now } });
@@ -247,6 +256,7 @@ builder.mutationField("updateSegment", (t) =>
       await withTransaction(async (tx) => {
         await lockAccount(tx, accountId, "share");
         const { rule, ids } = await checkInput(tx, accountId, input, false);
+        if (input.name != null) await nameFree(tx, accountId, input.name, id);
         const changed = await tx.segment.updateMany({
           where: { id, accountId },
           data: { updatedAt: new Date(), ...(input.name != null ? { name: input.name } : {}), ...(rule ? { rule } : {}) },
