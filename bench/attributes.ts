@@ -44,7 +44,11 @@ try {
   const batch = (from: number, round: number) =>
     Array.from({ length: BATCH }, (_, k) => {
       const i = from + k;
-      return { attributeName: "company", attributeValue: `co-${i}`, additionalAttributes: { region: REGIONS[i % 4], seats: (i % 500) + round, tier: `t${i % 10}` } };
+      return {
+        attributeName: "company",
+        attributeValue: `co-${i}`,
+        additionalAttributes: { region: REGIONS[i % 4], seats: (i % 500) + round, tier: `t${i % 10}` },
+      };
     });
 
   // B20 at the per-request maximum: creates, then the same keys as updates.
@@ -62,13 +66,26 @@ try {
   // B22: a primary lookup, a secondary lookup (a quarter of all records match; first page), both ANDed.
   rows.push(await timed("B22 {company: 3 values}", () => post("/integrationAttributes/search?limit=100", { company: "co-1,co-500,co-99999" }), [200]));
   rows.push(await timed("B22 {region: emea} first 100", () => post("/integrationAttributes/search?limit=100", { region: "emea" }), [200]));
-  rows.push(await timed("B22 {company: 3 values, region: emea}", () => post("/integrationAttributes/search?limit=100", { company: "co-0,co-4,co-5", region: "emea" }), [200]));
-  rows.push(await timed("B23 primaryAttrName=company, limit 1000", () => fetch(`${base}/v1/accounts/bench/integrationAttributes?primaryAttrName=company&limit=1000`, { headers }), [200]));
+  rows.push(
+    await timed(
+      "B22 {company: 3 values, region: emea}",
+      () => post("/integrationAttributes/search?limit=100", { company: "co-0,co-4,co-5", region: "emea" }),
+      [200],
+    ),
+  );
+  rows.push(
+    await timed(
+      "B23 primaryAttrName=company, limit 1000",
+      () => fetch(`${base}/v1/accounts/bench/integrationAttributes?primaryAttrName=company&limit=1000`, { headers }),
+      [200],
+    ),
+  );
 
   // The plan of the search's id query (the same SQL the route runs, its parameters inlined).
   const q = (s: string) => `'${s}'`;
   const primary = `SELECT "id" FROM "AttributeRecord" WHERE "accountId" = 'bench' AND "attributeName" = 'company' AND "attributeValue" IN (${["co-0", "co-4", "co-5"].map(q).join(", ")})`;
-  const secondaryOf = (name: string) => `SELECT "recordId" FROM "AttributeRecordValue" WHERE "accountId" = 'bench' AND "name" = ${q(name)} AND "text" IN ('emea')`;
+  const secondaryOf = (name: string) =>
+    `SELECT "recordId" FROM "AttributeRecordValue" WHERE "accountId" = 'bench' AND "name" = ${q(name)} AND "text" IN ('emea')`;
   const sql = `SELECT "id" FROM (SELECT "id" FROM (${primary} UNION SELECT "recordId" FROM "AttributeRecordValue" WHERE "accountId" = 'bench' AND "name" = 'company' AND "text" IN ('co-0','co-4','co-5')) AS m INTERSECT SELECT "id" FROM (SELECT "id" FROM "AttributeRecord" WHERE "accountId" = 'bench' AND "attributeName" = 'region' AND "attributeValue" IN ('emea') UNION ${secondaryOf("region")}) AS m) AS hits ORDER BY "id" LIMIT 101`;
   const plan = (await prisma.$queryRawUnsafe(kind === "postgres" ? `EXPLAIN ANALYZE ${sql}` : `EXPLAIN QUERY PLAN ${sql}`)) as Record<string, unknown>[];
 
@@ -91,7 +108,12 @@ try {
       variables: {
         input: {
           name: "emea gold",
-          rule: { and: [{ field: "custom.plan", op: "eq", value: "gold" }, { field: "attribute.company.region", op: "eq", value: "emea" }] },
+          rule: {
+            and: [
+              { field: "custom.plan", op: "eq", value: "gold" },
+              { field: "attribute.company.region", op: "eq", value: "emea" },
+            ],
+          },
           contentIds,
         },
       },
@@ -108,10 +130,18 @@ try {
   console.log(`\n${kind}: integration attributes and segments (${total.toLocaleString()} records; seeding took ${(fill / 1000).toFixed(1)} s)\n`);
   console.log("| Request | Time | Statements | Response |");
   console.log("|---|---:|---:|---:|");
-  for (const r of rows) console.log(`| ${r.label} | ${r.ms >= 1000 ? `${(r.ms / 1000).toFixed(2)} s` : `${r.ms.toFixed(1)} ms`} | ${r.statements} | ${(r.bytes / 1024).toFixed(0)} KiB |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.label} | ${r.ms >= 1000 ? `${(r.ms / 1000).toFixed(2)} s` : `${r.ms.toFixed(1)} ms`} | ${r.statements} | ${(r.bytes / 1024).toFixed(0)} KiB |`,
+    );
   console.log(`\nPeak RSS: ${mb()} MB`);
   console.log(`\nPlan of the B22 id query {company: 3 values, region: emea}:`);
-  for (const p of plan) console.log(`  ${Object.values(p).filter((v) => typeof v === "string").join(" ")}`);
+  for (const p of plan)
+    console.log(
+      `  ${Object.values(p)
+        .filter((v) => typeof v === "string")
+        .join(" ")}`,
+    );
 } finally {
   await app.close();
 }

@@ -174,6 +174,36 @@ describe("upserts of one new name", () => {
   });
 });
 
+describe("integration attributes", () => {
+  it("simultaneous upserts of the same records in opposite orders: one create each, merged secondary attributes, no 5xx", async () => {
+    const t = await tenant("concia");
+    const base = `/v1/accounts/${t.accountId}`;
+    const schema = await send(t, "PUT", `${base}/integrationAttributeSchema`, [
+      { name: "company", type: "string" },
+      ...Array.from({ length: 8 }, (_, i) => ({ name: `a${i}`, type: "double" })),
+    ]);
+    expect(schema.status).toBe(200);
+    const keys = Array.from({ length: 30 }, (_, i) => `co-${i}`);
+    // Writer i sets only its own secondary attribute a<i>, over all keys, half of them in reverse.
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, w) =>
+        send(
+          t,
+          "PUT",
+          `${base}/integrationAttributes`,
+          (w % 2 ? [...keys].reverse() : keys).map((k) => ({ attributeName: "company", attributeValue: k, additionalAttributes: { [`a${w}`]: w } })),
+        ),
+      ),
+    );
+    for (const r of replies) expect([200, 201], r.text).toContain(r.status);
+    expect(await prisma.attributeRecord.count({ where: { accountId: t.accountId } })).toBe(30);
+    // No writer's attribute was lost on any record.
+    expect(await prisma.attributeRecordValue.count({ where: { accountId: t.accountId } })).toBe(30 * 8);
+    const creates = await prisma.auditLog.count({ where: { accountId: t.accountId, resourceType: "integrationAttribute", action: "create" } });
+    expect(creates).toBe(30);
+  });
+});
+
 describe("deletes racing updates", () => {
   it("concurrent deletes and updates of the same contents answer 2xx/404, never 5xx", async () => {
     const t = await tenant("conc");
