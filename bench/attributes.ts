@@ -61,7 +61,7 @@ try {
   }
   fill = performance.now() - fill;
   process.stderr.write("\n");
-  if (kind === "postgres") for (const table of ["AttributeRecord", "AttributeRecordValue"]) await prisma.$executeRawUnsafe(`ANALYZE "${table}"`);
+  if (kind === "postgres") for (const table of ["AttributeRecord", "AttributeRecordValue"]) await prisma.$queryRawUnsafe(`ANALYZE "${table}"`);
 
   // B22: a primary lookup, a secondary lookup (a quarter of all records match; first page), both ANDed.
   rows.push(await timed("B22 {company: 3 values}", () => post("/integrationAttributes/search?limit=100", { company: "co-1,co-500,co-99999" }), [200]));

@@ -4,11 +4,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { classificationProblems, exempt } from "../src/audit/classification.js";
 import { configureAudit } from "../src/audit/recorder.js";
-import { dbKind, prisma, withTransaction } from "../src/db/index.js";
+import { type Db, dbKind, prisma, withTransaction } from "../src/db/index.js";
 import { auditClassification } from "../src/domains/audit.js";
 import { Prisma } from "../src/generated/sqlite/client.js";
 import { newId } from "../src/ids.js";
 import { tenant } from "./helpers.js";
+
+/** The client with its write methods: the exported type has none outside withTransaction(); these tests check that run time refuses them as well. */
+const writable = prisma as unknown as Db;
 
 afterEach(() => configureAudit(auditClassification, dbKind()));
 
@@ -42,7 +45,7 @@ describe("audit classification", () => {
   it("lets an exempt model be written anywhere, without an entry", async () => {
     const t = await tenant("class");
     configureAudit({ ...auditClassification, Tag: exempt("test: pretend tags were derived data") }, dbKind());
-    await prisma.tag.create({ data: { id: newId("t"), accountId: t.accountId, name: "exempt" } });
+    await writable.tag.create({ data: { id: newId("t"), accountId: t.accountId, name: "exempt" } });
     configureAudit(auditClassification, dbKind());
     expect(await prisma.tag.count({ where: { accountId: t.accountId } })).toBe(1);
     expect(await prisma.auditLog.count({ where: { accountId: t.accountId, resourceType: "tag" } })).toBe(0);

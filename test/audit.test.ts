@@ -8,9 +8,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { createAccount, createKey, createUser, revokeKey, setAccount } from "../src/admin.js";
 import { requestScope } from "../src/audit/requestScope.js";
 import { clock } from "../src/clock.js";
-import { withTransaction } from "../src/db/index.js";
+import { type Db, withTransaction } from "../src/db/index.js";
 import { newId } from "../src/ids.js";
 import { call, prisma, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+
+/** The client with its write methods: the exported type has none outside withTransaction(); these tests check that run time refuses them as well. */
+const writable = prisma as unknown as Db;
 
 // PostgreSQL deployments must set ENCRYPTION_KEY (src/crypto.ts); SQLite makes its own key file.
 if (/^postgres/.test(process.env.DATABASE_URL ?? "")) process.env.ENCRYPTION_KEY ??= Buffer.alloc(32, 7).toString("base64");
@@ -93,7 +96,7 @@ async function b25ok(t: Tenant, body?: unknown, query = "") {
 
 /** An entry seeded directly (AuditLog is append-only; creating is allowed) at an exact time. */
 async function seed(accountId: string, at: string, opts: { userId?: string; label?: string } = {}) {
-  return prisma.auditLog.create({
+  return writable.auditLog.create({
     data: {
       id: newId("a"),
       accountId,
@@ -416,7 +419,7 @@ describe("B25 input", () => {
     const u = await tenant("lim");
     fixNow("2026-03-15T12:00:00Z");
     const base = Date.parse("2026-03-01T00:00:00Z");
-    await prisma.auditLog.createMany({
+    await writable.auditLog.createMany({
       data: Array.from({ length: 120 }, (_, i) => ({
         id: newId("a"),
         accountId: u.accountId,
@@ -444,7 +447,7 @@ describe("B25 input", () => {
     fixNow("2026-03-15T12:00:00Z");
     const base = Date.parse("2026-02-01T00:00:00Z");
     // 157 entries, three to a timestamp
-    await prisma.auditLog.createMany({
+    await writable.auditLog.createMany({
       data: Array.from({ length: 157 }, (_, i) => ({
         id: newId("a"),
         accountId: u.accountId,
@@ -969,12 +972,12 @@ describe("entries are append-only", () => {
     const t = await tenant("ro");
     const e = await seed(t.accountId, "2026-03-01T00:00:00Z", { label: "keep-me" });
     const attempts: [string, () => unknown][] = [
-      ["update", () => prisma.auditLog.update({ where: { id: e.id }, data: { action: "tampered" } })],
-      ["updateMany", () => prisma.auditLog.updateMany({ where: { id: e.id }, data: { action: "tampered" } })],
-      ["upsert", () => prisma.auditLog.upsert({ where: { id: e.id }, create: { ...e, action: "tampered" }, update: { action: "tampered" } })],
-      ["delete", () => prisma.auditLog.delete({ where: { id: e.id } })],
-      ["deleteMany", () => prisma.auditLog.deleteMany({ where: { id: e.id } })],
-      ["deleteMany (all)", () => prisma.auditLog.deleteMany()],
+      ["update", () => writable.auditLog.update({ where: { id: e.id }, data: { action: "tampered" } })],
+      ["updateMany", () => writable.auditLog.updateMany({ where: { id: e.id }, data: { action: "tampered" } })],
+      ["upsert", () => writable.auditLog.upsert({ where: { id: e.id }, create: { ...e, action: "tampered" }, update: { action: "tampered" } })],
+      ["delete", () => writable.auditLog.delete({ where: { id: e.id } })],
+      ["deleteMany", () => writable.auditLog.deleteMany({ where: { id: e.id } })],
+      ["deleteMany (all)", () => writable.auditLog.deleteMany()],
       ["tx update", () => withTransaction((tx) => tx.auditLog.update({ where: { id: e.id }, data: { action: "tampered" } }))],
       ["tx delete", () => withTransaction((tx) => tx.auditLog.delete({ where: { id: e.id } }))],
       ["tx deleteMany", () => withTransaction((tx) => tx.auditLog.deleteMany({ where: { accountId: t.accountId } }))],
@@ -1009,19 +1012,19 @@ describe("writes outside withTransaction", () => {
     const t = await tenant("guard");
     const name = `unaudited-${Date.now()}`;
     const attempts: [string, () => unknown][] = [
-      ["tag.create", () => prisma.tag.create({ data: { id: newId("t"), accountId: t.accountId, name } })],
-      ["content.createMany", () => prisma.content.createMany({ data: [{ id: newId("c"), accountId: t.accountId, title: name, type: "text" }] })],
-      ["account.update", () => prisma.account.update({ where: { id: t.accountId }, data: { name } })],
-      ["account.upsert", () => prisma.account.upsert({ where: { id: t.accountId }, create: { id: t.accountId, name }, update: { name } })],
-      ["user.deleteMany", () => prisma.user.deleteMany({ where: { email: t.email } })],
-      ["membership.delete", () => prisma.membership.deleteMany({ where: { accountId: t.accountId } })],
-      ["apiKey.update", () => prisma.apiKey.updateMany({ where: {}, data: { revokedAt: new Date() } })],
-      ["endUser.create", () => prisma.endUser.create({ data: { id: newId("u"), accountId: t.accountId, externalId: name } })],
-      ["endUserField.create", () => prisma.endUserField.create({ data: { accountId: t.accountId, name: "f", type: "string" } })],
-      ["contentTag.deleteMany", () => prisma.contentTag.deleteMany()],
-      ["endUserValue.deleteMany", () => prisma.endUserValue.deleteMany()],
-      ["endUserAction.deleteMany", () => prisma.endUserAction.deleteMany()],
-      ["$transaction", () => prisma.$transaction(async () => 1)],
+      ["tag.create", () => writable.tag.create({ data: { id: newId("t"), accountId: t.accountId, name } })],
+      ["content.createMany", () => writable.content.createMany({ data: [{ id: newId("c"), accountId: t.accountId, title: name, type: "text" }] })],
+      ["account.update", () => writable.account.update({ where: { id: t.accountId }, data: { name } })],
+      ["account.upsert", () => writable.account.upsert({ where: { id: t.accountId }, create: { id: t.accountId, name }, update: { name } })],
+      ["user.deleteMany", () => writable.user.deleteMany({ where: { email: t.email } })],
+      ["membership.delete", () => writable.membership.deleteMany({ where: { accountId: t.accountId } })],
+      ["apiKey.update", () => writable.apiKey.updateMany({ where: {}, data: { revokedAt: new Date() } })],
+      ["endUser.create", () => writable.endUser.create({ data: { id: newId("u"), accountId: t.accountId, externalId: name } })],
+      ["endUserField.create", () => writable.endUserField.create({ data: { accountId: t.accountId, name: "f", type: "string" } })],
+      ["contentTag.deleteMany", () => writable.contentTag.deleteMany()],
+      ["endUserValue.deleteMany", () => writable.endUserValue.deleteMany()],
+      ["endUserAction.deleteMany", () => writable.endUserAction.deleteMany()],
+      ["$transaction", () => writable.$transaction(async () => 1)],
     ];
     const before = await prisma.auditLog.count();
     for (const [label, attempt] of attempts) {

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createAccount, createKey, createUser, revokeKey } from "../src/admin.js";
 import { clock } from "../src/clock.js";
-import { withTransaction } from "../src/db/index.js";
+import { type Db, withTransaction } from "../src/db/index.js";
 import { newId } from "../src/ids.js";
 import { call, prisma, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
@@ -68,7 +68,7 @@ describe("identity cache", () => {
     const path = `${server.url}/v1/accounts/${u.accountId}/tags`;
     expect((await call(path, { headers: u.headers })).status).toBe(200);
     // What `npm run cli -- key revoke` in another process does to the row, unseen by this one.
-    await prisma.$executeRawUnsafe(`UPDATE "ApiKey" SET "revokedAt" = "createdAt" WHERE "prefix" = '${u.key.slice(0, 12)}'`);
+    await (prisma as unknown as Db).$executeRawUnsafe(`UPDATE "ApiKey" SET "revokedAt" = "createdAt" WHERE "prefix" = '${u.key.slice(0, 12)}'`);
     expect((await call(path, { headers: u.headers })).status).toBe(200);
     later(CACHE_MS - 500);
     expect((await call(path, { headers: u.headers })).status).toBe(200);

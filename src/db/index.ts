@@ -174,11 +174,32 @@ function open(): Clients {
   return clients;
 }
 
-/** The process's client for reads (and the writes the audit allows); created on first use. */
-export const prisma: Db = new Proxy({} as Db, {
+/** Methods that change rows: on the exported client the audit refuses them (they belong in withTransaction). */
+type WriteMethod = "create" | "createMany" | "createManyAndReturn" | "update" | "updateMany" | "updateManyAndReturn" | "upsert" | "delete" | "deleteMany";
+
+/**
+ * What reads need, in or out of a transaction: every model reads, none writes. Each model is
+ * audited, a child of one, or the log itself, so the audit extension refuses writes outside
+ * withTransaction(); the type says so up front. Raw statements that change data are left out too.
+ */
+export type Reader = Omit<
+  { [K in keyof Tx]: K extends Uncapitalize<Prisma.ModelName> ? Omit<Tx[K], WriteMethod> : Tx[K] },
+  "$executeRaw" | "$executeRawUnsafe"
+>;
+/** The type of the exported client: a Reader that can also be disconnected. */
+export type ReadDb = Reader & Pick<Db, "$connect" | "$disconnect">;
+
+/** The process's client for reads; created on first use. Writes go through withTransaction(). */
+export const prisma: ReadDb = new Proxy({} as ReadDb, {
   get: (_target, prop) => Reflect.get(open().guarded, prop),
   has: (_target, prop) => Reflect.has(open().guarded, prop),
 });
+
+/**
+ * The client itself, for the writes a classification marks as bookkeeping (recorded nowhere,
+ * allowed outside transactions; src/auth/keyUsage.ts): the audit still checks each call.
+ */
+export const bookkeepingClient = (): Db => open().guarded;
 
 /** How often a transaction that hit a deadlock, serialization failure or busy database is run. */
 export const TRANSACTION_ATTEMPTS = 5;

@@ -5,7 +5,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
 import { currentScope } from "../../audit/requestScope.js";
-import { dbKind, prisma, withTransaction, type Tx } from "../../db/index.js";
+import { dbKind, prisma, type Reader, withTransaction } from "../../db/index.js";
 import { sqlValue } from "../../db/insert.js";
 import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
@@ -34,11 +34,11 @@ const TX = { timeout: 300_000, maxWait: 10_000 } as const;
 // ---- the attribute schema ------------------------------------------------------------------------
 
 /** The account's attribute schema, by name. */
-export async function attributeSchema(accountId: string, db: Tx = prisma): Promise<SchemaField[]> {
+export async function attributeSchema(accountId: string, db: Reader = prisma): Promise<SchemaField[]> {
   return (await db.attributeField.findMany({ where: { accountId }, orderBy: { name: "asc" } })).map(toField);
 }
 
-async function schemaMap(accountId: string, db: Tx = prisma): Promise<Map<string, SchemaField>> {
+async function schemaMap(accountId: string, db: Reader = prisma): Promise<Map<string, SchemaField>> {
   return new Map((await attributeSchema(accountId, db)).map((f) => [f.name, f]));
 }
 

@@ -2,7 +2,7 @@
 // lookups, and bulk create / update / delete with per-item results. Validation is per item: a bad
 // item fails alone (REST answers 207), the good ones are written together in one transaction.
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import { prisma, withTransaction, type Tx } from "../../db/index.js";
+import { prisma, type Reader, withTransaction } from "../../db/index.js";
 import { lockRows } from "../../db/locks.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
@@ -190,7 +190,7 @@ function draftProblems(d: Draft, allowedTypes: readonly string[] | null): string
 }
 
 /** Resolves tag references (ids or names) and parent folders of all items in a few queries. */
-async function resolveReferences(db: Tx, accountId: string, items: ContentInputShape[]) {
+async function resolveReferences(db: Reader, accountId: string, items: ContentInputShape[]) {
   const ids = new Set<string>();
   const names = new Set<string>();
   const parents = new Set<string>();

@@ -1,6 +1,6 @@
 // The end-user schema: service-provided default fields (constants, undeletable) plus at most 50
 // custom fields per account. Every custom value written is checked against its field's type here.
-import { prisma, withTransaction, type Tx } from "../../db/index.js";
+import { prisma, type Reader, withTransaction } from "../../db/index.js";
 import { lockAccount } from "../../db/locks.js";
 import { encrypt, decrypt } from "../../crypto.js";
 import type { EndUserField as FieldRow } from "../../generated/sqlite/client.js";
@@ -50,7 +50,7 @@ export const SchemaFieldType = builder.objectRef<SchemaField>("SchemaField").imp
 export const toField = (r: FieldRow): SchemaField => ({ name: r.name, type: r.type as FieldType, description: r.description, default: false });
 
 /** The whole schema of an account: defaults first, then custom fields by name. */
-export async function endUserSchema(accountId: string, db: Tx = prisma): Promise<SchemaField[]> {
+export async function endUserSchema(accountId: string, db: Reader = prisma): Promise<SchemaField[]> {
   const rows = await db.endUserField.findMany({ where: { accountId }, orderBy: { name: "asc" } });
   return [...DEFAULT_FIELDS, ...rows.map(toField)];
 }
