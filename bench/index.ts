@@ -1,9 +1,11 @@
-// Benchmark of the style A content list, four ways over the same data in one process:
+// Benchmark of the style A content list, five ways over the same data in one process:
 //   (a) the REST route GET /api/v1/:accountId/content (route table → in-process execution → Pothos → Prisma),
 //   (b) the same GraphQL operation sent to the same app's POST /graphql,
 //   (c) a hand-written Express + Prisma handler returning the same JSON (bench/handwritten.ts),
 //   (d) raw SQL: Express over the driver (better-sqlite3 / pg), one statement for the key, one for the
-//       page with tags aggregated in SQL, the same JSON byte for byte (bench/rawsql.ts).
+//       page with tags aggregated in SQL, the same JSON byte for byte (bench/rawsql.ts),
+//   (e) (c) with (d)'s one page statement run through Prisma's $queryRaw instead of the
+//       three-statement include: what one statement per page is worth inside Prisma.
 // It prints figures and never passes or fails.
 //
 //   npm run bench [-- --db sqlite|postgres|both] [--duration 10] [--requests 20000] [--connections 8]
@@ -204,7 +206,7 @@ async function listen(handler: RequestListener): Promise<Listening> {
 
 type HttpCall = Pick<LoadSpec, "url" | "method" | "headers" | "body">;
 interface Target {
-  id: "a" | "b" | "c" | "d";
+  id: "a" | "b" | "c" | "d" | "e";
   name: string;
   request(limit: number): HttpCall;
 }
@@ -269,17 +271,19 @@ function firstDifference(x: string, y: string): string {
 async function compareResponses(targets: Record<Target["id"], Target>, contents: number, toRestPage: (graphql: unknown) => unknown): Promise<string[]> {
   const problems: string[] = [];
   for (const limit of LIMITS) {
-    const [a, b, c, d] = await Promise.all([targets.a, targets.b, targets.c, targets.d].map((t) => fetchText(t.request(limit))));
+    const [a, b, c, d, e] = await Promise.all([targets.a, targets.b, targets.c, targets.d, targets.e].map((t) => fetchText(t.request(limit))));
     for (const [id, r] of [
       ["a", a],
       ["b", b],
       ["c", c],
       ["d", d],
+      ["e", e],
     ] as const) {
       if (r!.status !== 200) problems.push(`limit ${limit}: (${id}) answered ${r!.status}: ${r!.text.slice(0, 200)}`);
     }
     if (a!.text !== c!.text) problems.push(`limit ${limit}: (a) and (c) differ ${firstDifference(a!.text, c!.text)}`);
     if (a!.text !== d!.text) problems.push(`limit ${limit}: (a) and (d) differ ${firstDifference(a!.text, d!.text)}`);
+    if (a!.text !== e!.text) problems.push(`limit ${limit}: (a) and (e) differ ${firstDifference(a!.text, e!.text)}`);
     let fromGraphql: string;
     try {
       fromGraphql = JSON.stringify(toRestPage(JSON.parse(b!.text)));
@@ -432,6 +436,11 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
         name: "(c) hand-written Express + Prisma",
         request: (limit) => ({ url: `${handwritten.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
       },
+      e: {
+        id: "e",
+        name: "(e) hand-written Prisma, 1 page statement ($queryRaw)",
+        request: (limit) => ({ url: `${handwritten.url}/api/v1/${seeded.accountId}/content-onestatement?limit=${limit}`, method: "GET", headers: auth }),
+      },
       d: {
         id: "d",
         name: "(d) raw SQL (driver, 2 statements)",
@@ -467,7 +476,7 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     // The bench itself keeps about two CPUs busy; a much higher load means other work competed.
     console.log(`  1-min load average: ${fixed(loadBefore, 2)} before, ${fixed(loadAfter, 2)} after the runs`);
     console.log(
-      `equivalent responses: ${problems.length ? "no" : "yes"}${problems.length ? "" : " ((a) = (c) = (d) byte for byte, (b) = same records; first page at limit 10 and 1000)"}`,
+      `equivalent responses: ${problems.length ? "no" : "yes"}${problems.length ? "" : " ((a) = (c) = (d) = (e) byte for byte, (b) = same records; first page at limit 10 and 1000)"}`,
     );
     for (const p of problems) console.log(`  ${p}`);
     console.log("");

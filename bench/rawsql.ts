@@ -41,7 +41,7 @@ interface Driver {
 }
 
 // Tag ids ordered by tag name in code-point order (the REST route sorts them so).
-const SQLITE_PAGE = (after: boolean) => `SELECT c.id, c.title, c.type, c.url, c.source, c.description, c.descriptionMd, c.state, c.stage, c.parentId,
+export const SQLITE_PAGE = (after: boolean) => `SELECT c.id, c.title, c.type, c.url, c.source, c.description, c.descriptionMd, c.state, c.stage, c.parentId,
   c.createdAt, c.updatedAt,
   (SELECT json_group_array(id) FROM (SELECT t.id FROM ContentTag ct JOIN Tag t ON t.id = ct.tagId WHERE ct.contentId = c.id ORDER BY t.name)) AS tags
   FROM Content c WHERE c.accountId = ?${after ? " AND (c.createdAt > ? OR (c.createdAt = ? AND c.id > ?))" : ""}
@@ -70,7 +70,7 @@ function sqliteDriver(url: string): Driver {
   };
 }
 
-const PG_PAGE = `SELECT c.id, c.title, c.type, c.url, c.source, c.description, c."descriptionMd", c.state, c.stage, c."parentId",
+export const PG_PAGE = `SELECT c.id, c.title, c.type, c.url, c.source, c.description, c."descriptionMd", c.state, c.stage, c."parentId",
   (extract(epoch from c."createdAt") * 1000)::bigint AS "createdAt", (extract(epoch from c."updatedAt") * 1000)::bigint AS "updatedAt",
   COALESCE((SELECT json_agg(t.id ORDER BY t.name COLLATE "C") FROM "ContentTag" ct JOIN "Tag" t ON t.id = ct."tagId" WHERE ct."contentId" = c.id), '[]')::text AS tags
   FROM "Content" c WHERE c."accountId" = $1 AND ($2::timestamp IS NULL OR c."createdAt" > $2 OR (c."createdAt" = $2 AND c.id > $3))
