@@ -136,12 +136,7 @@ try {
     );
   console.log(`\nPeak RSS: ${mb()} MB`);
   console.log(`\nPlan of the B22 id query {company: 3 values, region: emea}:`);
-  for (const p of plan)
-    console.log(
-      `  ${Object.values(p)
-        .filter((v) => typeof v === "string")
-        .join(" ")}`,
-    );
+  for (const p of plan) console.log(`  ${kind === "postgres" ? String(Object.values(p)[0]) : String(p.detail)}`);
 } finally {
   await app.close();
 }
