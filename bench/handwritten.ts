@@ -36,6 +36,26 @@ async function allowed(req: Request, accountId: string): Promise<{ status: 401 |
   return null;
 }
 
+type ContentColumns = Record<"id" | "title" | "type" | "state" | "stage", string> &
+  Record<"url" | "source" | "description" | "descriptionMd" | "parentId", string | null>;
+
+/** The wire record, fields in the REST route's order (the equivalence check compares bytes). */
+const wire = (c: ContentColumns, tags: string[], creationTime: number, lastUpdateTime: number) => ({
+  id: c.id,
+  title: c.title,
+  type: c.type,
+  url: c.url,
+  source: c.source,
+  description: c.description,
+  description_md: c.descriptionMd,
+  tags,
+  state: c.state,
+  stage: c.stage,
+  parentId: c.parentId,
+  creationTime,
+  lastUpdateTime,
+});
+
 export function handwrittenApp(): express.Express {
   const app = express();
   app.disable("x-powered-by");
@@ -71,25 +91,18 @@ export function handwrittenApp(): express.Express {
       const last = page.at(-1);
       res.json({
         // Field order matters: the equivalence check compares the two responses byte for byte.
-        data: page.map((c) => ({
-          id: c.id,
-          title: c.title,
-          type: c.type,
-          url: c.url,
-          source: c.source,
-          description: c.description,
-          description_md: c.descriptionMd,
-          // Sorted in JavaScript like the GraphQL resolver does; database collations differ.
-          tags: c.tags
-            .map((l) => l.tag)
-            .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-            .map((t) => t.id),
-          state: c.state,
-          stage: c.stage,
-          parentId: c.parentId,
-          creationTime: c.createdAt.getTime(),
-          lastUpdateTime: c.updatedAt.getTime(),
-        })),
+        data: page.map((c) =>
+          wire(
+            c,
+            // Sorted in JavaScript like the GraphQL resolver does; database collations differ.
+            c.tags
+              .map((l) => l.tag)
+              .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+              .map((t) => t.id),
+            c.createdAt.getTime(),
+            c.updatedAt.getTime(),
+          ),
+        ),
         cursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null,
       });
     } catch (err) {
@@ -123,21 +136,7 @@ export function handwrittenApp(): express.Express {
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       res.json({
-        data: page.map((c) => ({
-          id: c.id,
-          title: c.title,
-          type: c.type,
-          url: c.url,
-          source: c.source,
-          description: c.description,
-          description_md: c.descriptionMd,
-          tags: JSON.parse(c.tags),
-          state: c.state,
-          stage: c.stage,
-          parentId: c.parentId,
-          creationTime: time(c.createdAt),
-          lastUpdateTime: time(c.updatedAt),
-        })),
+        data: page.map((c) => wire(c as Parameters<typeof wire>[0], JSON.parse(c.tags), time(c.createdAt), time(c.updatedAt))),
         cursor: rows.length > limit && last ? encodeCursor(time(last.createdAt), last.id) : null,
       });
     } catch (err) {

@@ -18,7 +18,6 @@ import { Account, requireAccount } from "../accounts/schema.js";
 import {
   decodeValue,
   encodeValue,
-  type FieldStore,
   SchemaFieldInput,
   SchemaFieldsPayload,
   SchemaFieldType,
@@ -62,19 +61,7 @@ builder.mutationField("upsertIntegrationAttributeFields", (t) =>
     args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: [SchemaFieldInput], required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, input }, ctx) => {
       await requireAccount(ctx, accountId);
-      return withTransaction(
-        async (tx) => {
-          await lockAccount(tx, accountId, "exclusive");
-          const store: FieldStore = {
-            findMany: (args) => tx.attributeField.findMany(args),
-            create: (args) => tx.attributeField.create(args),
-            updateDescription: (accountId, name, description) =>
-              tx.attributeField.update({ where: { accountId_name: { accountId, name } }, data: { description } }),
-          };
-          return { results: await upsertSchemaFields(store, accountId, input, { what: "integration attributes" }) };
-        },
-        { timeout: 60_000, maxWait: 10_000 },
-      );
+      return upsertSchemaFields((tx) => tx.attributeField, accountId, input, { what: "integration attributes" });
     },
   }),
 );

@@ -1,6 +1,6 @@
 // The end-user schema: service-provided default fields (constants, undeletable) plus at most 50
 // custom fields per account. Every custom value written is checked against its field's type here.
-import { prisma, type Reader, withTransaction } from "../../db/index.js";
+import { prisma, type Reader, type Tx, withTransaction } from "../../db/index.js";
 import { lockAccount } from "../../db/locks.js";
 import { encrypt, decrypt } from "../../crypto.js";
 import type { EndUserField as FieldRow } from "../../generated/sqlite/client.js";
@@ -139,21 +139,36 @@ export function nameProblem(name: string | null | undefined): string | null {
   return checkListSafeName(name, "name");
 }
 
-/** Where a schema's custom fields are stored: the end-user schema and the attribute schema differ only in their table. */
-export interface FieldStore {
+/** A schema's table (EndUserField, AttributeField: the same columns), as its Prisma delegate. */
+export interface FieldTable {
   findMany(args: { where: { accountId: string } }): Promise<FieldRow[]>;
   create(args: { data: { accountId: string; name: string; type: string; description: string | null } }): Promise<FieldRow>;
-  updateDescription(accountId: string, name: string, description: string | null): Promise<FieldRow>;
+  update(args: { where: { accountId_name: { accountId: string; name: string } }; data: { description: string | null } }): Promise<FieldRow>;
 }
 
 /**
  * Adds fields or changes the description of existing ones (matched by name), item by item:
  * 201 added, 200 updated, 400 invalid (bad name, a default field, a type change, past the cap).
- * Runs in the caller's transaction, which must hold the account lock exclusively (the cap counts
- * what is there).
+ * One schema change per account at a time (the 50-field cap counts what is there), and none while
+ * records are written against the schema (they hold the account lock shared).
  */
-export async function upsertSchemaFields(
-  store: FieldStore,
+export function upsertSchemaFields(
+  table: (tx: Tx) => FieldTable,
+  accountId: string,
+  input: { name?: string | null; type?: FieldType | null; description?: string | null }[],
+  opts: { defaults?: ReadonlyMap<string, SchemaField>; what: string },
+): Promise<{ results: FieldItem[] }> {
+  return withTransaction(
+    async (tx) => {
+      await lockAccount(tx, accountId, "exclusive");
+      return { results: await upsertFields(table(tx), accountId, input, opts) };
+    },
+    { timeout: 60_000, maxWait: 10_000 },
+  );
+}
+
+async function upsertFields(
+  store: FieldTable,
   accountId: string,
   input: { name?: string | null; type?: FieldType | null; description?: string | null }[],
   opts: { defaults?: ReadonlyMap<string, SchemaField>; what: string },
@@ -182,7 +197,8 @@ export async function upsertSchemaFields(
         results.push(fail(index, 400, [`the type of '${name}' is ${cur.type} and cannot change`], name));
         continue;
       }
-      const row = it.description !== undefined ? await store.updateDescription(accountId, name, it.description) : cur;
+      const row =
+        it.description !== undefined ? await store.update({ where: { accountId_name: { accountId, name } }, data: { description: it.description } }) : cur;
       existing.set(name, row);
       results.push({ index, statusCode: 200, id: name, errors: [], record: toField(row) });
       continue;
@@ -210,21 +226,7 @@ builder.mutationField("upsertEndUserFields", (t) =>
     args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: [SchemaFieldInput], required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, input }, ctx) => {
       await requireAccount(ctx, accountId);
-      // One schema change per account at a time (the 50-field cap counts what is there), and none
-      // while end users are being written against the schema (they hold the lock shared).
-      return withTransaction(
-        async (tx) => {
-          await lockAccount(tx, accountId, "exclusive");
-          const store: FieldStore = {
-            findMany: (args) => tx.endUserField.findMany(args),
-            create: (args) => tx.endUserField.create(args),
-            updateDescription: (accountId, name, description) =>
-              tx.endUserField.update({ where: { accountId_name: { accountId, name } }, data: { description } }),
-          };
-          return { results: await upsertSchemaFields(store, accountId, input, { defaults: DEFAULT_BY_NAME, what: "custom fields" }) };
-        },
-        { timeout: 60_000, maxWait: 10_000 },
-      );
+      return upsertSchemaFields((tx) => tx.endUserField, accountId, input, { defaults: DEFAULT_BY_NAME, what: "custom fields" });
     },
   }),
 );
