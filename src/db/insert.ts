@@ -9,6 +9,7 @@ type Row = Record<string, unknown>;
 
 /** Models written by createMany as multi-row INSERTs (their callers always give complete rows). */
 export const FAST_INSERT = new Set([
+  "Content",
   "EndUser",
   "EndUserValue",
   "EndUserAction",
