@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Prisma } from "../generated/sqlite/client.js";
 import { clock } from "../clock.js";
-import { FAST_INSERT, insertRows, type Dialect } from "../db/insert.js";
+import { FAST_INSERT, insertRows, updateRows as updateRowsSql, type Dialect } from "../db/insert.js";
 import { newId } from "../ids.js";
 import type { AuditClassification, AuditedModel, ChildModel, Row } from "./classification.js";
 import { currentScope } from "./requestScope.js";
@@ -36,6 +36,14 @@ export function configureAudit(c: AuditClassification, d: Dialect): void {
 const auditedModel = (model: string) => classification[model] as AuditedModel;
 
 const WRITES = new Set(["create", "createMany", "createManyAndReturn", "update", "updateMany", "updateManyAndReturn", "upsert", "delete", "deleteMany"]);
+
+/** Whether a createMany can run as the multi-row INSERT: a FAST_INSERT model and rows that all name the same columns. */
+function fastInsertable(model: string, args: any): boolean {
+  if (!FAST_INSERT.has(model)) return false;
+  const rows: Row[] = Array.isArray(args.data) ? args.data : [args.data];
+  const first = Object.keys(rows[0] ?? {}).sort().join("\u0000");
+  return rows.every((r) => Object.keys(r).sort().join("\u0000") === first);
+}
 
 /** createMany of complete rows as multi-row INSERTs; with skipDuplicates only the rows written come back. */
 function fastCreateMany(tx: any, model: string, args: any): Promise<{ count: number; inserted: Row[] }> {
@@ -88,7 +96,7 @@ async function recordChild(scope: TxScope, model: string, operation: string, arg
   const creating = operation.startsWith("create");
   const rows: Row[] = creating ? (Array.isArray(args.data) ? args.data : [args.data]) : [];
   const parentIds = creating ? [...new Set(rows.map((r) => String(r[child.key])))] : parentIdsOf(args.where, child.key);
-  const result = operation === "createMany" && FAST_INSERT.has(model) ? countOnly(await fastCreateMany(scope.tx, model, args)) : await query(args);
+  const result = operation === "createMany" && fastInsertable(model, args) ? countOnly(await fastCreateMany(scope.tx, model, args)) : await query(args);
   if (!parentIds?.length) return result; // e.g. a field's values removed with the field: its own entry says so
   const known = new Map<string, Entry>();
   for (const e of scope.entries.values()) if (e.model === child.parent) known.set(String(e.row.id), e);
@@ -148,7 +156,7 @@ function flattenCompoundKeys(where: Row): Row {
 async function recordWrite(scope: TxScope, model: string, operation: string, args: any, query: (a: unknown) => Promise<unknown>) {
   const a = auditedModel(model);
   const delegate = scope.tx[model[0]!.toLowerCase() + model.slice(1)];
-  if (operation === "createMany" && (FAST_INSERT.has(model) || args.skipDuplicates)) {
+  if (operation === "createMany" && (fastInsertable(model, args) || args.skipDuplicates)) {
     // Only the rows actually written get an entry (skipDuplicates may skip some).
     const { count, inserted } = await fastCreateMany(scope.tx, model, args);
     for (const r of inserted) upsertEntry(scope, model, r, "create", clean(r, a.redact));
@@ -255,6 +263,26 @@ export function routedClient<C extends object>(reader: C, writer: C, serializeWr
       });
     },
   });
+}
+
+/**
+ * Updates rows of an audited model, each with its own values, in a few statements instead of one
+ * per row (src/db/insert.ts `updateRows`), and records each row's entry as `update` would: the
+ * identity columns match the rows, the other columns are what changed. Inside withTransaction()
+ * only. Returns how many rows changed.
+ */
+export async function updateRows(model: string, rows: Row[]): Promise<number> {
+  const scope = txScope.getStore();
+  if (!scope) throw new Error(`${model} updateRows outside withTransaction(): changes to audited data must go through it`);
+  const a = auditedModel(model);
+  if (classification[model]?.kind !== "audited") throw new Error(`updateRows(${model}): not an audited model`);
+  const changed = await updateRowsSql(scope.tx, dialect, model, a.identity, rows);
+  for (const r of rows) {
+    const data: Row = {};
+    for (const [k, v] of Object.entries(r)) if (!a.identity.includes(k)) data[k] = v;
+    upsertEntry(scope, model, r, "update", clean(data, a.redact));
+  }
+  return changed;
 }
 
 /** True inside withTransaction (its callbacks and what they call). */

@@ -35,6 +35,12 @@ const PG_TYPES: Record<string, string> = {
 };
 let fieldTypes: Map<string, Map<string, string>> | undefined;
 
+let updatedAtFields: Map<string, string[]> | undefined;
+function updatedAtColumns(model: string): string[] {
+  updatedAtFields ??= new Map(Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [name, m.fields.filter((f) => f.isUpdatedAt).map((f) => f.name)]));
+  return updatedAtFields.get(model) ?? [];
+}
+
 /** The PostgreSQL types of a model's columns, from the Prisma datamodel (as the migrations create them). */
 function columnTypes(model: string, columns: string[]): string[] {
   fieldTypes ??= new Map(
@@ -78,6 +84,12 @@ export async function insertRows(
   opts: { skipDuplicates?: boolean; identity?: string[] } = {},
 ): Promise<{ count: number; inserted: Row[] }> {
   if (!rows.length) return { count: 0, inserted: [] };
+  // @updatedAt is filled in by Prisma, not by a database default: give it the value Prisma would.
+  const missing = updatedAtColumns(model).filter((c) => !(c in rows[0]!));
+  if (missing.length) {
+    const now = new Date();
+    rows = rows.map((r) => ({ ...r, ...Object.fromEntries(missing.map((c) => [c, now])) }));
+  }
   const columns = Object.keys(rows[0]!);
   if (!rows.every((r) => Object.keys(r).length === columns.length && columns.every((c) => c in r))) {
     throw new Error(`insertRows(${model}): every row needs the same columns`);
@@ -123,4 +135,54 @@ export async function insertRows(
     inserted.push(...chunk.filter((r) => written.has(keyOf(r))));
   }
   return { count: inserted.length, inserted };
+}
+
+/**
+ * UPDATEs rows of `model`, each with its own values, matched on the `match` columns: one statement
+ * per group of rows that set the same columns (and per MAX_PARAMS / PG_ROWS rows), joining the
+ * table to the list of values (`UPDATE ... FROM`; PostgreSQL reads the list from one array per
+ * column, SQLite from a VALUES list). Returns how many rows changed.
+ */
+export async function updateRows(db: RawClient, dialect: Dialect, model: string, match: string[], rows: Row[]): Promise<number> {
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) {
+    const set = Object.keys(r)
+      .filter((c) => !match.includes(c))
+      .sort();
+    const key = set.join("\u0000");
+    const list = groups.get(key);
+    if (list) list.push(r);
+    else groups.set(key, [r]);
+  }
+  let changed = 0;
+  for (const [key, group] of groups) {
+    const set = key.split("\u0000").filter(Boolean);
+    if (!set.length) continue;
+    const columns = [...match, ...set];
+    const q = (c: string) => `"${c}"`;
+    if (dialect === "postgres") {
+      const types = columnTypes(model, columns);
+      const sql = `UPDATE ${q(model)} AS t SET ${set.map((c) => `${q(c)} = v.${q(c)}`).join(", ")} FROM unnest(${types
+        .map((t, i) => `$${i + 1}::${t}[]`)
+        .join(", ")}) AS v(${columns.map(q).join(", ")}) WHERE ${match.map((c) => `t.${q(c)} = v.${q(c)}`).join(" AND ")}`;
+      for (let i = 0; i < group.length; i += PG_ROWS) {
+        const chunk = group.slice(i, i + PG_ROWS);
+        changed += await db.$executeRawUnsafe(sql, ...columns.map((c) => chunk.map((r) => sqlValue(r[c], dialect))));
+      }
+      continue;
+    }
+    // SQLite names the columns of a VALUES list column1, column2, ...
+    const v = (c: string) => `v.column${columns.indexOf(c) + 1}`;
+    const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
+    for (let i = 0; i < group.length; i += perStatement) {
+      const chunk = group.slice(i, i + perStatement);
+      const params: unknown[] = [];
+      const tuples = chunk.map((r) => `(${columns.map((c) => (params.push(sqlValue(r[c], dialect)), "?")).join(", ")})`);
+      const sql = `UPDATE ${q(model)} SET ${set.map((c) => `${q(c)} = ${v(c)}`).join(", ")} FROM (VALUES ${tuples.join(", ")}) AS v WHERE ${match
+        .map((c) => `${q(model)}.${q(c)} = ${v(c)}`)
+        .join(" AND ")}`;
+      changed += await db.$executeRawUnsafe(sql, ...params);
+    }
+  }
+  return changed;
 }
