@@ -41,7 +41,9 @@ const WRITES = new Set(["create", "createMany", "createManyAndReturn", "update",
 function fastInsertable(model: string, args: any): boolean {
   if (!FAST_INSERT.has(model)) return false;
   const rows: Row[] = Array.isArray(args.data) ? args.data : [args.data];
-  const first = Object.keys(rows[0] ?? {}).sort().join("\u0000");
+  const first = Object.keys(rows[0] ?? {})
+    .sort()
+    .join("\u0000");
   return rows.every((r) => Object.keys(r).sort().join("\u0000") === first);
 }
 

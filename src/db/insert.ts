@@ -37,7 +37,9 @@ let fieldTypes: Map<string, Map<string, string>> | undefined;
 
 let updatedAtFields: Map<string, string[]> | undefined;
 function updatedAtColumns(model: string): string[] {
-  updatedAtFields ??= new Map(Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [name, m.fields.filter((f) => f.isUpdatedAt).map((f) => f.name)]));
+  updatedAtFields ??= new Map(
+    Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [name, m.fields.filter((f) => f.isUpdatedAt).map((f) => f.name)]),
+  );
   return updatedAtFields.get(model) ?? [];
 }
 

@@ -5,6 +5,7 @@ import DataLoader from "dataloader";
 import { prisma, withTransaction } from "../../db/index.js";
 import { dbErrorKind } from "../../db/errors.js";
 import { ConcurrentChange, insertSkippingDuplicates, lockRows } from "../../db/locks.js";
+import { updateRows } from "../../audit/recorder.js";
 import { newId } from "../../ids.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
@@ -142,7 +143,7 @@ builder.mutationField("upsertTags", (t) =>
         if (item.name) names.add(item.name.trim());
         if (item.newName) names.add(item.newName.trim());
       }
-      type Op = { kind: "create"; row: TagRow } | { kind: "update"; id: string; name: string; description: string | null | undefined };
+      type Op = { kind: "create"; row: TagRow } | { kind: "update"; id: string; name: string; renamed: boolean; description: string | null | undefined };
       // Decided inside the transaction on locked rows: concurrent upserts of one name queue on its
       // row; a create that loses the race to a concurrent one is skipped as a duplicate
       // (ON CONFLICT DO NOTHING) and the transaction runs again, now finding the row to update.
@@ -172,33 +173,44 @@ builder.mutationField("upsertTags", (t) =>
               ops.push({ op: { kind: "create", row }, result });
               return result;
             }
-            if (newName && newName !== name) {
-              if (byName.has(newName)) return fail(index, 409, [`a tag named '${newName}' already exists`], current.id);
+            const renamed = !!newName && newName !== name;
+            if (renamed) {
+              if (byName.has(newName!)) return fail(index, 409, [`a tag named '${newName}' already exists`], current.id);
               byName.delete(name);
-              current.name = newName;
-              byName.set(newName, current);
+              current.name = newName!;
+              byName.set(newName!, current);
             }
             if (item.description !== undefined) current.description = item.description;
             const result: TagItem = { index, statusCode: 200, id: current.id, errors: [] };
-            ops.push({ op: { kind: "update", id: current.id, name: current.name, description: item.description }, result });
+            ops.push({ op: { kind: "update", id: current.id, name: current.name, renamed, description: item.description }, result });
             return result;
           });
-          // Request order matters (a rename may free a name a later item creates), so consecutive
-          // creates are batched into one statement and updates run in between, in order.
+          // Request order matters (a rename may free a name a later item creates). Creates and
+          // updates that keep their name touch no other row's name: they are batched (one insert,
+          // one UPDATE … FROM per group of columns) and written before each rename, which runs alone.
           let creates: TagRow[] = [];
+          const updates = new Map<string, Record<string, unknown>>();
           const flush = async () => {
             if (creates.length && (await insertSkippingDuplicates(tx.tag, creates)) < creates.length) {
               throw new ConcurrentChange("a tag of this name was created by a concurrent request");
             }
             creates = [];
+            if (updates.size) await updateRows("Tag", [...updates.values()]);
+            updates.clear();
           };
+          const now = new Date();
           for (const { op } of ops) {
             if (op.kind === "create") {
               creates.push(op.row);
               continue;
             }
-            await flush();
             const data = { name: op.name, ...(op.description !== undefined ? { description: op.description } : {}) };
+            if (!op.renamed) {
+              // A later item on the same tag adds to the earlier one's change.
+              updates.set(op.id, { ...updates.get(op.id), id: op.id, accountId, ...data, updatedAt: now });
+              continue;
+            }
+            await flush();
             await tx.tag.update({ where: { id: op.id }, data }).catch((err: unknown) => {
               throw dbErrorKind(err) === "unique" ? new ConcurrentChange("the new name was taken by a concurrent request") : err;
             });
