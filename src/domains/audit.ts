@@ -4,7 +4,17 @@ import type { AuditClassification } from "../audit/classification.js";
 import { accountsAudit } from "./accounts/audit.js";
 import { auditLogsAudit } from "./auditLogs/audit.js";
 import { contentAudit } from "./content/audit.js";
+import { copyJobsAudit } from "./copyJobs/audit.js";
 import { endUsersAudit } from "./endUsers/audit.js";
+import { filesAudit } from "./files/audit.js";
 import { tagsAudit } from "./tags/audit.js";
 
-export const auditClassification: AuditClassification = { ...accountsAudit, ...contentAudit, ...tagsAudit, ...endUsersAudit, ...auditLogsAudit };
+export const auditClassification: AuditClassification = {
+  ...accountsAudit,
+  ...contentAudit,
+  ...tagsAudit,
+  ...endUsersAudit,
+  ...filesAudit,
+  ...copyJobsAudit,
+  ...auditLogsAudit,
+};
