@@ -68,6 +68,8 @@ const Env = z.object({
   JOB_LEASE_MS: z.coerce.number().int().min(500).default(30_000),
   JOB_POLL_MS: z.coerce.number().int().min(50).default(1_000),
   JOB_ITEM_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  /** Tests only: each copy-job item takes at least this long (the crash and drain tests). */
+  TEST_COPY_ITEM_DELAY_MS: z.coerce.number().int().min(1).optional(),
   /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */
   TEST_SLOW_ROUTE_MS: z.coerce.number().int().min(1).optional(),
 });

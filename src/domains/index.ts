@@ -6,6 +6,8 @@ import { auditLogRoutes } from "./auditLogs/routes.js";
 import "./auditLogs/schema.js";
 import { contentRoutes } from "./content/routes.js";
 import "./content/schema.js";
+import { copyJobRoutes } from "./copyJobs/routes.js";
+import "./copyJobs/schema.js";
 import { endUserRoutes } from "./endUsers/routes.js";
 import "./endUsers/schema.js";
 import { fileRoutes } from "./files/routes.js";
@@ -15,4 +17,4 @@ import { tagRoutes } from "./tags/routes.js";
 import "./tags/schema.js";
 
 /** Every REST row, in the order the OpenAPI document lists them. */
-export const domainRoutes: readonly RestRoute[] = [...contentRoutes, ...tagRoutes, ...endUserRoutes, ...fileRoutes, ...auditLogRoutes];
+export const domainRoutes: readonly RestRoute[] = [...contentRoutes, ...tagRoutes, ...endUserRoutes, ...fileRoutes, ...copyJobRoutes, ...auditLogRoutes];
