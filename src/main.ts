@@ -51,6 +51,8 @@ const jobWorker = config.JOB_WORKER
     })
   : null;
 await jobWorker?.start();
+// On SIGTERM the item being copied finishes (with the in-flight requests); the rest of its job waits for the next worker.
+if (jobWorker) lifecycle.onDrain(() => jobWorker.stop());
 const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;
@@ -71,8 +73,6 @@ async function shutdown(signal: string) {
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     log: (msg, details) => logger.info(details ?? {}, msg),
     closeResources: async () => {
-      // The item being copied finishes; the rest of its job waits for the next worker.
-      await jobWorker?.stop();
       await closeQueue();
       await flushKeyUsage();
       await closeApp();

@@ -104,7 +104,7 @@ afterAll(async () => {
 });
 
 describe("copy jobs across processes", () => {
-  it("kill -9 mid-job, restart: the job completes and nothing is copied twice", async () => {
+  it("kill -9 mid-job, restart (and a SIGTERM drain): the job completes and nothing is copied twice", async () => {
     const w = await world(1, 10);
     const first = startChild();
     await started(first);
@@ -119,20 +119,32 @@ describe("copy jobs across processes", () => {
     // Every item is all or nothing: the copies made so far are exactly the items marked copied.
     expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(mid.copied);
 
+    // The next instance takes the job over once the dead worker's lease runs out. SIGTERM it in
+    // turn: it drains (the item under way finishes), hands the job back and exits 0.
     const second = startChild();
     await started(second);
+    await until("more items copied", async () => ((await prisma.copyJob.findUnique({ where: { id: jobId } }))?.copied ?? 0) >= mid.copied + 2);
+    second.proc.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    const handedBack = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } });
+    expect(handedBack).toMatchObject({ status: "running", lockedBy: null, attempts: 2 });
+    expect(handedBack.copied).toBeLessThan(10);
+    expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(handedBack.copied);
+
+    const third = startChild();
+    await started(third);
     const done = await until("the job to be notified", async () => {
       const j = await prisma.copyJob.findUnique({ where: { id: jobId } });
       return j?.notifiedAt ? j : null;
     });
-    expect(done).toMatchObject({ status: "completed", copied: 10, failed: 0, attempts: 2 });
+    expect(done).toMatchObject({ status: "completed", copied: 10, failed: 0, attempts: 3 });
     const items = await prisma.copyJobItem.findMany({ where: { jobId } });
     expect(items.every((i) => i.status === "copied")).toBe(true);
     expect(new Set(items.map((i) => i.targetId)).size).toBe(10);
     expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(10);
     expect(readdirSync(outbox).filter((f) => f.includes(jobId))).toHaveLength(1);
-    second.proc.kill("SIGTERM");
-    await second.exited;
+    third.proc.kill("SIGTERM");
+    await third.exited;
   });
 
   it.skipIf(dbKind() !== "postgres")("two instances share the queue; each job runs once", async () => {

@@ -19,6 +19,7 @@ import { knownError } from "../../errors.js";
 import type { CopyJob } from "../../generated/sqlite/client.js";
 import { logger } from "../../logger.js";
 import { sendMail } from "../../mail/index.js";
+import { setJobQueueDepth } from "../../observability/metrics.js";
 import { copyItem, type CopyPlan } from "./copy.js";
 
 export const QUEUE = "copy-jobs";
@@ -73,6 +74,11 @@ export async function closeQueue(): Promise<void> {
   const b = boss;
   boss = undefined;
   if (b) await (await b).stop({ graceful: false, wait: true, close: true, timeout: 5_000 });
+}
+
+/** The job_queue_depth metric: jobs not finished and notified yet. */
+async function reportDepth(): Promise<void> {
+  setJobQueueDepth(await prisma.copyJob.count({ where: { notifiedAt: null } }), QUEUE);
 }
 
 // ---- the worker ------------------------------------------------------------------------------------
@@ -130,6 +136,7 @@ export class CopyJobWorker {
     try {
       while (!this.stopping) {
         const next = await prisma.copyJob.findFirst({ where: wanted(new Date()), orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: { id: true } });
+        await reportDepth();
         if (next) {
           await this.track(this.runJob(next.id)).catch(() => undefined);
           continue;
@@ -151,6 +158,7 @@ export class CopyJobWorker {
 
   /** PostgreSQL: re-sends wanted jobs to pg-boss; the runAfter bump lets one instance in SWEEP_MS do it. */
   private async sweep(): Promise<void> {
+    await reportDepth();
     const now = new Date();
     const jobs = await prisma.copyJob.findMany({
       where: { ...wanted(now), createdAt: { lt: new Date(now.getTime() - 2_000) } },
