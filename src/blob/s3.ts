@@ -45,10 +45,11 @@ export class S3Store implements BlobStore {
       params: { Bucket: this.bucket, Key: this.key(key), Body: body, ContentType: contentType },
       partSize: PART_SIZE,
       queueSize: 2,
-      leavePartsOnError: true,
+      leavePartsOnError: false, // a failed upload aborts its multipart upload (no parts left behind)
     });
     // A failing source stream (too large, not the expected content) aborts the upload.
     const failed = new Promise<never>((_, reject) => body.once("error", reject));
+    failed.catch(() => undefined); // an error after the upload settled is nobody's business
     try {
       await Promise.race([upload.done(), failed]);
     } catch (err) {
