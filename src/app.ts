@@ -26,11 +26,15 @@ import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from ".
 import { collectMetrics, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
 import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
 import { openApiRouter } from "./openapi/index.js";
+import { configureBlobStore } from "./blob/index.js";
+import { configureMail } from "./mail/index.js";
 
 type ServerContext = { req: Request; res: Response };
 
 export function createApp(config: Config) {
   configureIdentityCache(config.IDENTITY_CACHE_MS);
+  configureBlobStore(config);
+  configureMail(config);
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
   // REST documents are parsed and validated here, once; an invalid one stops start-up.
   const trusted = trustDocuments(routes, schema);

@@ -42,6 +42,34 @@ const Env = z.object({
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(120_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1).default(65_000),
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1_000),
+  // Blob storage of uploaded files: a directory (default), or an S3-compatible store when
+  // S3_BUCKET is set (S3_ENDPOINT for stores other than AWS, e.g. MinIO; credentials from
+  // S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY or the SDK's usual chain).
+  FILES_DIR: z.string().default("data/files"),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_ENDPOINT: z.url().optional(),
+  S3_REGION: z.string().default("us-east-1"),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: bool.default(true),
+  S3_PREFIX: z.string().default(""),
+  // E-mail of finished copy jobs: over SMTP when SMTP_URL is set (smtp://user:pass@host:587,
+  // smtps://...), else written as .eml files into OUTBOX_DIR and logged.
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
+    .optional(),
+  MAIL_FROM: z.string().default("guidegate <no-reply@guidegate.local>"),
+  OUTBOX_DIR: z.string().default("data/outbox"),
+  // Copy jobs: whether this process works on them, how long a worker's claim on a job lasts
+  // without renewal (a crashed worker's job is taken over after this), how often the queue is
+  // polled, and how many times a failing item is tried.
+  JOB_WORKER: bool.default(true),
+  JOB_LEASE_MS: z.coerce.number().int().min(500).default(30_000),
+  JOB_POLL_MS: z.coerce.number().int().min(50).default(1_000),
+  JOB_ITEM_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  /** Tests only: each copy-job item takes at least this long (the crash and drain tests). */
+  TEST_COPY_ITEM_DELAY_MS: z.coerce.number().int().min(1).optional(),
   /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */
   TEST_SLOW_ROUTE_MS: z.coerce.number().int().min(1).optional(),
 });

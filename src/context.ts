@@ -16,6 +16,8 @@ export interface Context {
   rateLimiter: RateLimiter | undefined;
   /** Accounts whose budget this request has already consumed (one point per request and account). */
   charged: Map<string, Promise<void>>;
+  /** A REST route's raw body, already stored by the route (src/rest/contract.ts RawBody). */
+  rawBody?: unknown;
 }
 
 export function createContext(headers: Headers, req?: ExpressRequest, res?: ExpressResponse, rateLimiter?: RateLimiter, resolved?: Promise<Identity>): Context {

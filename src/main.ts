@@ -2,6 +2,7 @@
 // then listen. SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
+import { CopyJobWorker, closeQueue } from "./domains/copyJobs/worker.js";
 import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
 import { loadConfig } from "./config.js";
@@ -40,6 +41,18 @@ if (fresh && config.SEED_DEMO) {
   console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
 }
 const { app, close: closeApp, lifecycle } = createApp(config);
+// Copy jobs: this process works on them unless JOB_WORKER=false (then other instances do).
+const jobWorker = config.JOB_WORKER
+  ? new CopyJobWorker({
+      leaseMs: config.JOB_LEASE_MS,
+      pollMs: config.JOB_POLL_MS,
+      itemAttempts: config.JOB_ITEM_ATTEMPTS,
+      itemDelayMs: config.TEST_COPY_ITEM_DELAY_MS,
+    })
+  : null;
+await jobWorker?.start();
+// On SIGTERM the item being copied finishes (with the in-flight requests); the rest of its job waits for the next worker.
+if (jobWorker) lifecycle.onDrain(() => jobWorker.stop());
 const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;
@@ -60,6 +73,7 @@ async function shutdown(signal: string) {
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     log: (msg, details) => logger.info(details ?? {}, msg),
     closeResources: async () => {
+      await closeQueue();
       await flushKeyUsage();
       await closeApp();
       await prisma.$disconnect();

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { classificationProblems, exempt } from "../src/audit/classification.js";
 import { configureAudit } from "../src/audit/recorder.js";
-import { type Db, dbKind, prisma, withTransaction } from "../src/db/index.js";
+import { type Db, dbKind, FREE_WRITES, prisma, withTransaction } from "../src/db/index.js";
 import { auditClassification } from "../src/domains/audit.js";
 import { Prisma } from "../src/generated/sqlite/client.js";
 import { newId } from "../src/ids.js";
@@ -19,6 +19,15 @@ describe("audit classification", () => {
   it("classifies every model of the schema, and nothing else; children hang off audited models", () => {
     expect(classificationProblems(Object.values(Prisma.ModelName), auditClassification)).toEqual([]);
     expect(Object.keys(auditClassification).sort()).toEqual([...Object.values(Prisma.ModelName)].sort());
+  });
+
+  it("types as writable outside transactions exactly the models the audit lets write there (FREE_WRITES)", () => {
+    const free = Object.entries(auditClassification)
+      .filter(([, c]) => c.kind === "exempt" || (c.kind === "audited" && c.bookkeeping))
+      .map(([model]) => model);
+    // Models of branches not in this schema may be named ahead of time; every real one must be listed.
+    const models = new Set(Object.keys(auditClassification));
+    expect(FREE_WRITES.filter((m) => models.has(m)).sort()).toEqual(free.sort());
   });
 
   it("names what is missing or wrong", () => {

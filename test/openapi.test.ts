@@ -61,7 +61,10 @@ describe("GET /openapi.json", () => {
       expect(success.length, route.name).toBeGreaterThan(0);
       for (const s of success) {
         const json = op.responses[s].content?.["application/json"];
+        const declared = route.reply.responses[s];
         if (s === 204) expect(json, route.name).toBeUndefined();
+        else if (typeof declared === "object" && "binary" in declared)
+          expect(op.responses[s].content[declared.binary]?.schema, `${route.name} ${s}`).toBeDefined();
         else expect(json?.schema && json.example !== undefined, `${route.name} ${s}`).toBe(true);
       }
       for (const s of [400, 401, 403, 429, 500]) expect(op.responses[s], `${route.name} ${s}`).toBeDefined();

@@ -1,6 +1,6 @@
 // Key use updates ApiKey.lastUsedAt, but not with a write per request: uses are collected in
 // memory and written in one batch every few seconds (and at shutdown).
-import { bookkeepingClient } from "../db/index.js";
+import { prisma } from "../db/index.js";
 import { logger } from "../logger.js";
 
 const pending = new Map<string, Date>();
@@ -19,7 +19,7 @@ export async function flushKeyUsage(): Promise<number> {
   pending.clear();
   try {
     // Bookkeeping, not a change: exempt from the audit log (see src/audit/recorder.ts).
-    for (const [id, at] of batch) await bookkeepingClient().apiKey.updateMany({ where: { id }, data: { lastUsedAt: at } });
+    for (const [id, at] of batch) await prisma.apiKey.updateMany({ where: { id }, data: { lastUsedAt: at } });
   } catch (err) {
     logger.warn({ err }, "could not record API key use");
   }

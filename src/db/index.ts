@@ -178,12 +178,21 @@ function open(): Clients {
 type WriteMethod = "create" | "createMany" | "createManyAndReturn" | "update" | "updateMany" | "updateManyAndReturn" | "upsert" | "delete" | "deleteMany";
 
 /**
- * What reads need, in or out of a transaction: every model reads, none writes. Each model is
- * audited, a child of one, or the log itself, so the audit extension refuses writes outside
- * withTransaction(); the type says so up front. Raw statements that change data are left out too.
+ * Models whose writes the audit lets run outside withTransaction(): exempt models, and audited ones
+ * with bookkeeping writes (the audit still checks each call and refuses real changes).
+ * test/audit-classification.test.ts keeps this list in step with the classification.
+ */
+export const FREE_WRITES = ["ApiKey", "CopyJob", "CopyJobItem", "Event", "EventUserName"] as const;
+type FreeWrite = Uncapitalize<(typeof FREE_WRITES)[number]>;
+
+/**
+ * What reads need, in or out of a transaction: every model reads; only FREE_WRITES models write.
+ * The others are audited, children of an audited model, or the log itself, so the audit extension
+ * refuses their writes outside withTransaction(); the type says so up front. Raw statements that
+ * change data are left out too.
  */
 export type Reader = Omit<
-  { [K in keyof Tx]: K extends Uncapitalize<Prisma.ModelName> ? Omit<Tx[K], WriteMethod> : Tx[K] },
+  { [K in keyof Tx]: K extends Uncapitalize<Prisma.ModelName> ? (K extends FreeWrite ? Tx[K] : Omit<Tx[K], WriteMethod>) : Tx[K] },
   "$executeRaw" | "$executeRawUnsafe"
 >;
 /** The type of the exported client: a Reader that can also be disconnected. */
@@ -194,12 +203,6 @@ export const prisma: ReadDb = new Proxy({} as ReadDb, {
   get: (_target, prop) => Reflect.get(open().guarded, prop),
   has: (_target, prop) => Reflect.has(open().guarded, prop),
 });
-
-/**
- * The client itself, for the writes a classification marks as bookkeeping (recorded nowhere,
- * allowed outside transactions; src/auth/keyUsage.ts): the audit still checks each call.
- */
-export const bookkeepingClient = (): Db => open().guarded;
 
 /** How often a transaction that hit a deadlock, serialization failure or busy database is run. */
 export const TRANSACTION_ATTEMPTS = 5;

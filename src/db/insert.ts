@@ -179,7 +179,10 @@ export async function updateRows(db: RawClient, dialect: Dialect, model: string,
     for (let i = 0; i < group.length; i += perStatement) {
       const chunk = group.slice(i, i + perStatement);
       const params: unknown[] = [];
-      const tuples = chunk.map((r) => `(${columns.map((c) => (params.push(sqlValue(r[c], dialect)), "?")).join(", ")})`);
+      const tuples = chunk.map((r) => {
+        for (const c of columns) params.push(sqlValue(r[c], dialect));
+        return `(${columns.map(() => "?").join(", ")})`;
+      });
       const sql = `UPDATE ${q(model)} SET ${set.map((c) => `${q(c)} = ${v(c)}`).join(", ")} FROM (VALUES ${tuples.join(", ")}) AS v WHERE ${match
         .map((c) => `${q(model)}.${q(c)} = ${v(c)}`)
         .join(" AND ")}`;

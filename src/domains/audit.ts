@@ -5,8 +5,10 @@ import { accountsAudit } from "./accounts/audit.js";
 import { attributesAudit } from "./attributes/audit.js";
 import { auditLogsAudit } from "./auditLogs/audit.js";
 import { contentAudit } from "./content/audit.js";
+import { copyJobsAudit } from "./copyJobs/audit.js";
 import { endUsersAudit } from "./endUsers/audit.js";
 import { segmentsAudit } from "./segments/audit.js";
+import { filesAudit } from "./files/audit.js";
 import { tagsAudit } from "./tags/audit.js";
 
 export const auditClassification: AuditClassification = {
@@ -16,5 +18,7 @@ export const auditClassification: AuditClassification = {
   ...endUsersAudit,
   ...attributesAudit,
   ...segmentsAudit,
+  ...filesAudit,
+  ...copyJobsAudit,
   ...auditLogsAudit,
 };

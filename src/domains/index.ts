@@ -8,8 +8,12 @@ import { auditLogRoutes } from "./auditLogs/routes.js";
 import "./auditLogs/schema.js";
 import { contentRoutes } from "./content/routes.js";
 import "./content/schema.js";
+import { copyJobRoutes } from "./copyJobs/routes.js";
+import "./copyJobs/schema.js";
 import { endUserRoutes } from "./endUsers/routes.js";
 import "./endUsers/schema.js";
+import { fileRoutes } from "./files/routes.js";
+import "./files/schema.js";
 import type { RestRoute } from "../rest/contract.js";
 import { segmentRoutes } from "./segments/routes.js";
 import "./segments/schema.js";
@@ -17,4 +21,13 @@ import { tagRoutes } from "./tags/routes.js";
 import "./tags/schema.js";
 
 /** Every REST row, in the order the OpenAPI document lists them. */
-export const domainRoutes: readonly RestRoute[] = [...contentRoutes, ...tagRoutes, ...endUserRoutes, ...segmentRoutes, ...attributeRoutes, ...auditLogRoutes];
+export const domainRoutes: readonly RestRoute[] = [
+  ...contentRoutes,
+  ...tagRoutes,
+  ...endUserRoutes,
+  ...segmentRoutes,
+  ...attributeRoutes,
+  ...fileRoutes,
+  ...copyJobRoutes,
+  ...auditLogRoutes,
+];

@@ -20,6 +20,7 @@ const STATUS_TEXT: Record<number, string> = {
   201: "Created",
   202: "Accepted",
   204: "No Content",
+  304: "Not Modified: the ETag given in If-None-Match is current; no body",
   207: "Multi-Status: some items succeeded, some failed",
   400: "Bad request: malformed input, or every item failed validation",
   401: "Missing, unknown, expired or revoked key, or the key's owner does not match x-service-user",
@@ -36,7 +37,7 @@ const STATUS_TEXT: Record<number, string> = {
 /** Errors every account route can answer, besides what its reply declares. */
 function commonErrors(route: RestRoute): number[] {
   const statuses = [400, 401, 403, 429, 500, 503];
-  if (route.jsonBody) statuses.push(413, 415);
+  if (route.jsonBody || route.rawBody) statuses.push(413, 415);
   return statuses;
 }
 
@@ -55,6 +56,8 @@ const RESOURCES: Record<string, string> = {
   endUsers: "End users of the parent application and their custom field values (style B: and user actions).",
   endUserSchema: "The end-user schema: the default fields and up to 50 typed custom fields.",
   auditlogs: "The audit log: one entry per change, newest first.",
+  files: "Files uploaded to blob storage (B8), downloaded by id.",
+  jobs: "Asynchronous jobs (copies between accounts, B6): status, counts and per-item errors.",
 };
 
 function tagDescription(tag: string): string {
@@ -88,7 +91,14 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       const headers = { ...requestIdHeader(), ...(status < 300 ? successHeaders(route) : {}) };
       if (doc === "empty") responses[status] = { description, headers };
       else if (doc === "problem") responses[status] = errorResponse(route, status, input);
-      else responses[status] = { description, headers, content: { "application/json": { schema: doc.json, example: exampleOf(doc.json) } } };
+      else if ("binary" in doc) {
+        const described = Object.fromEntries(Object.entries(doc.headers).map(([name, d]) => [name, { description: d, schema: { type: "string" } }]));
+        responses[status] = {
+          description,
+          headers: { ...headers, ...described },
+          content: { [doc.binary]: { schema: { type: "string", contentMediaType: doc.binary } } },
+        };
+      } else responses[status] = { description, headers, content: { "application/json": { schema: doc.json, example: exampleOf(doc.json) } } };
     }
     for (const status of commonErrors(route)) responses[status] ??= errorResponse(route, status, input);
     if (params.length > 1) responses[404] ??= errorResponse(route, 404, input);
@@ -126,6 +136,15 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       tags: [tag],
       parameters,
       ...(body ? { requestBody: { required: true, content: { "application/json": { schema: body, example: input.body } } } } : {}),
+      ...(route.rawBody
+        ? {
+            requestBody: {
+              required: true,
+              description: route.rawBody.description,
+              content: { [route.rawBody.contentType]: { schema: { type: "string", contentMediaType: route.rawBody.contentType } } },
+            },
+          }
+        : {}),
       responses,
       "x-graphql-operation": opName,
     };
@@ -200,7 +219,9 @@ function successHeaders(route: RestRoute): Record<string, unknown> {
 }
 
 function errorResponse(route: RestRoute, status: number, input: ReturnType<typeof sampleInput>, detail?: string) {
-  const description = STATUS_TEXT[status] ?? `Status ${status}`;
+  let description = STATUS_TEXT[status] ?? `Status ${status}`;
+  if (route.rawBody && status === 413) description = `Body larger than ${route.rawBody.limitBytes / 1024 / 1024} MiB`;
+  if (route.rawBody && status === 415) description = `Body is not ${route.rawBody.contentType}`;
   const headers: Record<string, unknown> = requestIdHeader();
   if (status === 429) {
     for (const h of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) headers[h] = { $ref: `#/components/headers/${h}` };

@@ -2,6 +2,7 @@
 // document, how path/query/body become variables, how the result becomes the reply, its OpenAPI
 // descriptions). Domains declare their rows with these types (src/domains/*/routes.ts);
 // src/rest/router.ts executes them all the same way.
+import type { Readable } from "node:stream";
 import type { KeyScope } from "../auth/keys.js";
 import type { BodyDoc, JsonSchema, QueryParamDoc } from "./docs.js";
 import type { Reply } from "./responses.js";
@@ -15,6 +16,28 @@ export interface RestInput {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
+  /** A request header (absent where there is no HTTP request, e.g. OpenAPI samples). */
+  header?: (name: string) => string | undefined;
+}
+
+/** A raw (non-JSON) request body, streamed by the route before its document runs (the PDF upload). */
+export interface RawBody {
+  /** The one media type accepted (415 otherwise). */
+  contentType: string;
+  /** 413 past it: checked against Content-Length before reading, and by `receive` while reading. */
+  limitBytes: number;
+  /** OpenAPI: what the body is. */
+  description: string;
+  /**
+   * Consumes the body, after authentication and the row's variables() (so bad path values are a
+   * 400 before anything is read). What it returns is the GraphQL context's `rawBody` while the
+   * document runs; the router calls its discard() afterwards, whatever happened.
+   */
+  receive(body: Readable, input: RestInput): Promise<StagedBody>;
+}
+
+export interface StagedBody {
+  discard(): Promise<void>;
 }
 
 export interface RestRoute {
@@ -31,6 +54,8 @@ export interface RestRoute {
   reply: Reply;
   /** Key scopes allowed on this route (default: integration keys only). */
   scopes?: readonly KeyScope[];
+  /** A raw body the route streams (instead of JSON). */
+  rawBody?: RawBody;
   /** Whether the route reads a JSON body. */
   jsonBody?: boolean;
   /** With jsonBody: an empty body is allowed. */

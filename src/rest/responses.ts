@@ -1,5 +1,6 @@
 // How GraphQL results become REST responses: pages, single records, and the contract's rules for
 // bulk outcomes (201/200/204 all succeeded, 207 mixed, the shared status when all failed alike).
+import type { Readable } from "node:stream";
 import type { FieldError } from "../errors.js";
 import type { RestInput } from "./contract.js";
 import type { JsonSchema } from "./docs.js";
@@ -10,6 +11,8 @@ export interface RestReply {
   body?: unknown;
   problem?: Problem;
   headers?: Record<string, string>;
+  /** A body streamed as it is (a file download); `headers` say what it is. */
+  stream?: () => Promise<Readable>;
 }
 
 interface Connection<N> {
@@ -79,8 +82,8 @@ export interface WireRecord<N = any> {
 
 export const wireRecord = <N>(schema: JsonSchema, map: (node: N) => unknown): WireRecord<N> => ({ schema, map });
 
-/** What a status answers with: a JSON body of this schema, a problem, or nothing. */
-export type ResponseDoc = { json: JsonSchema } | "problem" | "empty";
+/** What a status answers with: a JSON body of this schema, bytes of a media type, a problem, or nothing. */
+export type ResponseDoc = { json: JsonSchema } | { binary: string; headers: Record<string, string> } | "problem" | "empty";
 
 export interface Reply {
   kind: "page" | "one" | "bulk" | "custom";

@@ -3,6 +3,7 @@
 // and error masking as POST /graphql, but no HTTP request to ourselves and no JSON between the
 // layers: the document was parsed and validated at start-up, the variables are the route's objects
 // and the reply maps the execution result object.
+import { pipeline } from "node:stream/promises";
 import express, { type Request, type Response, type Router } from "express";
 import type { DocumentNode, ExecutionResult } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
@@ -12,6 +13,7 @@ import { AppError, knownError } from "../errors.js";
 import { requireAccount } from "../domains/accounts/schema.js";
 import { logger } from "../logger.js";
 import { problem, problemFromGraphQL, problemOf, sendProblem, type Problem } from "./problem.js";
+import type { RawBody, StagedBody } from "./contract.js";
 import type { RestInput, RestRoute } from "./routes.js";
 
 /** The size limit of JSON bodies, REST and GraphQL alike (413 past it). */
@@ -33,10 +35,23 @@ export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: 
   for (const route of routes) {
     const handlers = route.jsonBody ? [parseBody] : [];
     router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
-      const input: RestInput = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
+      const input: RestInput = {
+        params: req.params as Record<string, string>,
+        query: req.query as Record<string, unknown>,
+        body: req.body,
+        header: (name) => req.get(name),
+      };
       try {
         await runRoute(route, yoga, documents.get(route.document)!, input, req, res);
       } catch (err) {
+        // A streamed reply that failed half way: nothing sensible can follow the bytes already sent.
+        if (res.headersSent) return void res.destroy();
+        // A raw body refused before it was read to its end: answer, then close the connection
+        // (the rest of the body is drained, not parsed as a next request).
+        if (route.rawBody && !req.complete) {
+          res.set("Connection", "close");
+          req.resume();
+        }
         const known = knownError(err);
         if (known) return fail(route, input, res, ...problemOf(known));
         logger.error({ err, route: route.name, requestId: req.get("x-request-id") }, "REST route failed");
@@ -81,13 +96,38 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
     throw new AppError(415, "Send the body as JSON with Content-Type: application/json.");
   }
   const variables = route.variables(input);
-  const result = (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: variables })) as ExecutionResult;
+  let result: ExecutionResult;
+  const staged = route.rawBody ? await receiveRawBody(route.rawBody, input, req) : undefined;
+  try {
+    contextValue.rawBody = staged;
+    result = (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: variables })) as ExecutionResult;
+  } finally {
+    await staged?.discard();
+  }
   if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors));
   const reply = route.reply.send(result.data, input);
+  if (reply.stream) {
+    // Opened before anything is sent: a store that cannot deliver is still a clean problem answer.
+    const body = await reply.stream();
+    if (reply.headers) res.set(reply.headers);
+    res.status(reply.status);
+    await pipeline(body, res);
+    return;
+  }
   if (reply.headers) res.set(reply.headers);
   if (reply.problem) return fail(route, input, res, reply.problem);
   if (reply.body === undefined) return void res.status(reply.status).end();
   res.status(reply.status).json(reply.body);
+}
+
+/** A raw body: its media type (415) and declared length (413) checked before the route streams it. */
+async function receiveRawBody(raw: RawBody, input: RestInput, req: Request): Promise<StagedBody> {
+  const type = (req.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== raw.contentType) throw new AppError(415, `Send the body as raw bytes with Content-Type: ${raw.contentType}.`);
+  if (Number(req.get("content-length") ?? 0) > raw.limitBytes) {
+    throw new AppError(413, `Request body larger than the limit (${raw.limitBytes / 1024 / 1024} MiB).`);
+  }
+  return raw.receive(req, input);
 }
 
 /** The headers the GraphQL context reads (credentials, request id), as the Headers it expects. */

@@ -52,6 +52,7 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});
 
 /** 9999-12-31T23:59:59.999Z, the last instant both databases store. */
 export const MAX_TIMESTAMP = 253_402_300_799_999;

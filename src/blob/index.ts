@@ -1,0 +1,50 @@
+// Blob storage behind one small interface, with two back-ends: a directory (the embedded default)
+// and any S3-compatible store (when S3_BUCKET is set). Knows no domain: keys are opaque strings.
+// Writes stream: `put` consumes a Readable without holding it whole in memory.
+import type { Readable } from "node:stream";
+import type { Config } from "../config.js";
+import { loadConfig } from "../config.js";
+import { DirectoryStore } from "./directory.js";
+import { S3Store } from "./s3.js";
+
+export interface BlobStore {
+  readonly kind: "directory" | "s3";
+  /** Streams `body` into the object `key` (replacing it). Rejects with the stream's error. */
+  put(key: string, body: Readable, contentType: string): Promise<void>;
+  /** Makes `from` available as `to` and removes `from`; if `to` exists already, `from` is just removed. */
+  move(from: string, to: string): Promise<void>;
+  /** The object's bytes and size; null when there is no such object. */
+  get(key: string): Promise<{ body: Readable; size: number } | null>;
+  exists(key: string): Promise<boolean>;
+  /** Removes the object; no error when it does not exist. */
+  delete(key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+let store: BlobStore | undefined;
+
+/** Picks the back-end from the configuration (replacing any earlier one). */
+export function configureBlobStore(
+  config: Pick<
+    Config,
+    "FILES_DIR" | "S3_BUCKET" | "S3_ENDPOINT" | "S3_REGION" | "S3_ACCESS_KEY_ID" | "S3_SECRET_ACCESS_KEY" | "S3_FORCE_PATH_STYLE" | "S3_PREFIX"
+  >,
+): BlobStore {
+  store = config.S3_BUCKET
+    ? new S3Store({
+        bucket: config.S3_BUCKET,
+        endpoint: config.S3_ENDPOINT,
+        region: config.S3_REGION,
+        accessKeyId: config.S3_ACCESS_KEY_ID,
+        secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+        forcePathStyle: config.S3_FORCE_PATH_STYLE,
+        prefix: config.S3_PREFIX,
+      })
+    : new DirectoryStore(config.FILES_DIR);
+  return store;
+}
+
+/** The process's blob store (from the environment on first use, unless configured). */
+export function blobStore(): BlobStore {
+  return store ?? configureBlobStore(loadConfig());
+}

@@ -1,0 +1,109 @@
+// Wire shapes of copy jobs: B6's acceptance and the status record of GET /jobs/{jobId}.
+import { wireRecord } from "../../rest/responses.js";
+import { JOB_STATUSES } from "./schema.js";
+
+export const JOB_FIELDS = `id status sourceAccountId destinationAccountId destinationUserId copyUserTags requestedBy total copied failed pending attempts error
+  items { sourceId status targetId created attempts error } createdAt startedAt finishedAt notifiedAt`;
+
+interface JobNode {
+  id: string;
+  status: string;
+  sourceAccountId: string;
+  destinationAccountId: string;
+  destinationUserId: string;
+  copyUserTags: boolean;
+  requestedBy: string;
+  total: number;
+  copied: number;
+  failed: number;
+  pending: number;
+  attempts: number;
+  error: string | null;
+  items: { sourceId: string; status: string; targetId: string | null; created: number; attempts: number; error: string | null }[];
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  notifiedAt: number | null;
+}
+
+export const acceptedRecord = wireRecord(
+  {
+    type: "object",
+    required: ["jobId", "message"],
+    properties: {
+      jobId: { type: "string", description: "Identifies the job: GET /v1/accounts/{accountId}/jobs/{jobId}." },
+      message: { type: "string" },
+    },
+  },
+  (a: { jobId: string; message: string }) => a,
+);
+
+const time = (description: string) => ({ type: ["integer", "null"], description: `${description} (epoch ms); null until then.` });
+
+export const jobRecord = wireRecord(
+  {
+    type: "object",
+    required: ["jobId", "status", "sourceAccountId", "destinationAccountId", "destinationUserId", "copyUserTags", "counts", "errors", "items", "creationTime"],
+    properties: {
+      jobId: { type: "string" },
+      status: {
+        type: "string",
+        enum: [...JOB_STATUSES],
+        description: "completed: every item was tried (see counts.failed); failed: none could be copied, or the job was given up.",
+      },
+      sourceAccountId: { type: "string" },
+      destinationAccountId: { type: "string" },
+      destinationUserId: { type: "string", description: "User id of the copies' owner." },
+      copyUserTags: { type: "boolean" },
+      requestedBy: { type: "string", description: "E-mail of the user who asked; notified on completion." },
+      counts: {
+        type: "object",
+        required: ["total", "copied", "failed", "pending"],
+        properties: { total: { type: "integer" }, copied: { type: "integer" }, failed: { type: "integer" }, pending: { type: "integer" } },
+      },
+      attempts: { type: "integer", description: "How many times a worker took the job." },
+      error: { type: ["string", "null"], description: "Why the whole job failed, if it did." },
+      errors: {
+        type: "array",
+        description: "The items that failed, with why.",
+        items: { type: "object", required: ["sourceId", "message"], properties: { sourceId: { type: "string" }, message: { type: "string" } } },
+      },
+      items: {
+        type: "array",
+        description: "Every requested id in request order, with its outcome.",
+        items: {
+          type: "object",
+          required: ["sourceId", "status", "targetId"],
+          properties: {
+            sourceId: { type: "string" },
+            status: { type: "string", enum: ["pending", "copied", "failed"] },
+            targetId: { type: ["string", "null"], description: "The copy's id in the destination account." },
+            created: { type: "integer", description: "Contents created (a folder counts its tree)." },
+          },
+        },
+      },
+      creationTime: { type: "integer", description: "Epoch ms." },
+      startTime: time("When a worker first took it"),
+      finishTime: time("When it completed or failed"),
+      notificationTime: time("When the completion e-mail went out"),
+    },
+  },
+  (j: JobNode) => ({
+    jobId: j.id,
+    status: j.status,
+    sourceAccountId: j.sourceAccountId,
+    destinationAccountId: j.destinationAccountId,
+    destinationUserId: j.destinationUserId,
+    copyUserTags: j.copyUserTags,
+    requestedBy: j.requestedBy,
+    counts: { total: j.total, copied: j.copied, failed: j.failed, pending: j.pending },
+    attempts: j.attempts,
+    error: j.error,
+    errors: j.items.filter((i) => i.status === "failed").map((i) => ({ sourceId: i.sourceId, message: i.error ?? "failed" })),
+    items: j.items.map((i) => ({ sourceId: i.sourceId, status: i.status, targetId: i.targetId, created: i.created })),
+    creationTime: j.createdAt,
+    startTime: j.startedAt,
+    finishTime: j.finishedAt,
+    notificationTime: j.notifiedAt,
+  }),
+);

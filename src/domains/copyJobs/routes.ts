@@ -1,0 +1,49 @@
+// Copy jobs over REST: B6 (queue a copy, 202) and the job's status.
+import { B, type RestRoute } from "../../rest/contract.js";
+import { reply } from "../../rest/responses.js";
+import { acceptedRecord, JOB_FIELDS, jobRecord } from "./records.js";
+
+export const copyJobRoutes: RestRoute[] = [
+  {
+    name: "copyContent",
+    method: "post",
+    path: `${B}/content/copy`,
+    summary: "B6: copy contents, folders and widgets to another account (asynchronous; e-mails the caller on completion)",
+    document: `mutation CopyContents($accountId: String!, $input: CopyRequest!) { copyContents(accountId: $accountId, input: $input) { jobId message } }`,
+    jsonBody: true,
+    body: {
+      input: "CopyRequest",
+      required: ["destinationAccountId", "destinationUserId", "contentIds"],
+      properties: { contentIds: { minItems: 1, maxItems: 10_000 } },
+      example: { destinationAccountId: "acme-eu", destinationUserId: "ops@acme.com", contentIds: ["c_1", "c_2"], copyUserTags: true },
+    },
+    variables: (i) => ({ accountId: i.params.accountId, input: copyInput(i.body) }),
+    reply: reply.custom({ 202: { json: acceptedRecord.schema } }, (d) => ({ status: 202, body: acceptedRecord.map(d.copyContents) })),
+  },
+  {
+    name: "getJob",
+    method: "get",
+    path: `${B}/jobs/:jobId`,
+    summary: "Status of a copy job: queued, running, completed or failed; counts, per-item outcomes and errors, times",
+    document: `query CopyJob($accountId: String!, $id: String!) { account(id: $accountId) { copyJob(id: $id) { ${JOB_FIELDS} } } }`,
+    params: { jobId: { description: "The `jobId` B6 answered with.", example: "5b1f8c9e-2f57-4c8e-9a43-8d1d3c2b7a10" } },
+    variables: (i) => ({ accountId: i.params.accountId, id: i.params.jobId }),
+    reply: reply.one(
+      (d) => d.account.copyJob,
+      jobRecord,
+      (i) => `No copy job '${i.params.jobId}' in this account.`,
+    ),
+  },
+];
+
+/** The body as the CopyRequest input; GraphQL checks the types of what is there. */
+function copyInput(body: unknown): unknown {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return body;
+  const b = body as Record<string, unknown>;
+  return {
+    destinationAccountId: b.destinationAccountId,
+    destinationUserId: b.destinationUserId,
+    contentIds: b.contentIds,
+    ...(b.copyUserTags !== undefined ? { copyUserTags: b.copyUserTags } : {}),
+  };
+}

@@ -1,0 +1,172 @@
+// Copy jobs in GraphQL: the request (validated, recorded, queued; B6 runs it), a job's status by
+// id (the REST status route runs it), and a subscription that streams a job's progress (over
+// server-sent events: POST /graphql with Accept: text/event-stream).
+import { prisma, withTransaction } from "../../db/index.js";
+import { AppError, badRequest } from "../../errors.js";
+import type { CopyJob as JobRow, CopyJobItem as ItemRow } from "../../generated/sqlite/client.js";
+import { logger } from "../../logger.js";
+import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
+import { builder } from "../../schema/builder.js";
+import { Account, requireAccount } from "../accounts/schema.js";
+import { newJobId } from "./copy.js";
+import { dispatch } from "./worker.js";
+
+export const JOB_STATUSES = ["queued", "running", "completed", "failed"] as const;
+const FINAL = new Set(["completed", "failed"]);
+
+export const CopyJobStatus = builder.enumType("CopyJobStatus", {
+  description:
+    "queued: waiting for a worker; running: being copied; completed: every item was tried (see failed); failed: no item could be copied, or the job was given up.",
+  values: JOB_STATUSES,
+});
+
+const CopyJobItemStatus = builder.enumType("CopyJobItemStatus", { values: ["pending", "copied", "failed"] as const });
+
+const CopyJobItem = builder.objectRef<ItemRow>("CopyJobItem").implement({
+  description: "One requested id of a copy job and its outcome.",
+  fields: (t) => ({
+    sourceId: t.exposeString("sourceId"),
+    status: t.field({ type: CopyJobItemStatus, resolve: (i) => i.status as "pending" }),
+    targetId: t.exposeString("targetId", { nullable: true, description: "Id of the copy in the destination account." }),
+    created: t.exposeInt("created", { description: "Contents created (a folder counts its tree)." }),
+    attempts: t.exposeInt("attempts"),
+    error: t.exposeString("error", { nullable: true }),
+  }),
+});
+
+export const CopyJob = builder.objectRef<JobRow>("CopyJob").implement({
+  description: "A copy of contents, folders and widgets from this account to another, run asynchronously.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    status: t.field({ type: CopyJobStatus, resolve: (j) => j.status as "queued" }),
+    sourceAccountId: t.exposeString("accountId"),
+    destinationAccountId: t.exposeString("destinationAccountId"),
+    destinationUserId: t.exposeString("destinationUserId"),
+    copyUserTags: t.exposeBoolean("copyUserTags"),
+    requestedBy: t.exposeString("requestedBy", { description: "E-mail of the user who asked; notified on completion." }),
+    total: t.exposeInt("total"),
+    copied: t.exposeInt("copied"),
+    failed: t.exposeInt("failed"),
+    pending: t.int({ resolve: (j) => j.total - j.copied - j.failed }),
+    attempts: t.exposeInt("attempts", { description: "How many times a worker took the job." }),
+    error: t.exposeString("error", { nullable: true }),
+    items: t.field({
+      type: [CopyJobItem],
+      description: "Every requested id, in request order.",
+      resolve: (j) => prisma.copyJobItem.findMany({ where: { jobId: j.id }, orderBy: { position: "asc" } }),
+    }),
+    createdAt: t.field({ type: "Timestamp", resolve: (j) => j.createdAt }),
+    startedAt: t.field({ type: "Timestamp", nullable: true, resolve: (j) => j.startedAt }),
+    finishedAt: t.field({ type: "Timestamp", nullable: true, resolve: (j) => j.finishedAt }),
+    notifiedAt: t.field({ type: "Timestamp", nullable: true, description: "When the completion e-mail went out.", resolve: (j) => j.notifiedAt }),
+  }),
+});
+
+builder.objectField(Account, "copyJob", (t) =>
+  t.field({
+    type: CopyJob,
+    nullable: true,
+    description: "A copy job started from this account (null when there is none with that id).",
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (account, { id }) => prisma.copyJob.findFirst({ where: { id, accountId: account.id } }),
+  }),
+);
+
+const CopyRequest = builder.inputType("CopyRequest", {
+  description: "What to copy, where, and for whom.",
+  fields: (t) => ({
+    destinationAccountId: t.string({ required: true, description: "Destination account; the caller needs access to it too." }),
+    destinationUserId: t.string({ required: true, description: "The user (id or e-mail) who owns the copies; must belong to the destination account." }),
+    contentIds: t.stringList({
+      required: true,
+      description: `Ids of contents, folders (copied with their tree) or widgets in this account; 1 to ${MAX_BULK_ITEMS}.`,
+    }),
+    copyUserTags: t.boolean({ required: false, description: "Copy the contents' tags (matched by name; created as USER tags when missing). Default false." }),
+  }),
+});
+
+const CopyAccepted = builder.objectRef<{ jobId: string; message: string }>("CopyAccepted").implement({
+  fields: (t) => ({ jobId: t.exposeID("jobId"), message: t.exposeString("message") }),
+});
+
+const bad = (path: string, message: string) => badRequest(`${path} ${message}`, [{ path, message }]);
+
+builder.mutationField("copyContents", (t) =>
+  t.field({
+    type: CopyAccepted,
+    description:
+      "Queues a copy of contents to another account (B6). The caller needs access to both accounts; the job runs asynchronously and e-mails the caller when done.",
+    args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: CopyRequest, required: true }) },
+    resolve: async (_root, { accountId, input }, ctx) => {
+      const identity = await requireAccount(ctx, accountId);
+      await requireAccount(ctx, input.destinationAccountId);
+      const ids = [...new Set(input.contentIds.map((s) => s.trim()))];
+      if (ids.length === 0 || ids.some((s) => s === "")) throw bad("contentIds", "must list at least one id, none of them empty");
+      if (ids.length > MAX_BULK_ITEMS) throw bad("contentIds", `must list at most ${MAX_BULK_ITEMS} ids`);
+      const user = await prisma.user.findFirst({
+        where: { OR: [{ id: input.destinationUserId }, { email: input.destinationUserId }] },
+        select: { id: true, memberships: { where: { accountId: input.destinationAccountId }, select: { accountId: true } } },
+      });
+      if (!user) throw bad("destinationUserId", `'${input.destinationUserId}' is no user`);
+      if (!user.memberships.length) throw bad("destinationUserId", `'${input.destinationUserId}' does not belong to account '${input.destinationAccountId}'`);
+      const found = new Set((await prisma.content.findMany({ where: { accountId, id: { in: ids } }, select: { id: true } })).map((c) => c.id));
+      const unknown = ids.filter((id) => !found.has(id));
+      if (unknown.length) {
+        const shown = unknown.slice(0, 20).join(", ") + (unknown.length > 20 ? ` and ${unknown.length - 20} more` : "");
+        throw badRequest(
+          `contentIds: unknown in account '${accountId}': ${shown}`,
+          unknown.slice(0, 1000).map((id) => ({ path: "contentIds", message: `unknown id '${id}'` })),
+        );
+      }
+      const jobId = newJobId();
+      await withTransaction(async (tx) => {
+        await tx.copyJob.create({
+          data: {
+            id: jobId,
+            accountId,
+            destinationAccountId: input.destinationAccountId,
+            destinationUserId: user.id,
+            requestedBy: identity.email,
+            copyUserTags: input.copyUserTags ?? false,
+            total: ids.length,
+          },
+        });
+        await tx.copyJobItem.createMany({ data: ids.map((sourceId, position) => ({ jobId, sourceId, position })) });
+      });
+      // After the commit. If this is lost, the workers' sweep finds the queued job all the same.
+      await dispatch(jobId).catch((err) => logger.error({ err, jobId }, "could not queue a copy job; the sweep will"));
+      return {
+        jobId,
+        message: `Copy of ${ids.length} item(s) to account '${input.destinationAccountId}' queued; ${identity.email} is e-mailed when it completes. Status: GET /v1/accounts/${accountId}/jobs/${jobId}`,
+      };
+    },
+  }),
+);
+
+builder.subscriptionField("copyJobProgress", (t) =>
+  t.field({
+    type: CopyJob,
+    description:
+      "Streams a copy job: its state now, then each change (counts, status) until it is completed or failed. Over server-sent events: POST /graphql with Accept: text/event-stream.",
+    args: { accountId: t.arg.string({ required: true }), jobId: t.arg.string({ required: true }) },
+    subscribe: (_root, { accountId, jobId }, ctx) => progress(accountId, jobId, ctx),
+    resolve: (job) => job,
+  }),
+);
+
+/** Polls the job row (any instance may be running it) and yields each change; ends when it is final. */
+async function* progress(accountId: string, jobId: string, ctx: Parameters<typeof requireAccount>[0]): AsyncGenerator<JobRow> {
+  await requireAccount(ctx, accountId);
+  let last = "";
+  for (;;) {
+    const job = await prisma.copyJob.findFirst({ where: { id: jobId, accountId } });
+    if (!job) throw new AppError(404, `No copy job '${jobId}' in account '${accountId}'.`);
+    const state = `${job.status}:${job.copied}:${job.failed}:${job.notifiedAt?.getTime() ?? ""}`;
+    if (state !== last) {
+      last = state;
+      yield job;
+    }
+    if (FINAL.has(job.status)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

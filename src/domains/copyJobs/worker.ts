@@ -1,0 +1,316 @@
+// The copy-job worker. The CopyJob row is the truth (status, counts, who holds the job until
+// when); the queue only says "look at job X":
+//   - PostgreSQL: pg-boss. A job is delivered to one worker among all instances (SKIP LOCKED);
+//     failures retry with exponential backoff. A sweep re-sends jobs nobody holds (a crashed
+//     worker's, or one whose send was lost), at most once per SWEEP_MS across instances.
+//   - SQLite (embedded, one process): an in-process loop over the same table.
+// A worker takes a job by a conditional update (free, or its holder's lease expired) and renews
+// its lease while it runs; a crashed worker's job is taken over when the lease runs out. Each
+// item is copied in its own transaction that also marks the item done (only if it was still
+// pending), so a restarted or doubly delivered job never copies an item twice. A failing item is
+// retried with backoff, then recorded as failed alone; the rest of the job goes on. On completion
+// the initiating user is e-mailed, and the job is marked notified.
+import { hostname } from "node:os";
+import PgBoss from "pg-boss";
+import { requestScope } from "../../audit/requestScope.js";
+import { loadConfig } from "../../config.js";
+import { dbKind, prisma, withTransaction } from "../../db/index.js";
+import { knownError } from "../../errors.js";
+import type { CopyJob } from "../../generated/sqlite/client.js";
+import { logger } from "../../logger.js";
+import { sendMail } from "../../mail/index.js";
+import { setJobQueueDepth } from "../../observability/metrics.js";
+import { copyItem, type CopyPlan } from "./copy.js";
+
+export const QUEUE = "copy-jobs";
+/** A job taken this many times without finishing is given up (failed). */
+export const MAX_JOB_ATTEMPTS = 10;
+const SWEEP_MS = 5_000;
+const log = logger.child({ component: "copy-jobs" });
+
+export interface WorkerOptions {
+  leaseMs: number;
+  pollMs: number;
+  itemAttempts: number;
+  /** Tests only: a pause before each item. */
+  itemDelayMs?: number;
+}
+
+/** Test seam: runs before each attempt of an item (a thrown error fails that attempt). */
+export const testHooks: { beforeItem?: (sourceId: string, attempt: number) => void | Promise<void> } = {};
+
+const backoff = (attempt: number, base = 100) => Math.min(base * 2 ** (attempt - 1), 10_000) * (0.75 + Math.random() / 2);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- the queue ------------------------------------------------------------------------------------
+
+let boss: Promise<PgBoss> | undefined;
+
+/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing. */
+function pgBoss(): Promise<PgBoss> {
+  boss ??= (async () => {
+    const b = new PgBoss({ connectionString: loadConfig().DATABASE_URL, schema: "pgboss", max: 4, schedule: false });
+    b.on("error", (err) => log.error({ err }, "pg-boss error"));
+    await b.start();
+    await b.createQueue(QUEUE, { name: QUEUE, retryLimit: 8, retryDelay: 1, retryBackoff: true, expireInSeconds: 3600 });
+    return b;
+  })();
+  return boss;
+}
+
+const localWakers = new Set<() => void>();
+
+/** Tells the workers that job `id` wants running (after its row is committed). */
+export async function dispatch(id: string): Promise<void> {
+  if (dbKind() === "postgres") {
+    await (await pgBoss()).send(QUEUE, { jobId: id });
+  } else {
+    for (const wake of localWakers) wake();
+  }
+}
+
+/** Stops the process's pg-boss (after the workers stopped). */
+export async function closeQueue(): Promise<void> {
+  const b = boss;
+  boss = undefined;
+  if (b) await (await b).stop({ graceful: false, wait: true, close: true, timeout: 5_000 });
+}
+
+/** The job_queue_depth metric: jobs not finished and notified yet. */
+async function reportDepth(): Promise<void> {
+  setJobQueueDepth(await prisma.copyJob.count({ where: { notifiedAt: null } }), QUEUE);
+}
+
+// ---- the worker ------------------------------------------------------------------------------------
+
+/** Jobs that want a worker: not notified yet, due, and held by nobody (or by a lease that ran out). */
+const wanted = (now: Date) => ({
+  notifiedAt: null,
+  runAfter: { lte: now },
+  OR: [{ lockedBy: null }, { lockedUntil: { lt: now } }],
+});
+
+export class CopyJobWorker {
+  readonly id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  private stopping = false;
+  private running: Promise<void> = Promise.resolve();
+  private wake: () => void = () => {};
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly opts: WorkerOptions) {}
+
+  async start(): Promise<void> {
+    if (dbKind() === "postgres") {
+      const b = await pgBoss();
+      await b.work<{ jobId: string }>(QUEUE, { batchSize: 1, pollingIntervalSeconds: Math.max(0.5, this.opts.pollMs / 1000) }, async ([job]) => {
+        if (job && !this.stopping) await this.track(this.runJob(job.data.jobId));
+      });
+      this.sweepTimer = setInterval(() => void this.sweep().catch((err) => log.error({ err }, "copy-job sweep failed")), Math.min(SWEEP_MS, this.opts.leaseMs));
+      void this.sweep().catch((err) => log.error({ err }, "copy-job sweep failed"));
+    } else {
+      this.loop = this.pollLoop();
+    }
+    log.info({ worker: this.id, queue: dbKind() === "postgres" ? "pg-boss" : "in-process" }, "copy-job worker started");
+  }
+
+  /** Drains: the item being copied finishes, the job is handed back (another worker or a restart resumes it). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    clearInterval(this.sweepTimer);
+    await this.loop;
+    await this.running;
+    if (boss) await (await boss).offWork(QUEUE).catch(() => undefined);
+    log.info({ worker: this.id }, "copy-job worker stopped");
+  }
+
+  private track(p: Promise<void>): Promise<void> {
+    this.running = p.catch(() => undefined);
+    return p;
+  }
+
+  private async pollLoop(): Promise<void> {
+    const wake = () => this.wake();
+    localWakers.add(wake);
+    try {
+      while (!this.stopping) {
+        const next = await prisma.copyJob.findFirst({ where: wanted(new Date()), orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: { id: true } });
+        await reportDepth();
+        if (next) {
+          await this.track(this.runJob(next.id)).catch(() => undefined);
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.opts.pollMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } catch (err) {
+      if (!this.stopping) log.error({ err }, "copy-job poll loop stopped");
+    } finally {
+      localWakers.delete(wake);
+    }
+  }
+
+  /** PostgreSQL: re-sends wanted jobs to pg-boss; the runAfter bump lets one instance in SWEEP_MS do it. */
+  private async sweep(): Promise<void> {
+    await reportDepth();
+    const now = new Date();
+    const jobs = await prisma.copyJob.findMany({
+      where: { ...wanted(now), createdAt: { lt: new Date(now.getTime() - 2_000) } },
+      select: { id: true },
+      take: 100,
+    });
+    for (const { id } of jobs) {
+      const bumped = await prisma.copyJob.updateMany({ where: { id, runAfter: { lte: now } }, data: { runAfter: new Date(now.getTime() + SWEEP_MS) } });
+      if (bumped.count) await dispatch(id);
+    }
+  }
+
+  /** Takes the job (if free) and runs what is left of it: pending items, the final status, the e-mail. */
+  async runJob(jobId: string): Promise<void> {
+    const now = new Date();
+    const taken = await prisma.copyJob.updateMany({
+      where: { id: jobId, notifiedAt: null, OR: [{ lockedBy: null }, { lockedUntil: { lt: now } }] },
+      data: { lockedBy: this.id, lockedUntil: new Date(now.getTime() + this.opts.leaseMs), attempts: { increment: 1 } },
+    });
+    if (!taken.count) return; // done, or another worker holds it
+    let lost = false;
+    const heartbeat = setInterval(
+      () =>
+        void prisma.copyJob
+          .updateMany({ where: { id: jobId, lockedBy: this.id }, data: { lockedUntil: new Date(Date.now() + this.opts.leaseMs) } })
+          .then((r) => {
+            if (!r.count) lost = true;
+          })
+          .catch((err) => log.warn({ err, jobId }, "could not renew the lease of a copy job")),
+      Math.max(100, Math.floor(this.opts.leaseMs / 3)),
+    );
+    try {
+      const job = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } });
+      if (job.status === "queued" || job.status === "running") {
+        if (job.attempts > MAX_JOB_ATTEMPTS) {
+          await this.finish(job, "failed", `gave up after ${MAX_JOB_ATTEMPTS} attempts`);
+        } else {
+          if (job.status === "queued") {
+            await prisma.copyJob.updateMany({ where: { id: jobId, lockedBy: this.id }, data: { status: "running", startedAt: job.startedAt ?? new Date() } });
+          }
+          const done = await this.runItems(job, () => this.stopping || lost);
+          if (!done) return void (await this.release(jobId, 0)); // drained or lost: handed back
+          const counts = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, select: { copied: true, failed: true } });
+          await this.finish(job, counts.copied === 0 && counts.failed > 0 ? "failed" : "completed", null);
+        }
+      }
+      await this.notify(jobId);
+      await this.release(jobId, 0);
+      log.info({ worker: this.id, jobId }, "copy job done");
+    } catch (err) {
+      // The job itself could not go on (database, SMTP): hand it back with a backoff.
+      const attempts = (await prisma.copyJob.findUnique({ where: { id: jobId }, select: { attempts: true } }))?.attempts ?? 1;
+      log.error({ err, jobId, attempts }, "copy job interrupted; it will be retried");
+      await this.release(jobId, backoff(attempts, 1_000)).catch(() => undefined);
+      throw err;
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async release(jobId: string, delayMs: number): Promise<void> {
+    await prisma.copyJob.updateMany({
+      where: { id: jobId, lockedBy: this.id },
+      data: { lockedBy: null, lockedUntil: null, runAfter: new Date(Date.now() + delayMs) },
+    });
+  }
+
+  /** Copies the pending items in request order; false when it stopped early (draining, lease lost). */
+  private async runItems(job: CopyJob, stop: () => boolean): Promise<boolean> {
+    const plan: CopyPlan = {
+      sourceAccountId: job.accountId,
+      destinationAccountId: job.destinationAccountId,
+      ownerId: job.destinationUserId,
+      copyUserTags: job.copyUserTags,
+    };
+    const items = await prisma.copyJobItem.findMany({ where: { jobId: job.id, status: "pending" }, orderBy: { position: "asc" } });
+    for (const item of items) {
+      if (stop()) return false;
+      await this.runItem(job, plan, item.sourceId, item.attempts);
+    }
+    return !stop() || (await prisma.copyJobItem.count({ where: { jobId: job.id, status: "pending" } })) === 0;
+  }
+
+  private async runItem(job: CopyJob, plan: CopyPlan, sourceId: string, attemptsBefore: number): Promise<void> {
+    const where = { jobId_sourceId: { jobId: job.id, sourceId } };
+    for (let attempt = attemptsBefore + 1; ; attempt++) {
+      try {
+        if (this.opts.itemDelayMs) await sleep(this.opts.itemDelayMs);
+        await testHooks.beforeItem?.(sourceId, attempt);
+        // The copies are audited in the destination account as the initiating user's changes.
+        await requestScope.run({ requestId: `copy-job:${job.id}`, ip: null, actor: job.requestedBy }, () =>
+          withTransaction(async (tx) => {
+            // Only a pending item is copied: a second delivery of the job finds it done and copies nothing.
+            const mine = await tx.copyJobItem.updateMany({
+              where: { jobId: job.id, sourceId, status: "pending" },
+              data: { status: "copied", attempts: attempt, finishedAt: new Date(), error: null },
+            });
+            if (!mine.count) return;
+            const { targetId, created } = await copyItem(tx, plan, sourceId);
+            await tx.copyJobItem.update({ where, data: { targetId, created } });
+            await tx.copyJob.update({ where: { id: job.id }, data: { copied: { increment: 1 } } });
+          }),
+        );
+        return;
+      } catch (err) {
+        const known = knownError(err);
+        const permanent = known !== null && known.status < 500;
+        const message = known?.message ?? (err instanceof Error ? err.message : String(err));
+        if (permanent || attempt >= this.opts.itemAttempts) {
+          log.warn({ jobId: job.id, sourceId, attempt, err: message }, "copy-job item failed");
+          await withTransaction(async (tx) => {
+            const mine = await tx.copyJobItem.updateMany({
+              where: { jobId: job.id, sourceId, status: "pending" },
+              data: { status: "failed", attempts: attempt, error: message.slice(0, 1000), finishedAt: new Date() },
+            });
+            if (mine.count) await tx.copyJob.update({ where: { id: job.id }, data: { failed: { increment: 1 } } });
+          });
+          return;
+        }
+        // Remembered, so a crash loop on this item cannot retry it forever.
+        await prisma.copyJobItem.updateMany({ where: { jobId: job.id, sourceId, status: "pending" }, data: { attempts: attempt } });
+        await sleep(backoff(attempt));
+      }
+    }
+  }
+
+  private async finish(job: CopyJob, status: "completed" | "failed", error: string | null): Promise<void> {
+    await prisma.copyJob.updateMany({ where: { id: job.id, lockedBy: this.id }, data: { status, error, finishedAt: new Date() } });
+  }
+
+  /** E-mails the initiating user once the job is final (at least once: a crash right after sending sends again). */
+  private async notify(jobId: string): Promise<void> {
+    const job = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, include: { items: { orderBy: { position: "asc" } } } });
+    if (job.notifiedAt || (job.status !== "completed" && job.status !== "failed")) return;
+    await sendMail({ id: job.id, to: job.requestedBy, ...jobMail(job) });
+    await prisma.copyJob.updateMany({ where: { id: jobId, lockedBy: this.id }, data: { notifiedAt: new Date() } });
+  }
+}
+
+/** The completion e-mail. */
+export function jobMail(job: CopyJob & { items: { sourceId: string; status: string; targetId: string | null; error: string | null }[] }) {
+  const subject = `Copy job ${job.id} ${job.status}: ${job.copied} of ${job.total} copied to ${job.destinationAccountId}`;
+  const lines = [
+    `Your copy of ${job.total} item(s) from account ${job.accountId} to account ${job.destinationAccountId} has ${job.status}.`,
+    "",
+    `Copied: ${job.copied}`,
+    `Failed: ${job.failed}`,
+    ...(job.error ? [`Error: ${job.error}`] : []),
+    "",
+    ...job.items.map((i) => (i.status === "copied" ? `  ${i.sourceId} -> ${i.targetId}` : `  ${i.sourceId}: ${i.status}${i.error ? ` (${i.error})` : ""}`)),
+    "",
+    `Status: GET /v1/accounts/${job.accountId}/jobs/${job.id}`,
+  ];
+  return { subject, text: `${lines.join("\n")}\n` };
+}

@@ -1,0 +1,42 @@
+// Wire shape of file records (B8's answer, B9's list): the GraphQL selection, sent as it is.
+import { wireRecord } from "../../rest/responses.js";
+
+export const FILE_FIELDS = `id filename flowId version timestamp contentType size sha256 uploadTime url`;
+
+export interface FileNode {
+  id: string;
+  filename: string;
+  flowId: string;
+  version: number;
+  timestamp: number;
+  contentType: string;
+  size: number;
+  sha256: string;
+  uploadTime: number;
+  url: string;
+}
+
+export const fileRecord = wireRecord(
+  {
+    type: "object",
+    required: ["id", "filename", "flowId", "version", "timestamp", "contentType", "size", "sha256", "uploadTime", "url"],
+    properties: {
+      id: { type: "string" },
+      filename: { type: "string", description: "The sanitised file name." },
+      flowId: { type: "string" },
+      version: { type: "integer" },
+      timestamp: { type: "integer", description: "The `timestamp` given at upload (epoch ms)." },
+      contentType: { type: "string", example: "application/pdf" },
+      size: { type: "integer", minimum: 1, description: "Bytes." },
+      sha256: {
+        type: "string",
+        pattern: "^[0-9a-f]{64}$",
+        description: "Hex SHA-256 of the bytes; the download's ETag.",
+        example: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      },
+      uploadTime: { type: "integer", description: "Epoch milliseconds." },
+      url: { type: "string", description: "Path of the download (GET, same credentials)." },
+    },
+  },
+  (f: FileNode) => f,
+);

@@ -1,0 +1,143 @@
+// Files over REST: B8 (upload a PDF, streamed), B9 (list), and the download by id.
+import { B, type RestInput, type RestRoute } from "../../rest/contract.js";
+import { pageQuery } from "../../rest/docs.js";
+import { cursorParam, intParam, limitParam, stringParam } from "../../rest/params.js";
+import { problem } from "../../rest/problem.js";
+import { reply } from "../../rest/responses.js";
+import { MAX_TIMESTAMP } from "../../schema/builder.js";
+import { LIST_LIMITS } from "../../schema/pagination.js";
+import { FILE_FIELDS, type FileNode, fileRecord } from "./records.js";
+import { checkFileParams, openFile } from "./schema.js";
+import { PDF_CONTENT_TYPE, PDF_LIMIT_BYTES, receivePdf } from "./upload.js";
+
+const UPLOAD = `mutation UploadPdf($accountId: String!, $flowId: String!, $version: Float!, $timestamp: Float!, $filename: String!) {
+  uploadPdf(accountId: $accountId, flowId: $flowId, version: $version, timestamp: $timestamp, filename: $filename) { ${FILE_FIELDS} } }`;
+
+const LIST = `query FileList($accountId: String!, $first: Int, $after: String, $filter: FileFilter) {
+  account(id: $accountId) { files(first: $first, after: $after, filter: $filter) { nodes { ${FILE_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
+
+const DOWNLOAD = `query FileDownload($accountId: String!, $id: String!) {
+  account(id: $accountId) { file(id: $id) { id filename contentType size sha256 } } }`;
+
+/** A path value that must be a whole integer. */
+function pathInt(input: RestInput, name: string, max: number): number {
+  return intParam(input.params, name, { required: true, min: 0, max }) as number;
+}
+
+/** `If-None-Match` names this ETag (or `*`). */
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch
+    .split(",")
+    .map((s) => s.trim().replace(/^W\//, ""))
+    .some((s) => s === "*" || s === etag);
+}
+
+/** `attachment` with an ASCII fallback name and the exact one in RFC 5987 form. */
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
+  const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
+
+export const fileRoutes: RestRoute[] = [
+  {
+    name: "uploadPdf",
+    method: "post",
+    path: `${B}/content/upload/cloud/pdf/:flowId/:version/:timestamp/:filename`,
+    summary: "B8: upload a PDF to blob storage (raw application/pdf body, at most 25 MiB)",
+    document: UPLOAD,
+    rawBody: {
+      contentType: PDF_CONTENT_TYPE,
+      limitBytes: PDF_LIMIT_BYTES,
+      description: "The PDF's bytes as they are (it must start with `%PDF-` and end with `%%EOF`), at most 25 MiB.",
+      receive: (body) => receivePdf(body),
+    },
+    params: {
+      flowId: { description: "The flow the file belongs to: letters, digits, `.`, `_`, `:`, `-`; at most 128.", example: "flow-1" },
+      version: { description: "Integer version (int64, ≥ 0).", example: "3" },
+      timestamp: { description: "Integer timestamp (int64 epoch ms, ≥ 0).", example: "1718000000000" },
+      filename: {
+        description: "File name (URL-encoded): 1–255 characters without `/`, `\\`, NUL or control characters; not `.` or `..`.",
+        example: "guide.pdf",
+      },
+    },
+    variables: (i) => ({
+      accountId: i.params.accountId,
+      ...checkFileParams({
+        flowId: i.params.flowId ?? "",
+        version: pathInt(i, "version", Number.MAX_SAFE_INTEGER),
+        timestamp: pathInt(i, "timestamp", MAX_TIMESTAMP),
+        filename: i.params.filename ?? "",
+      }),
+    }),
+    reply: reply.custom({ 201: { json: fileRecord.schema } }, (d) => ({ status: 201, body: fileRecord.map(d.uploadPdf) })),
+  },
+  {
+    name: "listFiles",
+    method: "get",
+    path: `${B}/content/upload/cloud/pdf/listS3DirContent`,
+    summary: "B9: files uploaded to blob storage, oldest first",
+    document: LIST,
+    query: {
+      ...pageQuery(LIST_LIMITS.files),
+      contentType: { description: "Only files of this media type.", required: true, schema: { type: "string" }, example: PDF_CONTENT_TYPE },
+      fromTime: {
+        description: "Only files uploaded at or after this time (epoch ms).",
+        schema: { type: "integer", minimum: 0, default: 1 },
+        example: 1,
+      },
+    },
+    variables: (i) => ({
+      accountId: i.params.accountId,
+      first: limitParam(i.query, LIST_LIMITS.files),
+      after: cursorParam(i.query),
+      filter: {
+        contentType: stringParam(i.query, "contentType", { required: true }),
+        fromTime: intParam(i.query, "fromTime", { min: 0, max: MAX_TIMESTAMP }) ?? 1,
+      },
+    }),
+    reply: reply.page((d) => d.account.files, fileRecord),
+  },
+  {
+    name: "downloadFile",
+    method: "get",
+    path: `${B}/files/:fileId`,
+    summary: "Download an uploaded file (ETag: its sha256; If-None-Match → 304)",
+    document: DOWNLOAD,
+    params: { fileId: { description: "The file's id (from the upload or the list).", example: "f_1" } },
+    variables: (i) => ({ accountId: i.params.accountId, id: i.params.fileId }),
+    reply: reply.custom(
+      {
+        200: {
+          binary: PDF_CONTENT_TYPE,
+          headers: {
+            ETag: "The file's sha256, quoted.",
+            "Content-Disposition": "attachment, with the file name.",
+            "Content-Length": "The file's size in bytes.",
+          },
+        },
+        304: "empty",
+        404: "problem",
+      },
+      (d, input) => {
+        const f = d.account.file as Pick<FileNode, "id" | "filename" | "contentType" | "size" | "sha256"> | null;
+        if (!f) return { status: 404, problem: problem(404, `No file '${input.params.fileId}' in this account.`) };
+        const etag = `"${f.sha256}"`;
+        const cache = { ETag: etag, "Cache-Control": "private, no-cache" };
+        if (matches(input.header?.("if-none-match"), etag)) return { status: 304, headers: cache };
+        return {
+          status: 200,
+          headers: {
+            ...cache,
+            "Content-Type": f.contentType,
+            "Content-Length": String(f.size),
+            "Content-Disposition": contentDisposition(f.filename),
+            "X-Content-Type-Options": "nosniff",
+          },
+          stream: () => openFile(f.sha256),
+        };
+      },
+    ),
+  },
+];
