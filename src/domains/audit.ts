@@ -5,6 +5,14 @@ import { accountsAudit } from "./accounts/audit.js";
 import { auditLogsAudit } from "./auditLogs/audit.js";
 import { contentAudit } from "./content/audit.js";
 import { endUsersAudit } from "./endUsers/audit.js";
+import { eventsAudit } from "./events/audit.js";
 import { tagsAudit } from "./tags/audit.js";
 
-export const auditClassification: AuditClassification = { ...accountsAudit, ...contentAudit, ...tagsAudit, ...endUsersAudit, ...auditLogsAudit };
+export const auditClassification: AuditClassification = {
+  ...accountsAudit,
+  ...contentAudit,
+  ...tagsAudit,
+  ...endUsersAudit,
+  ...auditLogsAudit,
+  ...eventsAudit,
+};

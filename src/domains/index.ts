@@ -8,9 +8,13 @@ import { contentRoutes } from "./content/routes.js";
 import "./content/schema.js";
 import { endUserRoutes } from "./endUsers/routes.js";
 import "./endUsers/schema.js";
+import { eventRoutes } from "./events/routes.js";
+import "./events/schema.js";
 import type { RestRoute } from "../rest/contract.js";
+import { reportRoutes } from "./reports/routes.js";
+import "./reports/schema.js";
 import { tagRoutes } from "./tags/routes.js";
 import "./tags/schema.js";
 
 /** Every REST row, in the order the OpenAPI document lists them. */
-export const domainRoutes: readonly RestRoute[] = [...contentRoutes, ...tagRoutes, ...endUserRoutes, ...auditLogRoutes];
+export const domainRoutes: readonly RestRoute[] = [...contentRoutes, ...tagRoutes, ...endUserRoutes, ...auditLogRoutes, ...eventRoutes, ...reportRoutes];

@@ -55,6 +55,8 @@ const RESOURCES: Record<string, string> = {
   endUsers: "End users of the parent application and their custom field values (style B: and user actions).",
   endUserSchema: "The end-user schema: the default fields and up to 50 typed custom fields.",
   auditlogs: "The audit log: one entry per change, newest first.",
+  events: "Engagement events reported by the parent application (flows played, searches, popups, ...); the source of the reports.",
+  reports: "Analytics reports (B24) aggregated from the engagement events, as JSON or CSV.",
 };
 
 function tagDescription(tag: string): string {
@@ -88,7 +90,11 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       const headers = { ...requestIdHeader(), ...(status < 300 ? successHeaders(route) : {}) };
       if (doc === "empty") responses[status] = { description, headers };
       else if (doc === "problem") responses[status] = errorResponse(route, status, input);
-      else responses[status] = { description, headers, content: { "application/json": { schema: doc.json, example: exampleOf(doc.json) } } };
+      else {
+        const content: Record<string, unknown> = { "application/json": { schema: doc.json, example: exampleOf(doc.json) } };
+        for (const [type, t] of Object.entries(doc.text ?? {})) content[type] = { schema: { type: "string", description: t.description }, example: t.example };
+        responses[status] = { description, headers, content };
+      }
     }
     for (const status of commonErrors(route)) responses[status] ??= errorResponse(route, status, input);
     if (params.length > 1) responses[404] ??= errorResponse(route, 404, input);

@@ -8,6 +8,8 @@ import { problem, type Problem } from "./problem.js";
 export interface RestReply {
   status: number;
   body?: unknown;
+  /** A body other than JSON, streamed as it is produced (with its Content-Type in `headers`). */
+  stream?: NodeJS.ReadableStream;
   problem?: Problem;
   headers?: Record<string, string>;
 }
@@ -79,8 +81,11 @@ export interface WireRecord<N = any> {
 
 export const wireRecord = <N>(schema: JsonSchema, map: (node: N) => unknown): WireRecord<N> => ({ schema, map });
 
-/** What a status answers with: a JSON body of this schema, a problem, or nothing. */
-export type ResponseDoc = { json: JsonSchema } | "problem" | "empty";
+/**
+ * What a status answers with: a JSON body of this schema (and, with `text`, other media types the
+ * caller can ask for, e.g. `text/csv`), a problem, or nothing.
+ */
+export type ResponseDoc = { json: JsonSchema; text?: Record<string, { description: string; example: string }> } | "problem" | "empty";
 
 export interface Reply {
   kind: "page" | "one" | "bulk" | "custom";

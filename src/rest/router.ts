@@ -3,6 +3,7 @@
 // and error masking as POST /graphql, but no HTTP request to ourselves and no JSON between the
 // layers: the document was parsed and validated at start-up, the variables are the route's objects
 // and the reply maps the execution result object.
+import { pipeline } from "node:stream/promises";
 import express, { type Request, type Response, type Router } from "express";
 import type { DocumentNode, ExecutionResult } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
@@ -86,6 +87,11 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
   const reply = route.reply.send(result.data, input);
   if (reply.headers) res.set(reply.headers);
   if (reply.problem) return fail(route, input, res, reply.problem);
+  if (reply.stream) {
+    res.status(reply.status);
+    // Headers are sent with the first chunk: a failure after it can only cut the body short.
+    return void pipeline(reply.stream, res).catch((err: unknown) => logger.warn({ err, route: route.name }, "streamed reply failed"));
+  }
   if (reply.body === undefined) return void res.status(reply.status).end();
   res.status(reply.status).json(reply.body);
 }
