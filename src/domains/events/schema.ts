@@ -52,8 +52,19 @@ export async function recordEvents(accountId: string, items: unknown[]): Promise
     async (tx) => {
       // End users on first sight, through the end users' own table (and its audit entries).
       const existing = new Set<string>();
-      for (const part of chunksOf(userIds)) {
-        for (const u of await tx.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { externalId: true } })) existing.add(u.externalId);
+      if (dialect === "postgres" && userIds.length) {
+        // One statement with one array parameter, not an IN list of thousands of placeholders.
+        const found = await tx.$queryRawUnsafe<{ externalId: string }[]>(
+          `SELECT "externalId" FROM "EndUser" WHERE "accountId" = $1 AND "externalId" = ANY($2::text[])`,
+          accountId,
+          userIds,
+        );
+        for (const u of found) existing.add(u.externalId);
+      } else {
+        for (const part of chunksOf(userIds)) {
+          for (const u of await tx.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { externalId: true } }))
+            existing.add(u.externalId);
+        }
       }
       const at = new Date(now);
       const created: Prisma.EndUserCreateManyInput[] = userIds
@@ -61,7 +72,8 @@ export async function recordEvents(accountId: string, items: unknown[]): Promise
         .map((externalId) => ({ id: newId("u"), accountId, externalId, createdAt: at, updatedAt: at }));
       // A concurrent request creating the same user is fine: the user exists either way.
       await insertSkippingDuplicates(tx.endUser, created);
-      await insertRows(tx, dialect, "Event", rows as unknown as Record<string, unknown>[]);
+      if (dialect === "postgres") await insertEventsUnnest(tx, rows);
+      else await insertRows(tx, dialect, "Event", rows as unknown as Record<string, unknown>[]);
       if (names.size) {
         await insertRows(
           tx,
@@ -78,6 +90,39 @@ export async function recordEvents(accountId: string, items: unknown[]): Promise
     { timeout: 300_000, maxWait: 10_000 },
   );
   return results;
+}
+
+/** PostgreSQL column types of "Event" (without its generated id), in EventRow's order. */
+const PG_COLUMNS: [keyof EventRow, string][] = [
+  ["accountId", "text"],
+  ["type", "text"],
+  ["time", "int8"],
+  ["endUserId", "text"],
+  ["flowId", "text"],
+  ["contentId", "text"],
+  ["widget", "text"],
+  ["step", "int4"],
+  ["searchTerm", "text"],
+  ["resultCount", "int4"],
+  ["useful", "bool"],
+  ["comment", "text"],
+  ["actionId", "text"],
+  ["domain", "text"],
+  ["userName", "text"],
+];
+
+/**
+ * On PostgreSQL, events go in as one array per column (`INSERT ... SELECT FROM unnest(...)`): 15
+ * parameters a statement instead of 15 a row, which spares binding and parsing 30,000 placeholders
+ * per 2,000 rows (about twice the ingest rate in bench:reports).
+ */
+async function insertEventsUnnest(tx: { $executeRawUnsafe(sql: string, ...params: unknown[]): Promise<number> }, rows: EventRow[]): Promise<void> {
+  const names = PG_COLUMNS.map(([c]) => `"${c}"`).join(", ");
+  const arrays = PG_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ");
+  for (const part of chunksOf(rows, 10_000)) {
+    const params = PG_COLUMNS.map(([c]) => part.map((r) => (c === "time" ? String(r.time) : r[c])));
+    await tx.$executeRawUnsafe(`INSERT INTO "Event" (${names}) SELECT * FROM unnest(${arrays})`, ...params);
+  }
 }
 
 const EventResult = builder.objectRef<ItemResult>("EventResult").implement({

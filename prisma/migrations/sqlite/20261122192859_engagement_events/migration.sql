@@ -36,8 +36,5 @@ CREATE INDEX "Event_accountId_type_time_idx" ON "Event"("accountId", "type", "ti
 CREATE INDEX "Event_accountId_flowId_type_time_idx" ON "Event"("accountId", "flowId", "type", "time");
 
 -- CreateIndex
-CREATE INDEX "Event_accountId_time_idx" ON "Event"("accountId", "time");
-
--- CreateIndex
 CREATE INDEX "AuditLog_accountId_resourceType_resourceId_timestamp_idx" ON "AuditLog"("accountId", "resourceType", "resourceId", "timestamp");
 
