@@ -8,10 +8,16 @@
 // Each database runs in a child process of its own (the app reads DATABASE_URL once); `both`
 // prints one table with the two side by side. bench/server.ts makes the fresh database.
 import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({
-  options: { db: { type: "string", default: "both" }, events: { type: "string", default: "1000000" }, child: { type: "boolean", default: false } },
+  options: {
+    db: { type: "string", default: "both" },
+    events: { type: "string", default: "1000000" },
+    child: { type: "boolean", default: false },
+    out: { type: "string" },
+  },
 });
 const total = Number(values.events);
 const BATCH = 10_000;
@@ -29,13 +35,13 @@ if (!values.child) {
   const results: Result[] = [];
   for (const kind of kinds) {
     process.stderr.write(`${kind}: ingesting ${total.toLocaleString("en")} events, then every report...\n`);
-    const out = execFileSync(process.execPath, ["--import", "tsx", "bench/reports.ts", "--child", "--db", kind, "--events", String(total)], {
-      stdio: ["ignore", "pipe", "inherit"],
-      maxBuffer: 64 * 1024 * 1024,
-    }).toString();
-    results.push(JSON.parse(out.trim().split("\n").at(-1)!) as Result);
+    const file = `data/bench/reports-${kind}.json`;
+    execFileSync(process.execPath, ["--import", "tsx", "bench/reports.ts", "--child", "--db", kind, "--events", String(total), "--out", file], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    results.push(JSON.parse(readFileSync(file, "utf8")) as Result);
   }
-  const fmt = (n: number) => n.toLocaleString("en", { maximumFractionDigits: 0 });
+  const fmt = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n.toLocaleString("en", { maximumFractionDigits: 0 }) : "?");
   console.log(`\nEvents: ${fmt(total)}, ingested through POST /events in requests of ${fmt(BATCH)}\n`);
   console.log(`| | ${results.map((r) => r.kind).join(" | ")} |`);
   console.log(`|---|${results.map(() => "---:").join("|")}|`);
@@ -55,10 +61,11 @@ if (!values.child) {
 
 // ---- one database (child process) -----------------------------------------------------------------
 const { benchServer } = await import("./server.js");
-const { rng } = await import("../src/seed/demo.js");
-const { REPORTS } = await import("../src/domains/reports/registry.js");
 const kind = values.db === "postgres" ? "postgres" : "sqlite";
 const app = await benchServer(kind, "reports");
+// Imported after benchServer set up the environment (the logger reads LOG_LEVEL when it loads).
+const { rng } = await import("../src/seed/demo.js");
+const { REPORTS } = await import("../src/domains/reports/registry.js");
 try {
   const random = rng(7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -115,12 +122,14 @@ try {
     const res = await fetch(`${app.base}/v1/accounts/bench/events`, { method: "POST", headers: app.headers, body });
     ingestMs += performance.now() - t0;
     if (res.status !== 202) throw new Error(`ingest: ${res.status} ${(await res.text()).slice(0, 300)}`);
-    if ((done / BATCH) % 10 === 0) process.stderr.write(`  ${kind}: ${(done + BATCH).toLocaleString("en")} events\n`);
+    if ((done / BATCH) % 10 === 9)
+      process.stderr.write(`  ${kind}: ${(done + BATCH).toLocaleString("en")} events, ${Math.round((done + BATCH) / (ingestMs / 1000))} events/s so far\n`);
   }
   // Planner statistics, as autovacuum (PostgreSQL) or `PRAGMA optimize` (SQLite) would gather them in production.
   const a0 = performance.now();
   await app.prisma.$executeRawUnsafe("ANALYZE");
   const analyzeMs = performance.now() - a0;
+  process.stderr.write(`  ${kind}: ingest ${Math.round(total / (ingestMs / 1000))} events/s; ANALYZE ${Math.round(analyzeMs)} ms\n`);
 
   const reports: Result["reports"] = [];
   for (const def of REPORTS) {
@@ -138,7 +147,10 @@ try {
     reports.push({ name: def.name, rows, ms: best });
     process.stderr.write(`  ${kind}: ${def.name} ${best.toFixed(0)} ms (${rows} rows)\n`);
   }
-  console.log(JSON.stringify({ kind, events: total, ingestSeconds: ingestMs / 1000, analyzeMs, reports } satisfies Result));
+  writeFileSync(
+    values.out ?? `data/bench/reports-${kind}.json`,
+    JSON.stringify({ kind, events: total, ingestSeconds: ingestMs / 1000, analyzeMs, reports } satisfies Result),
+  );
 } finally {
   await app.close();
 }
