@@ -76,14 +76,15 @@ interface RawClient {
  * INSERTs `rows` (all with the same columns) into `model` in statements of at most MAX_PARAMS
  * values. With `skipDuplicates`, rows that collide with a unique key (a concurrent insert of the
  * same natural key) are skipped (`ON CONFLICT DO NOTHING`, both dialects) and `inserted` lists the
- * rows written, recognised by their `identity` columns.
+ * rows written, recognised by their `identity` columns. `onConflict` is an upsert clause of the
+ * caller's (`ON CONFLICT (...) DO UPDATE ...`, the same text on both databases).
  */
 export async function insertRows(
   db: RawClient,
   dialect: Dialect,
   model: string,
   rows: Row[],
-  opts: { skipDuplicates?: boolean; identity?: string[] } = {},
+  opts: { skipDuplicates?: boolean; identity?: string[]; onConflict?: string } = {},
 ): Promise<{ count: number; inserted: Row[] }> {
   if (!rows.length) return { count: 0, inserted: [] };
   // @updatedAt is filled in by Prisma, not by a database default: give it the value Prisma would.
@@ -99,7 +100,11 @@ export async function insertRows(
   const identity = opts.identity ?? columns;
   const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
   const head = `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES `;
-  const tail = opts.skipDuplicates ? ` ON CONFLICT DO NOTHING RETURNING ${identity.map((c) => `"${c}"`).join(", ")}` : "";
+  const tail = opts.onConflict
+    ? ` ${opts.onConflict}`
+    : opts.skipDuplicates
+      ? ` ON CONFLICT DO NOTHING RETURNING ${identity.map((c) => `"${c}"`).join(", ")}`
+      : "";
   const keyOf = (r: Row) => identity.map((c) => String(r[c])).join("\u0000");
   const inserted: Row[] = [];
   if (dialect === "postgres") {
@@ -129,7 +134,7 @@ export async function insertRows(
     };
     const tuples = chunk.map((r) => `(${columns.map((c) => placeholder(r[c])).join(", ")})`);
     if (!opts.skipDuplicates) {
-      await db.$executeRawUnsafe(head + tuples.join(", "), ...params);
+      await db.$executeRawUnsafe(head + tuples.join(", ") + tail, ...params);
       inserted.push(...chunk);
       continue;
     }

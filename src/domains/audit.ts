@@ -9,6 +9,7 @@ import { copyJobsAudit } from "./copyJobs/audit.js";
 import { endUsersAudit } from "./endUsers/audit.js";
 import { segmentsAudit } from "./segments/audit.js";
 import { filesAudit } from "./files/audit.js";
+import { eventsAudit } from "./events/audit.js";
 import { tagsAudit } from "./tags/audit.js";
 
 export const auditClassification: AuditClassification = {
@@ -21,4 +22,5 @@ export const auditClassification: AuditClassification = {
   ...filesAudit,
   ...copyJobsAudit,
   ...auditLogsAudit,
+  ...eventsAudit,
 };

@@ -17,6 +17,10 @@ import "./files/schema.js";
 import type { RestRoute } from "../rest/contract.js";
 import { segmentRoutes } from "./segments/routes.js";
 import "./segments/schema.js";
+import { eventRoutes } from "./events/routes.js";
+import "./events/schema.js";
+import { reportRoutes } from "./reports/routes.js";
+import "./reports/schema.js";
 import { tagRoutes } from "./tags/routes.js";
 import "./tags/schema.js";
 
@@ -29,5 +33,7 @@ export const domainRoutes: readonly RestRoute[] = [
   ...attributeRoutes,
   ...fileRoutes,
   ...copyJobRoutes,
+  ...eventRoutes,
+  ...reportRoutes,
   ...auditLogRoutes,
 ];

@@ -56,8 +56,13 @@ const RESOURCES: Record<string, string> = {
   endUsers: "End users of the parent application and their custom field values (style B: and user actions).",
   endUserSchema: "The end-user schema: the default fields and up to 50 typed custom fields.",
   auditlogs: "The audit log: one entry per change, newest first.",
+  segments: "Segments of end users and their personalised content order (B16).",
+  integrationAttributeSchema: "The integration-attribute schema: up to 50 typed attributes (B17–B19).",
+  integrationAttributes: "Integration-attribute records keyed by primary name and value, with secondary attributes; search (B20–B23).",
   files: "Files uploaded to blob storage (B8), downloaded by id.",
   jobs: "Asynchronous jobs (copies between accounts, B6): status, counts and per-item errors.",
+  events: "Engagement events reported by the parent application (flows played, searches, popups, ...); the source of the reports.",
+  reports: "Analytics reports (B24) aggregated from the engagement events, as JSON or CSV.",
 };
 
 function tagDescription(tag: string): string {
@@ -98,7 +103,11 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
           headers: { ...headers, ...described },
           content: { [doc.binary]: { schema: { type: "string", contentMediaType: doc.binary } } },
         };
-      } else responses[status] = { description, headers, content: { "application/json": { schema: doc.json, example: exampleOf(doc.json) } } };
+      } else {
+        const content: Record<string, unknown> = { "application/json": { schema: doc.json, example: exampleOf(doc.json) } };
+        for (const [type, t] of Object.entries(doc.text ?? {})) content[type] = { schema: { type: "string", description: t.description }, example: t.example };
+        responses[status] = { description, headers, content };
+      }
     }
     for (const status of commonErrors(route)) responses[status] ??= errorResponse(route, status, input);
     if (params.length > 1) responses[404] ??= errorResponse(route, 404, input);

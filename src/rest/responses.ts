@@ -11,7 +11,7 @@ export interface RestReply {
   body?: unknown;
   problem?: Problem;
   headers?: Record<string, string>;
-  /** A body streamed as it is (a file download); `headers` say what it is. */
+  /** A body other than JSON, streamed as it is produced (a file download, a CSV report); `headers` say what it is. */
   stream?: () => Promise<Readable>;
 }
 
@@ -82,8 +82,15 @@ export interface WireRecord<N = any> {
 
 export const wireRecord = <N>(schema: JsonSchema, map: (node: N) => unknown): WireRecord<N> => ({ schema, map });
 
-/** What a status answers with: a JSON body of this schema, bytes of a media type, a problem, or nothing. */
-export type ResponseDoc = { json: JsonSchema } | { binary: string; headers: Record<string, string> } | "problem" | "empty";
+/**
+ * What a status answers with: a JSON body of this schema (and, with `text`, other media types the
+ * caller can ask for, e.g. `text/csv`), bytes of a media type, a problem, or nothing.
+ */
+export type ResponseDoc =
+  | { json: JsonSchema; text?: Record<string, { description: string; example: string }> }
+  | { binary: string; headers: Record<string, string> }
+  | "problem"
+  | "empty";
 
 export interface Reply {
   kind: "page" | "one" | "bulk" | "custom";

@@ -107,7 +107,8 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
   if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors));
   const reply = route.reply.send(result.data, input);
   if (reply.stream) {
-    // Opened before anything is sent: a store that cannot deliver is still a clean problem answer.
+    // Opened before anything is sent: a source that cannot deliver is still a clean problem answer.
+    // Headers go with the first chunk: a failure after it can only cut the body short.
     const body = await reply.stream();
     if (reply.headers) res.set(reply.headers);
     res.status(reply.status);

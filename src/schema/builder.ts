@@ -23,6 +23,8 @@ export const builder = new SchemaBuilder<{
     CustomValues: { Input: unknown; Output: unknown };
     UserActionCounts: { Input: unknown; Output: unknown };
     UserActionValues: { Input: unknown; Output: unknown };
+    /** src/domains/events: checked per item by its resolver */
+    EngagementEvent: { Input: unknown; Output: unknown };
   };
 }>({
   defaultFieldNullability: false,

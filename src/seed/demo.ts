@@ -1,9 +1,11 @@
-// The demo account: `demo`, user admin@example.com, tags and content of every type and state, made
-// from a seeded random generator so every seed is the same. Shows progress as it goes.
+// The demo account: `demo`, user admin@example.com, tags and content of every type and state, and
+// an engagement history (./events.ts), made from a seeded random generator so every seed is the
+// same. Shows progress as it goes.
 import { createAccount, createKey, createUser } from "../admin.js";
 import { prisma, withTransaction } from "../db/index.js";
 import { newId } from "../ids.js";
 import type { Prisma } from "../generated/sqlite/client.js";
+import { seedDemoEvents } from "./events.js";
 
 export const DEMO_ACCOUNT = "demo";
 export const DEMO_EMAIL = "admin@example.com";
@@ -70,7 +72,7 @@ const TOPICS = [
   "Configure alerts",
 ];
 
-export async function seedDemo(opts: { contents?: number; progress?: Progress } = {}): Promise<{ key: string; accountId: string }> {
+export async function seedDemo(opts: { contents?: number; sessions?: number; progress?: Progress } = {}): Promise<{ key: string; accountId: string }> {
   const progress = opts.progress ?? (() => {});
   const total = opts.contents ?? 200;
   const random = rng(42);
@@ -146,6 +148,10 @@ export async function seedDemo(opts: { contents?: number; progress?: Progress } 
     });
     progress("content", Math.min(i + BATCH, rows.length), rows.length);
   }
+  // Flows get a change history (the flowEditors report): each is edited once after its creation.
+  const flows = rows.filter((r) => r.type === "flow").slice(0, 8);
+  for (const f of flows) await withTransaction((tx) => tx.content.update({ where: { id: f.id }, data: { description: `${f.description ?? ""} (reviewed)` } }));
+  await seedDemoEvents(DEMO_ACCOUNT, { sessions: opts.sessions, progress });
   const { key } = await createKey(DEMO_EMAIL);
   return { key, accountId: DEMO_ACCOUNT };
 }

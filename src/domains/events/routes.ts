@@ -1,0 +1,71 @@
+// REST row for engagement events: POST /v1/accounts/{accountId}/events (feeds the B24 reports).
+import { B, type RestRoute } from "../../rest/contract.js";
+import { AppError } from "../../errors.js";
+import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
+import { bulkReply, MULTI_STATUS, reply } from "../../rest/responses.js";
+import { EVENT_TYPES, WIDGETS } from "./validate.js";
+
+const RECORD = `mutation RecordEvents($accountId: String!, $events: [EngagementEvent!]!) {
+  recordEvents(accountId: $accountId, events: $events) { results { index statusCode id errors } } }`;
+
+const str = (description: string) => ({ type: "string", minLength: 1, description });
+const EVENT_SCHEMA = {
+  type: "object",
+  required: ["type", "time"],
+  additionalProperties: false,
+  properties: {
+    type: { type: "string", enum: Object.keys(EVENT_TYPES), description: "What happened; decides which other fields are required." },
+    time: { type: "integer", minimum: 0, description: "Epoch milliseconds (UTC); at most 5 minutes in the future." },
+    endUserId: str("The end user (created on first sight)."),
+    flowId: str("Flow events and task events."),
+    contentId: str("The content shown, clicked or viewed; on selfhelp_search the result clicked."),
+    widget: { type: "string", enum: [...WIDGETS], description: "Where a flow was played from (flow_started/completed/exited/failed)." },
+    step: { type: "integer", minimum: 1, description: "flow_step: the step reached." },
+    searchTerm: str("selfhelp_search: the term (reports group it trimmed and lower-cased)."),
+    resultCount: { type: "integer", minimum: 0, description: "selfhelp_search: how many results it showed." },
+    useful: { type: "boolean", description: "flow_feedback: was the flow useful." },
+    comment: str("flow_feedback: the verbatim comment (optional)."),
+    actionId: str("user_action: the action."),
+    domain: str("The domain (host) the event happened on; reports filter by it."),
+    userName: str("The end user's display name; the latest one (by event time) is shown in reports."),
+  },
+};
+
+export const eventRoutes: RestRoute[] = [
+  {
+    name: "recordEvents",
+    method: "post",
+    path: `${B}/events`,
+    summary: "Engagement events from the parent application (1 to 10,000 a request; feeds the B24 reports)",
+    document: RECORD,
+    jsonBody: true,
+    body: {
+      schema: { type: "array", minItems: 1, maxItems: 10_000, items: EVENT_SCHEMA },
+      example: [
+        { type: "flow_started", time: 1718000000000, endUserId: "user-42", flowId: "c_flow1", widget: "self_help", domain: "app.example.com", userName: "Ada" },
+        { type: "selfhelp_search", time: 1718000005000, endUserId: "user-42", searchTerm: "invoice", resultCount: 3, contentId: "c_doc1" },
+      ],
+    },
+    variables: (i) => ({ accountId: i.params.accountId, events: eventsBody(i.body) }),
+    reply: reply.custom(
+      {
+        202: { json: { type: "object", required: ["accepted"], properties: { accepted: { type: "integer", description: "Events stored." } } } },
+        207: { json: MULTI_STATUS },
+        400: "problem",
+      },
+      (data) => {
+        const results = data.recordEvents.results;
+        if (results.every((r: { statusCode: number }) => r.statusCode < 300)) return { status: 202, body: { accepted: results.length } };
+        return bulkReply(results, null);
+      },
+    ),
+  },
+];
+
+/** A JSON array of 1..10,000 items; each item is checked on its own (a bad one fails alone). */
+function eventsBody(body: unknown): unknown[] {
+  if (!Array.isArray(body)) throw new AppError(400, "body must be a JSON array of events", [{ path: "body", message: "not an array" }]);
+  if (body.length === 0) throw new AppError(400, "body must hold at least one event", [{ path: "body", message: "empty" }]);
+  if (body.length > MAX_BULK_ITEMS) throw new AppError(400, `body must hold at most ${MAX_BULK_ITEMS} events`, [{ path: "body", message: "too many" }]);
+  return body;
+}

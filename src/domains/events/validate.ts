@@ -1,0 +1,138 @@
+// What an engagement event is: its types, the fields each type needs, and the per-item check that
+// turns a request item into a row of "Event" (or the reasons it cannot be one).
+import { MAX_TIMESTAMP } from "../../schema/builder.js";
+
+export const WIDGETS = ["self_help", "task_list", "beacon", "guided_popup", "smart_tip", "popup", "direct"] as const;
+
+/** The fields of an event on the wire, in the contract's order. */
+export const EVENT_FIELDS = [
+  "type",
+  "time",
+  "endUserId",
+  "flowId",
+  "contentId",
+  "widget",
+  "step",
+  "searchTerm",
+  "resultCount",
+  "useful",
+  "comment",
+  "actionId",
+  "domain",
+  "userName",
+] as const;
+type Field = (typeof EVENT_FIELDS)[number];
+
+const FLOW_PLAY = ["flowId", "widget"] as const;
+/** Every type and the fields it needs (besides `type` and `time`). */
+export const EVENT_TYPES: Record<string, readonly Field[]> = {
+  flow_started: FLOW_PLAY,
+  flow_completed: FLOW_PLAY,
+  flow_exited: FLOW_PLAY,
+  flow_failed: FLOW_PLAY,
+  flow_step: ["flowId", "step"],
+  flow_feedback: ["flowId", "useful"],
+  selfhelp_search: ["searchTerm", "resultCount"],
+  selfhelp_content_viewed: ["contentId"],
+  task_started: ["flowId"],
+  task_completed: ["flowId"],
+  guided_popup_shown: ["contentId"],
+  popup_shown: ["contentId"],
+  popup_clicked: ["contentId"],
+  smart_popup_shown: ["contentId"],
+  smarttip_shown: ["contentId"],
+  smarttip_played: ["contentId"],
+  beacon_shown: ["contentId"],
+  beacon_clicked: ["contentId"],
+  user_action: ["actionId"],
+};
+
+/** An event more than this far ahead of the server's clock is refused (clock skew allowance). */
+export const MAX_FUTURE_MS = 5 * 60_000;
+
+const ID_MAX = 256;
+const TEXT_MAX: Partial<Record<Field, number>> = { searchTerm: 500, comment: 4_000, userName: 256, domain: 253 };
+const STRINGS = ["endUserId", "flowId", "contentId", "searchTerm", "comment", "actionId", "domain", "userName"] as const;
+const INT_MAX = 2_147_483_647;
+
+/** A row of the "Event" table (without its generated id). */
+export interface EventRow {
+  accountId: string;
+  type: string;
+  time: number;
+  endUserId: string | null;
+  flowId: string | null;
+  contentId: string | null;
+  widget: string | null;
+  step: number | null;
+  searchTerm: string | null;
+  resultCount: number | null;
+  useful: boolean | null;
+  comment: string | null;
+  actionId: string | null;
+  domain: string | null;
+  userName: string | null;
+}
+
+const known = new Set<string>(EVENT_FIELDS);
+
+/** Checks one request item; the row to store, or every reason it cannot be stored. */
+export function checkEvent(accountId: string, item: unknown, now: number): { row: EventRow } | { problems: string[] } {
+  if (item === null || typeof item !== "object" || Array.isArray(item)) return { problems: ["an event must be a JSON object"] };
+  const it = item as Record<string, unknown>;
+  const problems: string[] = [];
+  const unknown = Object.keys(it).filter((k) => !known.has(k));
+  if (unknown.length) problems.push(`unknown field(s): ${unknown.slice(0, 5).join(", ")} (allowed: ${EVENT_FIELDS.join(", ")})`);
+
+  const type = it.type;
+  const needs = typeof type === "string" ? EVENT_TYPES[type] : undefined;
+  if (type === undefined || type === null) problems.push("type is required");
+  else if (!needs) problems.push(`type must be one of ${Object.keys(EVENT_TYPES).join(", ")}`);
+
+  const time = it.time;
+  if (time === undefined || time === null) problems.push("time is required (epoch milliseconds)");
+  else if (typeof time !== "number" || !Number.isSafeInteger(time) || time < 0 || time > MAX_TIMESTAMP)
+    problems.push("time must be an integer of epoch milliseconds");
+  else if (time > now + MAX_FUTURE_MS) problems.push("time is more than 5 minutes in the future");
+
+  for (const f of STRINGS) {
+    const v = it[f];
+    if (v === undefined || v === null) continue;
+    const max = TEXT_MAX[f] ?? ID_MAX;
+    if (typeof v !== "string" || v.trim() === "") problems.push(`${f} must be a non-empty string`);
+    else if (v.length > max) problems.push(`${f} must be at most ${max} characters`);
+  }
+  // End users are created from events: their ids obey the end-user rules (no commas: ids appear in comma lists).
+  if (typeof it.endUserId === "string" && it.endUserId.includes(",")) problems.push("endUserId must not contain a comma");
+  if (it.widget != null && !(WIDGETS as readonly unknown[]).includes(it.widget)) problems.push(`widget must be one of ${WIDGETS.join(", ")}`);
+  if (it.step != null && (typeof it.step !== "number" || !Number.isInteger(it.step) || it.step < 1 || it.step > INT_MAX))
+    problems.push("step must be an integer ≥ 1");
+  if (it.resultCount != null && (typeof it.resultCount !== "number" || !Number.isInteger(it.resultCount) || it.resultCount < 0 || it.resultCount > INT_MAX))
+    problems.push("resultCount must be an integer ≥ 0");
+  if (it.useful != null && typeof it.useful !== "boolean") problems.push("useful must be true or false");
+  for (const f of needs ?? []) if (it[f] === undefined || it[f] === null) problems.push(`${f} is required for ${String(type)} events`);
+  // A clicked result implies there were results: the three search outcomes stay a partition.
+  if (type === "selfhelp_search" && it.contentId != null && it.resultCount === 0) problems.push("a search with a clicked contentId must have resultCount ≥ 1");
+  if (problems.length) return { problems };
+
+  const s = (f: (typeof STRINGS)[number]) => (it[f] == null ? null : (it[f] as string));
+  return {
+    row: {
+      accountId,
+      type: type as string,
+      time: time as number,
+      endUserId: s("endUserId"),
+      flowId: s("flowId"),
+      contentId: s("contentId"),
+      widget: (it.widget as string | undefined) ?? null,
+      step: (it.step as number | undefined) ?? null,
+      searchTerm: it.searchTerm == null ? null : (it.searchTerm as string).trim().toLowerCase(),
+      resultCount: (it.resultCount as number | undefined) ?? null,
+      useful: (it.useful as boolean | undefined) ?? null,
+      comment: s("comment"),
+      actionId: s("actionId"),
+      domain: s("domain"),
+      userName: s("userName"),
+    },
+  };
+}

@@ -1,0 +1,44 @@
+// `seed --demo` on a fresh database: the demo account's engagement history makes every report
+// non-empty in its default window (the last 30 days), and seeding again adds no events.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { requestScope } from "../src/audit/requestScope.js";
+import { REPORTS } from "../src/domains/reports/registry.js";
+import { DEMO_ACCOUNT, DEMO_EMAIL, seedDemo } from "../src/seed/demo.js";
+import { call, prisma, startServer, type Server } from "./helpers.js";
+
+let server: Server;
+let key: string;
+const steps = new Map<string, number>();
+beforeAll(async () => {
+  server = await startServer();
+  ({ key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () =>
+    seedDemo({ progress: (step, done, total) => steps.set(step, done / total) }),
+  ));
+}, 120_000);
+afterAll(() => server.close());
+
+it("reports progress of every step to the end", () => {
+  expect(Object.fromEntries(steps)).toEqual({ tags: 1, content: 1, events: 1 });
+});
+
+it("gives every report rows in its default window (flow reports: the first demo flow)", async () => {
+  const events = await prisma.event.count({ where: { accountId: DEMO_ACCOUNT } });
+  expect(events).toBeGreaterThan(15_000);
+  const domains = await prisma.event.groupBy({ by: ["domain"], where: { accountId: DEMO_ACCOUNT }, _count: true });
+  expect(domains.length).toBeGreaterThanOrEqual(4); // three domains and none
+  const flowId = (await prisma.event.findFirstOrThrow({ where: { accountId: DEMO_ACCOUNT, type: "flow_started" }, orderBy: { id: "asc" } })).flowId!;
+  const headers = { "x-service-integration-key": key, "x-service-user": DEMO_EMAIL };
+  const empty: string[] = [];
+  for (const def of REPORTS) {
+    const r = await call(`${server.url}/v1/accounts/${DEMO_ACCOUNT}/reports/${def.name}?flowId=${flowId}`, { headers });
+    expect(r.status, `${def.name}: ${r.text.slice(0, 200)}`).toBe(200);
+    if (!r.body.rows.length || (def.name === "summary" && r.body.rows[0].some((n: number) => n === 0))) empty.push(def.name);
+  }
+  expect(empty).toEqual([]);
+});
+
+it("seeds the events once: seeding again adds none", async () => {
+  const before = await prisma.event.count({ where: { accountId: DEMO_ACCOUNT } });
+  await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ contents: 3 }));
+  expect(await prisma.event.count({ where: { accountId: DEMO_ACCOUNT } })).toBe(before);
+});
