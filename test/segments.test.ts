@@ -330,6 +330,7 @@ describe("B16: GET /segments/{segmentId}/contentOrder", () => {
       "SELECT Content",
       "SELECT ContentTag",
       "SELECT Tag",
+      "SELECT Event", // what the user completed
     ];
     const sorted = (sql: string[]) => shape(sql).sort();
     expect(sorted((await sqlOf(() => order(big.id, "id=gold-acme"))).sql)).toEqual([...expected].sort());
@@ -338,6 +339,23 @@ describe("B16: GET /segments/{segmentId}/contentOrder", () => {
     expect(sorted((await sqlOf(() => order(small.id, "id=gold-acme"))).sql)).toEqual([...plain].sort());
     // A user who does not match costs no content reads.
     expect(sorted((await sqlOf(() => order(small.id, "id=free"))).sql)).toEqual([...AUTH, "SELECT Segment", "SELECT EndUser", "SELECT EndUserValue"].sort());
+  });
+
+  it("moves content the user completed (flow_completed, task_completed events) after the rest, each part in order", async () => {
+    const seg = await createSegment("progress", { field: "custom.plan", op: "eq", value: "gold" }, [contents[0]!, contents[1]!, contents[2]!]);
+    const events = (body: unknown[]) => call(`${server.url}/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
+    const now = Date.now();
+    const r = await events([
+      { type: "flow_completed", time: now - 1000, endUserId: "gold-acme", flowId: contents[0], widget: "self_help" },
+      { type: "task_completed", time: now - 500, endUserId: "gold-acme", flowId: contents[1] },
+      // Another user's completion, a start and another account's flow change nothing for gold-acme.
+      { type: "flow_completed", time: now - 400, endUserId: "gold-globex", flowId: contents[2], widget: "self_help" },
+      { type: "flow_started", time: now - 300, endUserId: "gold-acme", flowId: contents[2], widget: "self_help" },
+    ]);
+    expect(r.status, r.text).toBe(202);
+    const ids = (reply: Reply) => reply.body.data.map((c: { id: string }) => c.id);
+    expect(ids(await order(seg.id, "id=gold-acme"))).toEqual([contents[2], contents[0], contents[1]]);
+    expect(ids(await order(seg.id, "id=gold-globex"))).toEqual([contents[0], contents[1], contents[2]]);
   });
 
   it("keeps tenants apart", async () => {

@@ -125,7 +125,7 @@ export const Segment = builder.prismaObject("Segment", {
       type: [Content],
       nullable: true,
       description:
-        "The segment's content in its order for this end user: all of it when the user matches, none when not (null: no such end user). Content the user has completed (a flow_completed event) moves after the rest, keeping its order.",
+        "The segment's content in its order for this end user: all of it when the user matches, none when not (null: no such end user). Content the user has completed (a flow_completed or task_completed event for it) moves after the rest, each part keeping the segment's order.",
       args: { endUserId: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
       resolve: async (s, { endUserId, idType }, ctx, info) => {
         await checkIdType(s.accountId, idType);
@@ -134,7 +134,12 @@ export const Segment = builder.prismaObject("Segment", {
         if (!matched) return [];
         // The content is read only for users who match, with what the query selects.
         const query = queryFromInfo({ context: ctx, info });
-        const [contents, done] = await Promise.all([orderedContents(s.id, query), completedContent(s.accountId, endUserId, s.id)]);
+        const contents = await orderedContents(s.id, query);
+        const done = await completedContent(
+          s.accountId,
+          endUserId,
+          contents.map((c) => c.id),
+        );
         return done.size ? [...contents.filter((c) => !done.has(c.id)), ...contents.filter((c) => done.has(c.id))] : contents;
       },
     }),
