@@ -116,7 +116,7 @@ export async function insertRows(
       const chunk = rows.slice(i, i + PG_ROWS);
       const arrays = columns.map((c) => chunk.map((r) => sqlValue(r[c], dialect)));
       if (!opts.skipDuplicates) {
-        await db.$executeRawUnsafe(sql, ...arrays);
+        await db.$executeRawUnsafe(sql + tail, ...arrays);
         inserted.push(...chunk);
         continue;
       }
