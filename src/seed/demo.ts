@@ -6,6 +6,7 @@ import { prisma, withTransaction } from "../db/index.js";
 import { newId } from "../ids.js";
 import type { Prisma } from "../generated/sqlite/client.js";
 import { seedDemoEvents } from "./events.js";
+import { seedDemoSegments } from "./segments.js";
 
 export const DEMO_ACCOUNT = "demo";
 export const DEMO_EMAIL = "admin@example.com";
@@ -152,6 +153,10 @@ export async function seedDemo(opts: { contents?: number; sessions?: number; pro
   const flows = rows.filter((r) => r.type === "flow").slice(0, 8);
   for (const f of flows) await withTransaction((tx) => tx.content.update({ where: { id: f.id }, data: { description: `${f.description ?? ""} (reviewed)` } }));
   await seedDemoEvents(DEMO_ACCOUNT, { sessions: opts.sessions, progress });
+  await seedDemoSegments(
+    DEMO_ACCOUNT,
+    rows.filter((r) => r.type !== "folder").map((r) => r.id),
+  );
   const { key } = await createKey(DEMO_EMAIL);
   return { key, accountId: DEMO_ACCOUNT };
 }
