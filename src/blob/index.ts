@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import type { Config } from "../config.js";
 import { loadConfig } from "../config.js";
 import { DirectoryStore } from "./directory.js";
-import { S3Store } from "./s3.js";
+import type { S3Options } from "./s3.js";
 
 export interface BlobStore {
   readonly kind: "directory" | "s3";
@@ -31,7 +31,7 @@ export function configureBlobStore(
   >,
 ): BlobStore {
   store = config.S3_BUCKET
-    ? new S3Store({
+    ? lazyS3({
         bucket: config.S3_BUCKET,
         endpoint: config.S3_ENDPOINT,
         region: config.S3_REGION,
@@ -42,6 +42,26 @@ export function configureBlobStore(
       })
     : new DirectoryStore(config.FILES_DIR);
   return store;
+}
+
+/**
+ * The S3 back-end, loaded on first use: the AWS SDK costs ~35 MB of memory, which a process on the
+ * directory store (the default) should not pay.
+ */
+function lazyS3(options: S3Options): BlobStore {
+  let real: Promise<BlobStore> | undefined;
+  const s3 = () => (real ??= import("./s3.js").then((m) => new m.S3Store(options)));
+  return {
+    kind: "s3",
+    put: async (key, body, contentType) => (await s3()).put(key, body, contentType),
+    move: async (from, to) => (await s3()).move(from, to),
+    get: async (key) => (await s3()).get(key),
+    exists: async (key) => (await s3()).exists(key),
+    delete: async (key) => (await s3()).delete(key),
+    close: async () => {
+      if (real) await (await real).close();
+    },
+  };
 }
 
 /** The process's blob store (from the environment on first use, unless configured). */

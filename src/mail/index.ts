@@ -2,7 +2,6 @@
 // as an .eml file into OUTBOX_DIR and logged, so the embedded default works without a mail server.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import nodemailer from "nodemailer";
 import type { Config } from "../config.js";
 import { loadConfig } from "../config.js";
 import { logger } from "../logger.js";
@@ -26,6 +25,8 @@ export function configureMail(c: MailConfig): void {
 export async function sendMail(mail: Mail): Promise<{ via: "smtp" } | { via: "outbox"; file: string }> {
   const c = (config ??= loadConfig());
   const message = { from: c.MAIL_FROM, to: mail.to, subject: mail.subject, text: mail.text };
+  // Loaded when the first message goes out: most processes never send one.
+  const { default: nodemailer } = await import("nodemailer");
   if (c.SMTP_URL) {
     const transport = nodemailer.createTransport(c.SMTP_URL);
     try {

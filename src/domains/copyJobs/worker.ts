@@ -11,7 +11,7 @@
 // retried with backoff, then recorded as failed alone; the rest of the job goes on. On completion
 // the initiating user is e-mailed, and the job is marked notified.
 import { hostname } from "node:os";
-import PgBoss from "pg-boss";
+import type PgBoss from "pg-boss";
 import { requestScope } from "../../audit/requestScope.js";
 import { loadConfig } from "../../config.js";
 import { dbKind, prisma, withTransaction } from "../../db/index.js";
@@ -49,7 +49,9 @@ let boss: Promise<PgBoss> | undefined;
 /** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing. */
 function pgBoss(): Promise<PgBoss> {
   boss ??= (async () => {
-    const b = new PgBoss({ connectionString: loadConfig().DATABASE_URL, schema: "pgboss", max: 4, schedule: false });
+    // Loaded on PostgreSQL only (SQLite runs the in-process worker).
+    const { default: PgBossClass } = await import("pg-boss");
+    const b = new PgBossClass({ connectionString: loadConfig().DATABASE_URL, schema: "pgboss", max: 4, schedule: false });
     b.on("error", (err) => log.error({ err }, "pg-boss error"));
     await b.start();
     await b.createQueue(QUEUE, { name: QUEUE, retryLimit: 8, retryDelay: 1, retryBackoff: true, expireInSeconds: 3600 });
