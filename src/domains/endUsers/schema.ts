@@ -385,11 +385,12 @@ async function attachEndUsers(accountId: string, results: EndUserItem[], ctx: ob
   if (!ok.length) return;
   const query = queryFromInfo({ context: ctx, info, path, typeName: "EndUser" });
   const byId = new Map<string, unknown>();
-  // Slices of 500: Prisma maps each result synchronously (~25 µs a row), and a 2,000-user slice
-  // with its values held the event loop for ~300 ms; between slices other requests get their turn.
+  // Slices of 1,000: Prisma maps each result synchronously (~25 µs a row), and a 2,000-user slice
+  // with its values held the event loop for ~300 ms; between slices other requests get their turn
+  // (1,000 keeps that under ~150 ms and a 10,000-user reply at 20 statements).
   for (const part of chunksOf(
     ok.map((r) => r.id!),
-    500,
+    1_000,
   )) {
     for (const r of await prisma.endUser.findMany({ ...query, where: { accountId, externalId: { in: part } } })) byId.set(r.externalId, r);
   }
