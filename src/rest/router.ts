@@ -96,6 +96,9 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
     throw new AppError(415, "Send the body as JSON with Content-Type: application/json.");
   }
   const variables = route.variables(input);
+  if (route.reply.kind === "page" && typeof variables.first === "number" && variables.first > PAGE_SLICE) {
+    return streamPage(route, enveloped, document, contextValue, variables, input, res);
+  }
   let result: ExecutionResult;
   const staged = route.rawBody ? await receiveRawBody(route.rawBody, input, req) : undefined;
   try {
@@ -119,6 +122,62 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
   if (reply.problem) return fail(route, input, res, reply.problem);
   if (reply.body === undefined) return void res.status(reply.status).end();
   res.status(reply.status).json(reply.body);
+}
+
+/**
+ * Pages longer than this are read and sent in slices of this many rows: the first rows go out
+ * before the last are read, and one slice at a time is in memory (a 10,000-row page is ten reads).
+ */
+export const PAGE_SLICE = 1_000;
+
+/**
+ * A long page: the route's operation runs once per slice (`first` ≤ PAGE_SLICE, `after` the previous
+ * slice's cursor) with the same context (one authentication, one rate-limit charge), and each
+ * slice's records are written as they come. The body is the same JSON a single read would give
+ * (`{"data":[…],"cursor":…}`), walking the same keyset order: every row once, as pages do.
+ */
+async function streamPage(
+  route: RestRoute,
+  enveloped: ReturnType<Yoga["getEnveloped"]>,
+  document: DocumentNode,
+  contextValue: Context,
+  variables: Record<string, unknown>,
+  input: RestInput,
+  res: Response,
+) {
+  let remaining = variables.first as number;
+  let after = variables.after as string | undefined;
+  let written = 0;
+  for (;;) {
+    const first = Math.min(PAGE_SLICE, remaining);
+    const result = (await enveloped.execute({
+      schema: enveloped.schema,
+      document,
+      contextValue,
+      variableValues: { ...variables, first, after },
+    })) as ExecutionResult;
+    if (result.errors?.length) {
+      if (!res.headersSent) return fail(route, input, res, ...problemFromGraphQL(result.errors));
+      // Rows are out already: the body can only be cut short (the client sees a truncated JSON).
+      logger.error({ errors: result.errors.map((e) => e.message), route: route.name }, "a later slice of a streamed page failed");
+      return void res.destroy();
+    }
+    const reply = route.reply.send(result.data, input);
+    const page = reply.body as { data: unknown[]; cursor: string | null };
+    if (!res.headersSent) {
+      if (reply.headers) res.set(reply.headers);
+      res.status(reply.status).type("application/json");
+      res.write('{"data":[');
+    }
+    let chunk = "";
+    for (const record of page.data) chunk += (written++ ? "," : "") + JSON.stringify(record);
+    remaining -= page.data.length;
+    const done = !page.cursor || remaining === 0;
+    if (done) return void res.end(`${chunk}],"cursor":${JSON.stringify(page.cursor)}}`);
+    if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+    if (res.destroyed) return; // the client went away: read no further
+    after = page.cursor!;
+  }
 }
 
 /** A raw body: its media type (415) and declared length (413) checked before the route streams it. */
