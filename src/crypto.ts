@@ -2,6 +2,7 @@
 // The key comes from ENCRYPTION_KEY (32 bytes, base64 or hex). PostgreSQL deployments must set it
 // (several instances must share it); the embedded SQLite default generates one into data/.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { poolRandomBytes } from "./ids.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isPostgresUrl } from "./config.js";
@@ -45,7 +46,7 @@ function currentKey(): Buffer {
 }
 
 export function encrypt(plain: string): string {
-  const iv = randomBytes(12);
+  const iv = poolRandomBytes(12); // unique per value, as GCM needs: pool bytes are never handed out twice
   const cipher = createCipheriv("aes-256-gcm", currentKey(), iv);
   const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
   return `v1:${iv.toString("base64")}:${cipher.getAuthTag().toString("base64")}:${body.toString("base64")}`;

@@ -592,6 +592,33 @@ describe("end users, style B (B12–B15)", () => {
     ]);
   });
 
+  it("B12: a created user's reply is what a read returns, built from what was written (no read-back); updated users are read back", async () => {
+    const custom = { plan: "x".repeat(300), score: -1.5e300, active: false, seenAt: 253_402_300_799_999, ssn: "é✓ 𝄞" };
+    await put(`${B(t)}/endUsers`, t, [{ id: "rb-old", custom: { plan: "before", score: 1 }, userActionCount: { kept: 9 } }]);
+    const { result: r, sql } = await sqlOf(() =>
+      put(`${B(t)}/endUsers`, t, [
+        { id: "rb-new", custom, userActionCount: { a: 2, b: 0 }, userActions: { a: -7, c: Number.MAX_SAFE_INTEGER } },
+        { id: "rb-bare" },
+        { id: "rb-old", custom: { plan: "after", active: true }, userActions: { z: 1 } },
+      ]),
+    );
+    expect(r.status, r.text.slice(0, 300)).toBe(201);
+    for (const [i, id] of ["rb-new", "rb-bare", "rb-old"].entries()) {
+      const read = await post(`${B(t)}/endUsers/lookup`, t, { id });
+      expect(read.status).toBe(200);
+      expect(r.body.data[i], id).toEqual(read.body);
+    }
+    expect(r.body.data[0]).toMatchObject({ custom, userActionCount: { a: 2, b: 0, c: 0 }, userActions: { a: -7, c: Number.MAX_SAFE_INTEGER } });
+    expect(r.body.data[1]).toMatchObject({ custom: {}, userActionCount: {}, userActions: {} });
+    expect(r.body.data[2]).toMatchObject({ custom: { plan: "after", score: 1, active: true }, userActionCount: { kept: 9, z: 0 }, userActions: { z: 1 } });
+    // A request that only creates reads neither values nor actions: nothing of a new user is stored yet.
+    const created = await sqlOf(() => put(`${B(t)}/endUsers`, t, [{ id: "rb-new2", custom, userActionCount: { a: 1 }, userActions: { b: 2 } }]));
+    expect(created.result.status).toBe(201);
+    const reads = created.sql.filter((q) => /^\s*SELECT/i.test(q));
+    expect(tables(reads), reads.join("\n")).toEqual({ actions: false, values: false });
+    expect(created.result.body.data[0]).toEqual((await post(`${B(t)}/endUsers/lookup`, t, { id: "rb-new2" })).body);
+  });
+
   it("B12: 207 mixed, 400 when all fail; bad action maps are item failures", async () => {
     const r = await put(`${B(t)}/endUsers`, t, [
       { id: "ivy", userActionCount: { a: 1 } },
