@@ -38,7 +38,11 @@ interface Route {
   update?: { method: string; path: string; body: (n: number, created: Json) => unknown; status: number[] };
   list?: string;
 }
-type Send = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: Json; ms: number; cpu: number; statements: number; rssMb: number }>;
+type Send = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: Json; ms: number; cpu: number; statements: number; rssMb: number }>;
 
 const ROUTES: Route[] = [
   {
@@ -205,6 +209,10 @@ async function startServer(kind: "sqlite" | "postgres"): Promise<Server> {
       buf += d.toString();
       const m = /"port":(\d+)/.exec(buf);
       if (m) resolve(Number(m[1]));
+      // What --server-args flags print (e.g. --trace-gc) goes on to stderr; the JSON log lines do not.
+      const lines = buf.split("\n");
+      buf = lines.pop()!;
+      for (const line of lines) if (!line.startsWith("{")) process.stderr.write(`${line}\n`);
     });
     proc.once("exit", (code) => reject(new Error(`server exited (${code}) before listening`)));
   });

@@ -174,6 +174,88 @@ describe("upserts of one new name", () => {
   });
 });
 
+describe("bulk writes of the same records", () => {
+  it("two 2,000-user upserts of the same ids in opposite orders, each naming other fields: every user keeps both, no 5xx", async () => {
+    const t = await tenant("conc");
+    const schema = await send(t, "PUT", `/api/v1/${t.accountId}/endUserSchema`, [
+      { name: "plan", type: "string" },
+      { name: "seats", type: "double" },
+    ]);
+    expect(schema.status, schema.text).toBe(200);
+    const ids = Array.from({ length: 2_000 }, (_, i) => `bulk-${i}`);
+    // Half the users exist first, so each request both creates and updates.
+    const seeded = await send(
+      t,
+      "PUT",
+      `/v1/accounts/${t.accountId}/endUsers`,
+      ids.filter((_, i) => i % 2 === 0).map((id) => ({ id, userActionCount: { seeded: 1 } })),
+    );
+    expect(seeded.status, seeded.text.slice(0, 300)).toBe(201);
+    for (let round = 0; round < 2; round++) {
+      const [a, b] = await Promise.all([
+        send(
+          t,
+          "PUT",
+          `/v1/accounts/${t.accountId}/endUsers`,
+          ids.map((id) => ({ id, custom: { plan: `p${round}` }, userActionCount: { a: round + 1 } })),
+        ),
+        send(
+          t,
+          "PUT",
+          `/v1/accounts/${t.accountId}/endUsers`,
+          [...ids].reverse().map((id) => ({ id, custom: { seats: round + 10 }, userActions: { b: round } })),
+        ),
+      ]);
+      expect(
+        [a.status, b.status].every((s) => s === 200 || s === 201),
+        `${a.text.slice(0, 300)} ${b.text.slice(0, 300)}`,
+      ).toBe(true);
+      const users = await prisma.endUser.findMany({ where: { accountId: t.accountId }, include: { values: true, actions: true } });
+      expect(users).toHaveLength(2_000);
+      for (const u of users) {
+        const values = Object.fromEntries(u.values.map((v) => [v.field, v.text ?? v.num]));
+        expect(values, u.externalId).toEqual({ plan: `p${round}`, seats: round + 10 });
+        const actions = Object.fromEntries(u.actions.map((x) => [x.actionId, [x.count, x.value == null ? null : Number(x.value)]]));
+        expect(actions.a, u.externalId).toEqual([round + 1, null]);
+        expect(actions.b, u.externalId).toEqual([0, round]);
+      }
+    }
+    // One entry per change: 1,000 seeded creates; round 0: 1,000 creates and 1,000 updates by the
+    // request that ran first, 2,000 updates by the other; round 1: 2 × 2,000 updates.
+    const entries = await prisma.auditLog.groupBy({ by: ["action"], where: { accountId: t.accountId, resourceType: "endUser" }, _count: true });
+    expect(Object.fromEntries(entries.map((e) => [e.action, e._count]))).toEqual({ create: 2_000, update: 3_000 + 4_000 });
+  });
+
+  it("two 2,000-tag upserts of the same names in opposite orders: one create per tag, the last description wins whole, no 5xx", async () => {
+    const t = await tenant("conc");
+    const names = Array.from({ length: 2_000 }, (_, i) => `tag-${i}`);
+    const [a, b] = await Promise.all([
+      send(
+        t,
+        "PUT",
+        `/v1/accounts/${t.accountId}/tags`,
+        names.map((name) => ({ name, description: "from a" })),
+      ),
+      send(
+        t,
+        "PUT",
+        `/v1/accounts/${t.accountId}/tags`,
+        [...names].reverse().map((name) => ({ name, description: "from b" })),
+      ),
+    ]);
+    expect(
+      [a.status, b.status].every((s) => s === 200 || s === 201),
+      `${a.text.slice(0, 300)} ${b.text.slice(0, 300)}`,
+    ).toBe(true);
+    const tags = await prisma.tag.findMany({ where: { accountId: t.accountId } });
+    expect(tags).toHaveLength(2_000);
+    // The requests serialise: one ran after the other, so every tag carries the later one's text.
+    expect(new Set(tags.map((x) => x.description)).size).toBe(1);
+    const creates = await prisma.auditLog.count({ where: { accountId: t.accountId, resourceType: "tag", action: "create" } });
+    expect(creates).toBe(2_000);
+  });
+});
+
 describe("integration attributes", () => {
   it("simultaneous upserts of the same records in opposite orders: one create each, merged secondary attributes, no 5xx", async () => {
     const t = await tenant("concia");
