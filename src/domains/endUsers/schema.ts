@@ -55,7 +55,11 @@ export async function checkIdType(accountId: string, idType: "APP" | "COOKIE" | 
 // ---- types -----------------------------------------------------------------------------------
 
 type ActionRow = { actionId: string; count: number; value: bigint | number | null };
-/** A user this request created, as the read of it would return it: the row with its values and actions. */
+/**
+ * A user this request created, as the read of it would return it: the row with its values and
+ * actions. A field added to EndUser that reads another relation must be filled here too
+ * (test/rest-endusers.test.ts compares such a reply with a read of the same user).
+ */
 type NewUser = Prisma.EndUserCreateManyInput & { values: (StoredValue & { field: string })[]; actions: ActionRow[] };
 
 // Both action maps read the `actions` relation, which plugin-prisma loads with the query that
