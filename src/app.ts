@@ -20,6 +20,7 @@ import { randomUUID } from "node:crypto";
 import { requestScope } from "./audit/requestScope.js";
 import { armorPlugins } from "./graphql/armor.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
+import { storableText } from "./graphql/storableText.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
 import { preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
 import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from "./lifecycle.js";
@@ -50,6 +51,7 @@ export function createApp(config: Config) {
     logging: logger.child({ component: "graphql" }),
     plugins: [
       requireCredentials(),
+      storableText(),
       ...(config.INTROSPECTION ? [] : [useDisableIntrospection()]),
       trusted.plugin,
       ...armorPlugins({

@@ -15,6 +15,7 @@ import { logger } from "../logger.js";
 import { problem, problemFromGraphQL, problemOf, sendProblem, type Problem } from "./problem.js";
 import type { RawBody, StagedBody } from "./contract.js";
 import type { RestInput, RestRoute } from "./routes.js";
+import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
 
 /** The size limit of JSON bodies, REST and GraphQL alike (413 past it). */
 export const JSON_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
@@ -25,11 +26,22 @@ type Yoga = YogaServerInstance<ServerContext, object>;
 export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: ReadonlyMap<string, DocumentNode>): Router {
   // strict: `/content/` (an empty id) is not the list `/content`.
   const router = express.Router({ strict: true });
-  const json = express.json({ limit: JSON_BODY_LIMIT_BYTES, type: ["application/json", "application/*+json"] });
+  const json = express.json({
+    limit: JSON_BODY_LIMIT_BYTES,
+    type: ["application/json", "application/*+json"],
+    // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
+    verify: (req, _res, raw) => {
+      if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) suspectBodies.add(req as Request);
+    },
+  });
   // A body-parser failure is kept for the route to report after authentication (401/403 come first).
   const parseBody = (req: Request, res: Response, next: () => void) =>
     json(req, res, (err?: unknown) => {
       if (err) bodyProblems.set(req, problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0]);
+      else if (suspectBodies.has(req)) {
+        const path = findUnstorableText(req.body, "body");
+        if (path) bodyProblems.set(req, problemOf(unstorableTextError(path))[0]);
+      }
       next();
     });
   for (const route of routes) {
@@ -73,6 +85,7 @@ export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: 
 }
 
 const bodyProblems = new WeakMap<Request, Problem>();
+const suspectBodies = new WeakSet<Request>();
 
 /** Failure response: problem+json, or the route's own error body where the spec gives one. */
 function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, headers?: Record<string, string>) {
@@ -90,6 +103,9 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
   await requireAccount(contextValue, input.params.accountId!, route.scopes);
   const bodyProblem = bodyProblems.get(req);
   if (bodyProblem) return fail(route, input, res, bodyProblem);
+  // Path segments and query parameters are text too (`/endUsers/%00`).
+  const badParam = findUnstorableText(input.params, "path") ?? findUnstorableText(input.query, "query");
+  if (badParam) throw unstorableTextError(badParam);
   // No body at all: no Content-Length (or `Content-Length: 0`, which fetch sends for a bodiless POST) and no chunked body.
   const noBody = Number(req.get("content-length") ?? 0) === 0 && !req.get("transfer-encoding");
   if (route.jsonBody && req.body === undefined && !(route.optionalBody && noBody)) {

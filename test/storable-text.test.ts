@@ -1,0 +1,73 @@
+// Text the databases cannot store as sent: NUL (PostgreSQL's text cannot hold it; it was a 500) and
+// unpaired surrogates (both drivers would store U+FFFD instead). Refused with a 400 naming the place,
+// in REST bodies, paths and query strings and in GraphQL variables and literals, with nothing
+// written; surrogate pairs (emoji) and an escaped backslash before `u0000` are ordinary text.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, prisma, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+
+let server: Server;
+let t: Tenant;
+beforeAll(async () => {
+  server = await startServer();
+  t = await tenant("text");
+  const r = await call(`${server.url}/api/v1/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }] });
+  expect(r.status, r.text).toBe(200);
+});
+afterAll(() => server.close());
+
+const rest = (method: string, path: string, body?: unknown, raw?: string) =>
+  call(`${server.url}${path}`, { method, headers: { ...t.headers, ...(raw ? { "content-type": "application/json" } : {}) }, body, raw });
+const graphql = (query: string, variables: Record<string, unknown> = {}) =>
+  call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query, variables } });
+const expect400 = (r: Reply, place: string) => {
+  expect(r.status, r.text).toBe(400);
+  expect(r.text).toContain(place);
+  expect(r.text).toMatch(/NUL .* unpaired surrogate/);
+};
+
+describe("REST", () => {
+  it("a NUL or an unpaired surrogate anywhere in a body is a 400 naming its place; nothing is written", async () => {
+    expect400(await rest("PUT", `/api/v1/${t.accountId}/endUsers`, [{ id: "ok" }, { id: "u1", custom: { plan: "a\u0000b" } }]), "body[1].custom.plan");
+    expect400(await rest("POST", `/api/v1/${t.accountId}/content`, [{ title: "x\ud800y", type: "link", url: "https://e.com" }]), "body[0].title");
+    expect400(await rest("PUT", `/v1/accounts/${t.accountId}/tags`, [{ name: "t", description: "\udc00" }]), "body[0].description");
+    expect400(await rest("PUT", `/api/v1/${t.accountId}/endUsers`, [{ id: "u2", custom: { "pl\u0000an": "x" } }]), "body[0].custom (a key)");
+    expect(await prisma.endUser.count({ where: { accountId: t.accountId } })).toBe(0);
+    expect(await prisma.content.count({ where: { accountId: t.accountId } })).toBe(0);
+    expect(await prisma.tag.count({ where: { accountId: t.accountId, name: "t" } })).toBe(0);
+  });
+
+  it("the same in a path segment or a query parameter", async () => {
+    expect400(await rest("GET", `/api/v1/${t.accountId}/endUsers/a%00b`), "path.id");
+    expect400(await rest("GET", `/api/v1/${t.accountId}/content?cursor=%00`), "query.cursor");
+  });
+
+  it("surrogate pairs, escaped or not, and a literal backslash-u0000 are stored exactly", async () => {
+    const raw = `[{"id":"emoji","custom":{"plan":"\\ud83d\\ude00 😀 \\\\u0000"}}]`;
+    const r = await rest("PUT", `/api/v1/${t.accountId}/endUsers`, undefined, raw);
+    expect(r.status, r.text).toBe(201);
+    const back = await rest("GET", `/api/v1/${t.accountId}/endUsers/emoji`);
+    expect(back.body.custom.plan).toBe("😀 😀 \\u0000");
+  });
+});
+
+describe("GraphQL over HTTP", () => {
+  const UPSERT = `mutation($a: String!, $input: [TagInput!]!) { upsertTags(accountId: $a, input: $input) { results { statusCode } } }`;
+
+  it("a NUL or an unpaired surrogate in the variables is a 400 naming its place; nothing is written", async () => {
+    const r = await graphql(UPSERT, { a: t.accountId, input: [{ name: "g1" }, { name: "g\u00002" }] });
+    expect400(r, "variables.input[1].name");
+    expect(r.body.errors[0].extensions.code).toBe("BAD_REQUEST");
+    expect(await prisma.tag.count({ where: { accountId: t.accountId, name: "g1" } })).toBe(0);
+  });
+
+  it("a NUL in a string literal is a 400 (graphql-js refuses unpaired surrogates itself); an escaped surrogate pair is ordinary text", async () => {
+    const bad = await graphql(`mutation {\n upsertTags(accountId: "${t.accountId}", input: [{ name: "g\\u0000" }]) { results { statusCode } } }`);
+    expect400(bad, "string literal at line 2");
+    const lone = await graphql(`mutation { upsertTags(accountId: "${t.accountId}", input: [{ name: "g\\ud800" }]) { results { statusCode } } }`);
+    expect(lone.body.errors[0].message).toMatch(/Invalid Unicode escape sequence/);
+    const ok = await graphql(`mutation { upsertTags(accountId: "${t.accountId}", input: [{ name: "g\\ud83d\\ude00" }]) { results { statusCode } } }`);
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.body.data.upsertTags.results[0].statusCode).toBe(201);
+    expect(await prisma.tag.findFirst({ where: { accountId: t.accountId, name: "g😀" } })).not.toBeNull();
+  });
+});
