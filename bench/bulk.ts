@@ -11,13 +11,12 @@
 //
 // Targets (issue "Bulk writes at database speed"): ≤ 2 s per request, ≤ 300 MB peak RSS,
 // ≤ 10 statements per 1,000 items.
-import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { cpuMs, memoryMb, resetPeak, root, runNode, type ServerProcess, startServerProcess } from "./serverProcess.js";
 
 const { values } = parseArgs({
   options: {
@@ -147,20 +146,10 @@ const ROUTES: Route[] = [
   },
 ];
 
-/** A real server process, started as `npm start` starts it (compiled JavaScript), on a fresh database. */
-interface Server {
-  base: string;
+/** A real server process (bench/serverProcess.ts) on a fresh database, with an account, user and key. */
+interface Server extends ServerProcess {
   headers: Record<string, string>;
-  pid: number;
-  stop(): Promise<void>;
 }
-
-const root = fileURLToPath(new URL("..", import.meta.url));
-const run = (args: string[], env: NodeJS.ProcessEnv) => {
-  const r = spawnSync(process.execPath, args, { cwd: root, env, encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`${args.join(" ")} failed: ${r.stderr}`);
-  return r.stdout.trim().split("\n").at(-1)!;
-};
 
 async function startServer(kind: "sqlite" | "postgres"): Promise<Server> {
   const pgServer = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -189,44 +178,24 @@ async function startServer(kind: "sqlite" | "postgres"): Promise<Server> {
     NODE_ENV: "production",
     SEED_DEMO: "false",
     LOG_LEVEL: "warn",
-    PORT: "0",
-    HOST: "127.0.0.1",
   };
-  // Set up with the admin CLI (it migrates the new database first).
-  const cli = (...args: string[]) => run(["dist/cli/index.js", ...args], env);
+  const server = await startServerProcess(env, (values["server-args"] ?? "").split(" ").filter(Boolean)).catch(async (err) => {
+    if (kind === "postgres") await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    throw err;
+  });
+  // Set up with the admin CLI once the server runs (starting it built dist/ and migrated the database).
+  const cli = (...args: string[]) => runNode(["dist/cli/index.js", ...args], env);
   const email = "bench@example.com";
   cli("account", "create", "bench");
   // A budget no bench exhausts: 429s would measure the limiter, not the route.
   cli("account", "set", "bench", "--rate-limit", "100000000");
   cli("user", "create", email, "--account", "bench");
   const key = cli("key", "create", email);
-
-  const proc = spawn(process.execPath, [...(values["server-args"] ?? "").split(" ").filter(Boolean), "dist/main.js"], {
-    cwd: root,
-    env: { ...env, LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let buf = "";
-    proc.stdout.on("data", (d: Buffer) => {
-      buf += d.toString();
-      const m = /"port":(\d+)/.exec(buf);
-      if (m) resolve(Number(m[1]));
-      // What --server-args flags print (e.g. --trace-gc) goes on to stderr; the JSON log lines do not.
-      const lines = buf.split("\n");
-      buf = lines.pop()!;
-      for (const line of lines) if (!line.startsWith("{")) process.stderr.write(`${line}\n`);
-    });
-    proc.once("exit", (code) => reject(new Error(`server exited (${code}) before listening`)));
-  });
   return {
-    base: `http://127.0.0.1:${port}`,
+    ...server,
     headers: { "x-service-integration-key": key, "x-service-user": email, "content-type": "application/json" },
-    pid: proc.pid!,
     stop: async () => {
-      const exited = new Promise((r) => proc.once("exit", r));
-      proc.kill("SIGTERM");
-      await exited;
+      await server.stop();
       if (kind === "postgres") await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     },
   };
@@ -240,19 +209,11 @@ async function statementCount(base: string): Promise<number> {
   return n;
 }
 
-/** CPU time the process has used, user + system, in ms (/proc/<pid>/stat fields 14 and 15, in clock ticks of 10 ms). */
-const cpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
-const kb = (pid: number, field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
-
 async function benchRoute(kind: "sqlite" | "postgres", route: Route): Promise<Json[]> {
   const server = await startServer(kind);
   const out: Json[] = [];
   const send: Send = async (method, path, body) => {
-    // The peak is per request: "5" resets the process's high-water mark of resident memory.
-    writeFileSync(`/proc/${server.pid}/clear_refs`, "5");
+    resetPeak(server.pid); // the peak is per request
     const before = await statementCount(server.base);
     const cpu0 = cpuMs(server.pid);
     const t0 = performance.now();
@@ -266,14 +227,14 @@ async function benchRoute(kind: "sqlite" | "postgres", route: Route): Promise<Js
       ms,
       cpu,
       statements: (await statementCount(server.base)) - before,
-      rssMb: kb(server.pid, "VmHWM") / 1024,
+      rssMb: memoryMb(server.pid, "VmHWM"),
     };
   };
   const row = (op: string, r: Awaited<ReturnType<Send>>, ok: number[]) =>
     out.push({ route: route.name, op, status: r.status, ok: ok.includes(r.status), ms: r.ms, cpu: r.cpu, statements: r.statements, rssMb: r.rssMb });
   try {
     await route.setup?.(send);
-    out.push({ route: route.name, op: "(idle server)", status: 0, ok: true, ms: 0, statements: 0, rssMb: kb(server.pid, "VmRSS") / 1024, idle: true });
+    out.push({ route: route.name, op: "(idle server)", status: 0, ok: true, ms: 0, statements: 0, rssMb: memoryMb(server.pid, "VmRSS"), idle: true });
     // A warm-up of WARM_UP items of their own (the last ones of an N + WARM_UP body), created and
     // updated: a serving process has run its code paths before (JIT, Prisma's query plans, the
     // connection pool); the first request of a new process costs ~0.3-0.8 s more on PostgreSQL.
@@ -292,7 +253,6 @@ async function benchRoute(kind: "sqlite" | "postgres", route: Route): Promise<Js
   return out;
 }
 
-run(["scripts/build.mjs"], process.env);
 const kinds = values.db === "both" ? (["sqlite", "postgres"] as const) : ([values.db === "postgres" ? "postgres" : "sqlite"] as const);
 const rows: Json[] = [];
 for (const kind of kinds) {

@@ -1,14 +1,14 @@
 // Upload benchmark: 25 MiB PDF uploads (the limit) through B8, streamed by the client in 64 KiB
-// chunks, then their downloads, against the real server (`node --import tsx src/main.ts`) in a
+// chunks, then their downloads, against the real server (`node dist/main.js`, as npm start runs it) in a
 // child process, so its memory is the server's alone: its peak RSS (VmHWM) before the first big
 // upload and after all, and its RSS sampled every 20 ms during each request. A body held whole
 // would add at least 25 MiB. Figures only: it never passes or fails.
 //
 //   npm run bench:files [-- --uploads 3]      (SQLite, directory store, files under data/bench/)
-import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { memoryMb, startServerProcess } from "./serverProcess.js";
 
 const { values } = parseArgs({ options: { uploads: { type: "string", default: "3" } } });
 const SIZE = 25 * 1024 * 1024;
@@ -33,37 +33,20 @@ const key = await requestScope.run({ requestId: null, ip: null, actor: "system:b
 });
 await disconnectDb();
 
-const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-  env: {
-    ...process.env,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    SEED_DEMO: "false",
-    LOG_LEVEL: "info",
-    NODE_ENV: "production",
-    FILES_DIR: `${dir}/store`,
-    JOB_WORKER: "false",
-    RATE_LIMIT_PER_MINUTE: "100000",
-  },
-  stdio: ["ignore", "pipe", "inherit"],
+const server = await startServerProcess({
+  ...process.env,
+  SEED_DEMO: "false",
+  NODE_ENV: "production",
+  FILES_DIR: `${dir}/store`,
+  JOB_WORKER: "false",
+  RATE_LIMIT_PER_MINUTE: "100000",
 });
-const port = await new Promise<number>((resolve, reject) => {
-  let out = "";
-  child.stdout!.on("data", (c: Buffer) => {
-    out += c.toString();
-    const m = /"port":(\d+)/.exec(out);
-    if (m) resolve(Number(m[1]));
-  });
-  child.once("exit", () => reject(new Error(`server exited:\n${out}`)));
-});
-const base = `http://127.0.0.1:${port}`;
+const base = server.base;
 const headers = { "x-service-integration-key": key, "x-service-user": email };
 
 /** The server process's memory in MB, from /proc: current RSS and peak RSS (VmHWM). */
 function serverMemory(): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { rss: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024) };
+  return { rss: Math.round(memoryMb(server.pid, "VmRSS")), peak: Math.round(memoryMb(server.pid, "VmHWM")) };
 }
 
 async function sampled<T>(fn: () => Promise<T>): Promise<{ result: T; maxRss: number }> {
@@ -151,8 +134,7 @@ try {
     `server peak RSS (VmHWM): ${before.peak} MB after warm-up, ${after.peak} MB after all (+${after.peak - before.peak} MB); a 25 MiB body held whole would add at least 25.`,
   );
 } finally {
-  child.kill("SIGTERM");
-  await new Promise((r) => child.once("close", r));
+  await server.stop();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(0);

@@ -1,0 +1,66 @@
+// A real server process for the benches that measure the server alone (bench:bulk, bench:files):
+// compiled and started as `npm start` starts it (`node dist/main.js`), listening on a free port,
+// and what /proc says of it. Its JSON log lines are read for the port; what node flags print
+// (--trace-gc, ...) goes on to stderr.
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+export const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** Runs a node script of the project; its last stdout line (the CLI prints a key there). */
+export function runNode(args: string[], env: NodeJS.ProcessEnv = process.env): string {
+  const r = spawnSync(process.execPath, args, { cwd: root, env, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`${args.join(" ")} failed: ${r.stderr}`);
+  return r.stdout.trim().split("\n").at(-1) ?? "";
+}
+
+export interface ServerProcess {
+  base: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Builds dist/ (when a source changed) and starts the server with `env` (PORT and HOST are set here). */
+export async function startServerProcess(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerProcess> {
+  runNode(["scripts/build.mjs"]);
+  const proc = spawn(process.execPath, [...nodeArgs, "dist/main.js"], {
+    cwd: root,
+    env: { ...env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let buf = "";
+    proc.stdout.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const m = /"port":(\d+)/.exec(buf);
+      if (m) resolve(Number(m[1]));
+      const lines = buf.split("\n");
+      buf = lines.pop()!;
+      for (const line of lines) if (!line.startsWith("{")) process.stderr.write(`${line}\n`);
+    });
+    proc.once("exit", (code) => reject(new Error(`server exited (${code}) before listening`)));
+  });
+  return {
+    base: `http://127.0.0.1:${port}`,
+    pid: proc.pid!,
+    stop: async () => {
+      const exited = new Promise((r) => proc.once("exit", r));
+      proc.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** A memory figure of the process from /proc/<pid>/status, in MB: current RSS or its peak (VmHWM). */
+export const memoryMb = (pid: number, field: "VmRSS" | "VmHWM"): number =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+
+/** Resets the process's peak RSS to its current RSS ("5" to clear_refs), so a peak can be per request. */
+export const resetPeak = (pid: number): void => writeFileSync(`/proc/${pid}/clear_refs`, "5");
+
+/** CPU time the process has used, user + system, in ms (/proc/<pid>/stat fields 14 and 15, in clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
