@@ -33,7 +33,7 @@ import { configureMail } from "./mail/index.js";
 type ServerContext = { req: Request; res: Response };
 
 export function createApp(config: Config) {
-  configureIdentityCache(config.IDENTITY_CACHE_MS);
+  const releaseIdentityCache = configureIdentityCache(config.IDENTITY_CACHE_MS, config.DATABASE_URL);
   configureBlobStore(config);
   configureMail(config);
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
@@ -132,5 +132,7 @@ export function createApp(config: Config) {
     sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
   });
 
-  return { app, yoga, close: () => rateLimiter.close(), lifecycle, trusted };
+  return { app, yoga, close: async () => {
+      await Promise.all([rateLimiter.close(), releaseIdentityCache()]);
+    }, lifecycle, trusted };
 }

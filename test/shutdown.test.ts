@@ -2,16 +2,15 @@
 // itself (not the node process under it). SIGTERM during a slow request turns readiness false, stops
 // accepting connections, lets the request finish with 200, closes the database, and node and npm
 // both exit 0, leaving no orphan. The child's stdout also shows the structured logs.
-import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { connect } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
+import { type Child, killChildren, spawnLogged } from "./childProcess.js";
 
-const children: ChildProcess[] = [];
 const files: string[] = [];
 
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  killChildren();
   for (const f of files) for (const s of ["", "-wal", "-shm"]) rmSync(`${f}${s}`, { force: true });
 });
 
@@ -24,60 +23,16 @@ function databaseUrl(): string {
   return `file:./${file}`;
 }
 
-interface Child {
-  proc: ChildProcess;
-  lines: string[];
-  stderr: () => string;
-  exited: Promise<number | null>;
-  waitFor(pred: (line: Record<string, any>) => boolean, ms?: number): Promise<Record<string, any>>;
-}
-
 function start(env: Record<string, string>): Child {
-  const proc = spawn("npm", ["start", "--silent"], {
-    env: { ...process.env, NODE_ENV: "production", HOST: "127.0.0.1", PORT: "0", SEED_DEMO: "false", LOG_LEVEL: "info", DATABASE_URL: databaseUrl(), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+  return spawnLogged("npm", ["start", "--silent"], {
+    NODE_ENV: "production",
+    HOST: "127.0.0.1",
+    PORT: "0",
+    SEED_DEMO: "false",
+    LOG_LEVEL: "info",
+    DATABASE_URL: databaseUrl(),
+    ...env,
   });
-  children.push(proc);
-  const lines: string[] = [];
-  let err = "";
-  const waiters: (() => void)[] = [];
-  let buffered = "";
-  proc.stdout!.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const parts = buffered.split("\n");
-    buffered = parts.pop()!;
-    lines.push(...parts.filter(Boolean));
-    for (const w of waiters.splice(0)) w();
-  });
-  proc.stderr!.on("data", (chunk: Buffer) => void (err += chunk.toString()));
-  // "close", not "exit": the last lines of stdout may still be in flight when the process exits.
-  const exited = new Promise<number | null>((resolve) => proc.once("close", (code) => resolve(code)));
-  const parsed = () =>
-    lines.flatMap((l) => {
-      try {
-        return [JSON.parse(l)];
-      } catch {
-        return [];
-      }
-    });
-  return {
-    proc,
-    lines,
-    stderr: () => err,
-    exited,
-    async waitFor(pred, ms = 60_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const hit = parsed().find(pred);
-        if (hit) return hit;
-        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`no such log line; stdout:\n${lines.join("\n")}\nstderr:\n${err}`);
-        await new Promise<void>((r) => {
-          waiters.push(r);
-          setTimeout(r, 200);
-        });
-      }
-    },
-  };
 }
 
 const refused = (port: number) =>

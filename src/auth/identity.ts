@@ -6,6 +6,7 @@ import { prisma } from "../db/index.js";
 import { forbidden, unauthorized } from "../errors.js";
 import { recordKeyUse } from "./keyUsage.js";
 import { onCommit } from "../audit/recorder.js";
+import { type AuthChangeWatcher, watchAuthChanges } from "./changes.js";
 import { hashKey, KEY_PREFIX_LENGTH, keyMatches, type KeyScope } from "./keys.js";
 
 export const KEY_HEADER = "x-service-integration-key";
@@ -37,11 +38,12 @@ export interface Credentials {
 
 // ---- identity cache ----------------------------------------------------------------------------
 // A resolved identity (key → user, scope, expiry, memberships, the accounts' settings) is kept for
-// IDENTITY_CACHE_MS (default 5 s), keyed by the key's hash and the e-mail sent with it. A change
-// made in this process (key revoked or created, membership granted, account settings) clears the
-// cache at once, through the audit recorder's commit hook; a change made elsewhere (the CLI,
-// another instance) takes effect within IDENTITY_CACHE_MS. The key's own expiry is checked on
-// every request. 0 turns the cache off.
+// IDENTITY_CACHE_MS (default 5 s), keyed by the key's hash and the e-mail sent with it. Any change to
+// keys, users, memberships or account settings, by this process, another instance or the CLI, drops
+// the whole cache within milliseconds (PostgreSQL LISTEN/NOTIFY) or 250 ms (SQLite's change counter):
+// see src/auth/changes.ts. The TTL only bounds the damage of a lost notification; while the watcher
+// cannot see changes the cache is not used. The key's own expiry is checked on every request.
+// 0 turns the cache off.
 
 interface Cached {
   identity: Identity;
@@ -51,15 +53,39 @@ interface Cached {
 const cache = new Map<string, Cached>();
 const CACHE_MAX = 10_000;
 let cacheMs = 5_000;
+let watcher: AuthChangeWatcher | undefined;
+let holders = 0;
+/** Bumped by every clear: an identity looked up before a change is not cached after it. */
+let generation = 0;
+function clearCache() {
+  generation++;
+  cache.clear();
+}
 const AUTH_MODELS = ["ApiKey", "User", "Membership", "Account"];
+// This process's own changes apply to its very next request, without waiting for the signal.
 onCommit((models) => {
-  if (AUTH_MODELS.some((m) => models.has(m))) cache.clear();
+  if (AUTH_MODELS.some((m) => models.has(m))) clearCache();
 });
 
-/** Sets how long resolved identities are reused (createApp passes IDENTITY_CACHE_MS). */
-export function configureIdentityCache(ms: number): void {
+/**
+ * Sets how long resolved identities are reused (createApp passes IDENTITY_CACHE_MS) and starts
+ * watching for auth changes in the database. Returns the release function (the app's close): the
+ * watcher stops when the last app of the process is closed.
+ */
+export function configureIdentityCache(ms: number, databaseUrl: string): () => Promise<void> {
   cacheMs = ms;
-  cache.clear();
+  clearCache();
+  if (ms > 0 && !watcher) watcher = watchAuthChanges(databaseUrl, clearCache);
+  holders++;
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    if (--holders > 0 || !watcher) return;
+    const w = watcher;
+    watcher = undefined;
+    await w.close();
+  };
 }
 
 export async function authenticate(credentials: Credentials, now = clock.now()): Promise<Identity> {
@@ -68,14 +94,16 @@ export async function authenticate(credentials: Credentials, now = clock.now()):
     throw unauthorized(`Send the API key in ${KEY_HEADER} and its owner's e-mail in ${USER_HEADER}.`);
   }
   const cacheKey = `${hashKey(key)}\u0000${email.trim().toLowerCase()}`;
-  const hit = cacheMs > 0 ? cache.get(cacheKey) : undefined;
+  const useCache = cacheMs > 0 && watcher !== undefined && watcher.check();
+  const hit = useCache ? cache.get(cacheKey) : undefined;
   if (hit && hit.until > now.getTime()) {
     if (hit.keyExpiresAt && hit.keyExpiresAt <= now) throw unauthorized("The API key has expired.");
     recordKeyUse(hit.identity.keyId, now);
     return hit.identity;
   }
+  const before = generation;
   const { identity, keyExpiresAt } = await lookUp(key, email, now);
-  if (cacheMs > 0) {
+  if (useCache && generation === before) {
     if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(cacheKey, { identity, keyExpiresAt, until: now.getTime() + cacheMs });
   }
