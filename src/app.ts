@@ -13,6 +13,7 @@ import { logger } from "./logger.js";
 import { problem, problemOf, sendProblem } from "./rest/problem.js";
 import { JSON_BODY_LIMIT_BYTES, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
+import { rejectUndecodableUrls } from "./rest/urlDecoding.js";
 import { schema } from "./schema/index.js";
 import { createRateLimiter } from "./ratelimit.js";
 import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity.js";
@@ -98,6 +99,7 @@ export function createApp(config: Config) {
     }),
   );
 
+  app.use(rejectUndecodableUrls(routes.map((r) => r.path)));
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", async (_req, res) => {
     if (lifecycle.draining) return void res.status(503).json({ status: "draining" });
@@ -132,7 +134,13 @@ export function createApp(config: Config) {
     sendProblem(res, problem(500, "Unexpected error; the request may succeed on retry."));
   });
 
-  return { app, yoga, close: async () => {
+  return {
+    app,
+    yoga,
+    close: async () => {
       await Promise.all([rateLimiter.close(), releaseIdentityCache()]);
-    }, lifecycle, trusted };
+    },
+    lifecycle,
+    trusted,
+  };
 }

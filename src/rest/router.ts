@@ -44,7 +44,7 @@ export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: 
       }
       next();
     });
-  for (const route of routes) {
+  const serve = (route: RestRoute) => {
     const handlers = route.jsonBody ? [parseBody] : [];
     router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
       const input: RestInput = {
@@ -70,18 +70,40 @@ export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: 
         fail(route, input, res, problem(500, "Unexpected error; the request may succeed on retry."));
       }
     });
-  }
-  // A known path with a method it does not serve: 405 naming the methods it does.
-  const methods = new Map<string, Set<string>>();
-  for (const r of routes) (methods.get(r.path) ?? methods.set(r.path, new Set()).get(r.path)!).add(r.method.toUpperCase());
-  for (const [path, allowed] of methods) {
-    const allow = [...allowed, ...(allowed.has("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+  };
+  // Each path's methods, then its 405 (naming the methods it does serve), path by path with literal
+  // segments before parameters: `/integrationAttributes/search` is its own resource, never the
+  // record named "search" of `/integrationAttributes/{primaryAttrNameValue}`, for any method.
+  const byPath = new Map<string, RestRoute[]>();
+  for (const r of routes) (byPath.get(r.path) ?? byPath.set(r.path, []).get(r.path)!).push(r);
+  for (const path of [...byPath.keys()].sort(moreSpecificFirst)) {
+    const served = byPath.get(path)!;
+    for (const route of served) serve(route);
+    const allow = allowHeader(served.map((r) => r.method));
     router.all(path, (req, res) => {
       res.set("Allow", allow);
       sendProblem(res, problem(405, `${req.method} is not allowed on ${req.path}; allowed: ${allow}.`));
     });
   }
   return router;
+}
+
+/** The `Allow` header of a path served with these methods (HEAD comes with GET; OPTIONS is CORS's). */
+export function allowHeader(methods: readonly string[]): string {
+  const upper = [...new Set(methods.map((m) => m.toUpperCase()))];
+  return [...upper, ...(upper.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+}
+
+/** Route paths ordered so that, segment by segment, a literal comes before a parameter (stable otherwise). */
+function moreSpecificFirst(a: string, b: string): number {
+  const as = a.split("/");
+  const bs = b.split("/");
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    const ap = as[i]!.startsWith(":");
+    const bp = bs[i]!.startsWith(":");
+    if (ap !== bp) return ap ? 1 : -1;
+  }
+  return 0;
 }
 
 const bodyProblems = new WeakMap<Request, Problem>();
