@@ -33,6 +33,24 @@ import { configureMail } from "./mail/index.js";
 
 type ServerContext = { req: Request; res: Response };
 
+/**
+ * Yoga's logger. Yoga logs, at `error`, every error its masking replaced: a client's mistake (our
+ * AppError, a 4xx) is not a server error, and an unexpected one was already logged with its stack
+ * by maskError below. So thrown errors are not logged again here; anything else Yoga says is.
+ */
+function graphqlLogger() {
+  const log = logger.child({ component: "graphql" });
+  return {
+    debug: (...args: unknown[]) => log.debug(args.map(String).join(" ")),
+    info: (...args: unknown[]) => log.info(args.map(String).join(" ")),
+    warn: (...args: unknown[]) => log.warn(args.map(String).join(" ")),
+    error: (...args: unknown[]) => {
+      if (args[0] instanceof Error) return;
+      log.error(args.map(String).join(" "));
+    },
+  };
+}
+
 export function createApp(config: Config) {
   const releaseIdentityCache = configureIdentityCache(config.IDENTITY_CACHE_MS, config.DATABASE_URL);
   configureBlobStore(config);
@@ -49,7 +67,7 @@ export function createApp(config: Config) {
     graphiql: config.GRAPHIQL ? { title: "guidegate GraphiQL", headers: JSON.stringify({ [KEY_HEADER]: "<API key>", [USER_HEADER]: "<e-mail>" }) } : false,
     renderGraphiQL: renderLocalGraphiQL,
     landingPage: false,
-    logging: logger.child({ component: "graphql" }),
+    logging: graphqlLogger(),
     plugins: [
       requireCredentials(),
       storableText(),

@@ -1,7 +1,11 @@
-// One structured access-log line per request (pino-http) with its id, route name, status and
-// duration. Other lines logged during the request get the id from the logger's mixin.
+// One structured access-log line per request, written with pino directly when the response is done
+// (no pino-http wrapper: no per-request child logger, no serializer pass over the request). Its
+// level says whose mistake it was: a client's (4xx) is `info`, or `warn` for 401/403/429, which an
+// operator may want to watch; only the server's own failures (5xx) are `error`. The stack of an
+// unexpected error is logged once, at `error`, where it is caught (src/app.ts, src/rest/router.ts).
+import { STATUS_CODES } from "node:http";
 import type { Request, RequestHandler } from "express";
-import { pinoHttp } from "pino-http";
+import type { Level } from "pino";
 import { logger } from "../logger.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
@@ -14,27 +18,35 @@ export function acceptRequestId(value: string | undefined): string | undefined {
 // Probes and scrapes every few seconds would drown the log.
 const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
 
+/** The access line's level for a response status. */
+export function accessLevel(status: number): Level {
+  if (status >= 500) return "error";
+  if (status === 401 || status === 403 || status === 429) return "warn";
+  return "info";
+}
+
 export function requestLogging(routeLabel: (req: Request) => string): RequestHandler {
-  return pinoHttp({
-    logger,
-    // The app has settled the id (the caller's or a new one) before this middleware runs.
-    genReqId: (req) => String(req.headers["x-request-id"] ?? ""),
-    autoLogging: { ignore: (req) => QUIET.has((req.url ?? "").split("?")[0] ?? "") },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "warn" : "info"),
-    customSuccessMessage: (req, res, ms) => `${req.method} ${(req as Request).originalUrl} ${res.statusCode} ${ms}ms`,
-    customErrorMessage: (req, res) => `${req.method} ${(req as Request).originalUrl} ${res.statusCode} failed`,
-    customSuccessObject: (req, _res, val) => ({ ...val, requestId: req.id, route: routeLabel(req as Request) }),
-    customErrorObject: (req, _res, _err, val) => ({ ...val, requestId: req.id, route: routeLabel(req as Request) }),
-    // Only what an operator needs; headers would log the caller's e-mail on every line.
-    serializers: {
-      req: (req: { id: unknown; method: string; url: string; remoteAddress?: string; headers: Record<string, unknown> }) => ({
-        id: req.id,
-        method: req.method,
-        url: req.url,
-        remoteAddress: req.remoteAddress,
-        userAgent: req.headers["user-agent"],
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  }) as unknown as RequestHandler;
+  return (req, res, next) => {
+    if (QUIET.has(req.path)) return next();
+    const start = performance.now();
+    res.once("close", () => {
+      const status = res.statusCode;
+      const ms = Math.round(performance.now() - start);
+      const requestId = String(req.headers["x-request-id"] ?? "");
+      const aborted = !res.writableFinished;
+      // Only what an operator needs; headers would log the caller's e-mail on every line.
+      const line = {
+        requestId,
+        req: { id: requestId, method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress, userAgent: req.get("user-agent") },
+        res: { statusCode: status },
+        responseTime: ms,
+        route: routeLabel(req),
+        ...(status >= 400 ? { title: STATUS_CODES[status] } : {}),
+        ...(aborted ? { aborted: true } : {}),
+      };
+      const level = aborted && status < 500 ? "warn" : accessLevel(status);
+      logger[level](line, `${req.method} ${req.originalUrl} ${status} ${ms}ms${aborted ? " (connection closed before the response ended)" : ""}`);
+    });
+    next();
+  };
 }
