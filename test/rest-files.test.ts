@@ -203,7 +203,14 @@ function suite(name: string, setup: () => Promise<{ env: Record<string, string>;
       const all = await req(`${base}?contentType=application/pdf`, { headers: t.headers });
       expect(all.body.data.map((f: { filename: string }) => f.filename)).toEqual(["f0.pdf", "f1.pdf", "f2.pdf", "f3.pdf", "f4.pdf"]);
       expect(all.body.cursor).toBeNull();
-      expect((await req(`${base}?contentType=text/plain`, { headers: t.headers })).body).toEqual({ data: [], cursor: null });
+      // The short name `pdf` is the same filter; a type the service never stores is a 400, not an empty page.
+      for (const same of ["pdf", "PDF", "Application/PDF"]) {
+        expect((await req(`${base}?contentType=${encodeURIComponent(same)}`, { headers: t.headers })).body).toEqual(all.body);
+      }
+      for (const other of ["text/plain", "application/x-pdf", "pdfs"]) {
+        const r = await req(`${base}?contentType=${encodeURIComponent(other)}`, { headers: t.headers });
+        expect([r.status, r.body.errors]).toEqual([400, [{ path: "contentType", message: "must be one of application/pdf, pdf" }]]);
+      }
       const later = await req(`${base}?contentType=application/pdf&fromTime=${Date.now() + 60_000}`, { headers: t.headers });
       expect(later.body.data).toEqual([]);
       for (const q of [

@@ -1,4 +1,5 @@
 // Files over REST: B8 (upload a PDF, streamed), B9 (list), and the download by id.
+import { AppError } from "../../errors.js";
 import { B, type RestInput, type RestRoute } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { cursorParam, intParam, limitParam, stringParam } from "../../rest/params.js";
@@ -9,6 +10,20 @@ import { LIST_LIMITS } from "../../schema/pagination.js";
 import { FILE_FIELDS, type FileNode, fileRecord } from "./records.js";
 import { checkFileParams, openFile } from "./schema.js";
 import { PDF_CONTENT_TYPE, PDF_LIMIT_BYTES, receivePdf } from "./upload.js";
+
+/**
+ * B9's `contentType` values and the media type each stands for. Only PDFs are stored: a value that
+ * names no stored type would silently list nothing, so it is a 400 listing these instead.
+ */
+const CONTENT_TYPES: Record<string, string> = { [PDF_CONTENT_TYPE]: PDF_CONTENT_TYPE, pdf: PDF_CONTENT_TYPE };
+
+/** The stored media type a `contentType` value names (media types are case-insensitive). */
+function mediaType(value: string): string {
+  const type = CONTENT_TYPES[value.trim().toLowerCase()];
+  if (type) return type;
+  const message = `must be one of ${Object.keys(CONTENT_TYPES).join(", ")}`;
+  throw new AppError(400, `contentType ${message}`, [{ path: "contentType", message }]);
+}
 
 const UPLOAD = `mutation UploadPdf($accountId: String!, $flowId: String!, $version: Float!, $timestamp: Float!, $filename: String!) {
   uploadPdf(accountId: $accountId, flowId: $flowId, version: $version, timestamp: $timestamp, filename: $filename) { ${FILE_FIELDS} } }`;
@@ -81,7 +96,12 @@ export const fileRoutes: RestRoute[] = [
     document: LIST,
     query: {
       ...pageQuery(LIST_LIMITS.files),
-      contentType: { description: "Only files of this media type.", required: true, schema: { type: "string" }, example: PDF_CONTENT_TYPE },
+      contentType: {
+        description: `Only files of this media type: \`${PDF_CONTENT_TYPE}\` or its short name \`pdf\` (the only type stored); anything else is a 400.`,
+        required: true,
+        schema: { type: "string", enum: Object.keys(CONTENT_TYPES) },
+        example: PDF_CONTENT_TYPE,
+      },
       fromTime: {
         description: "Only files uploaded at or after this time (epoch ms).",
         schema: { type: "integer", minimum: 0, default: 1 },
@@ -93,7 +113,7 @@ export const fileRoutes: RestRoute[] = [
       first: limitParam(i.query, LIST_LIMITS.files),
       after: cursorParam(i.query),
       filter: {
-        contentType: stringParam(i.query, "contentType", { required: true }),
+        contentType: mediaType(stringParam(i.query, "contentType", { required: true })!),
         fromTime: intParam(i.query, "fromTime", { min: 0, max: MAX_TIMESTAMP }) ?? 1,
       },
     }),
