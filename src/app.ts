@@ -30,6 +30,7 @@ import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
 import { openApiRouter } from "./openapi/index.js";
 import { configureBlobStore } from "./blob/index.js";
 import { configureMail } from "./mail/index.js";
+import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
 
 type ServerContext = { req: Request; res: Response };
 
@@ -55,6 +56,7 @@ export function createApp(config: Config) {
   const releaseIdentityCache = configureIdentityCache(config.IDENTITY_CACHE_MS, config.DATABASE_URL);
   configureBlobStore(config);
   configureMail(config);
+  configurePublicUrl(config.PUBLIC_URL);
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
   // REST documents are parsed and validated here, once; an invalid one stops start-up.
   const trusted = trustDocuments(routes, schema);
@@ -130,7 +132,7 @@ export function createApp(config: Config) {
   });
 
   app.get("/metrics", metricsHandler);
-  app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE }));
+  app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, publicUrl: publicBaseUrl() }));
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
 
   // GraphQL bodies are read by Yoga; hold them to the same size limit as REST bodies.

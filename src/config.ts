@@ -33,8 +33,11 @@ const Env = z.object({
   // load balancer time to notice), and everything must have drained by SHUTDOWN_TIMEOUT_MS.
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1).default(25_000),
-  // How long a resolved API key (user, scope, memberships, account settings) is reused; changes
-  // made by another process (CLI, other instances) take effect within this. 0: look up every time.
+  // The server's public base URL (scheme, host, optional path prefix): file `url`s and the OpenAPI
+  // document's servers and contact are absolute with it. Unset: paths relative to the server.
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // How long a resolved API key (user, scope, memberships, account settings) is reused at most. Any
+  // change to them drops the cache at once (src/auth/changes.ts); this bounds a lost signal. 0: off.
   IDENTITY_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   // HTTP server limits (src/httpServer.ts). Keep-alive stays open longer than a typical proxy's idle
   // timeout (60 s), so the proxy, not us, closes idle connections and never reuses one we closed.

@@ -209,3 +209,29 @@ describe("GET /docs", () => {
     for (const a of assets) expect((await fetch(server.url + a)).status, a).toBe(200);
   });
 });
+
+describe("PUBLIC_URL", () => {
+  it("unset: info.contact has no url (a relative one is not a URI), servers is the server's root", () => {
+    expect(doc.info.contact).toEqual({ name: "guidegate maintainers" });
+    expect(doc.servers).toEqual([{ url: "/" }]);
+  });
+
+  it("set: contact url, servers and file urls are absolute under it", async () => {
+    const pub = await startServer({ PUBLIC_URL: "https://api.example.com/gg/" });
+    try {
+      const d = (await call(`${pub.url}/openapi.json`)).body;
+      expect(d.info.contact).toEqual({ name: "guidegate maintainers", url: "https://api.example.com/gg/docs" });
+      expect(d.servers).toEqual([{ url: "https://api.example.com/gg" }]);
+      const res = await fetch(`${pub.url}/v1/accounts/${t.accountId}/content/upload/cloud/pdf/flow-1/1/1/a.pdf`, {
+        method: "POST",
+        headers: { ...t.headers, "content-type": "application/pdf" },
+        body: Buffer.from("%PDF-1.4\n%%EOF\n"),
+      });
+      expect(res.status).toBe(201);
+      const file = (await res.json()) as { id: string; url: string };
+      expect(file.url).toBe(`https://api.example.com/gg/v1/accounts/${t.accountId}/files/${file.id}`);
+    } finally {
+      await pub.close();
+    }
+  });
+});

@@ -12,6 +12,8 @@ export interface OpenApiOptions {
   version?: string;
   /** Rate limit per account and minute, for the description. */
   rateLimitPerMinute?: number;
+  /** The server's public base URL (PUBLIC_URL), without a trailing slash. */
+  publicUrl?: string;
 }
 
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
@@ -165,7 +167,8 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       title: "guidegate REST API",
       version: opts.version ?? "0.0.0",
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-      contact: { name: "guidegate maintainers", url: "/docs" },
+      // An absolute URL only (OpenAPI's `format: uri`): the docs page under PUBLIC_URL, else no url.
+      contact: { name: "guidegate maintainers", ...(opts.publicUrl ? { url: `${opts.publicUrl}/docs` } : {}) },
       description:
         "The REST compatibility layer of guidegate. Every operation runs one GraphQL operation (shown in its description) " +
         "through the same resolvers as `POST /graphql`.\n\n" +
@@ -176,7 +179,7 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
         "Lists answer `{data, cursor}`; pass `cursor` back unchanged for the next page (`null` on the last one). " +
         "Bulk writes answer 207 with `{success, failure}` when some items fail.",
     },
-    servers: [{ url: "/" }],
+    servers: [{ url: opts.publicUrl ?? "/" }],
     security: [{ integrationKey: [], serviceUser: [] }],
     tags: [...tags].sort().map((name) => ({ name, description: tagDescription(name) })),
     paths,

@@ -35,7 +35,7 @@ export const fileRecord = wireRecord(
         example: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
       },
       uploadTime: { type: "integer", description: "Epoch milliseconds." },
-      url: { type: "string", description: "Path of the download (GET, same credentials)." },
+      url: { type: "string", description: "URL of the download (GET, same credentials): absolute when the server has a PUBLIC_URL, else a path." },
     },
   },
   (f: FileNode) => f,

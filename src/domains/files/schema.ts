@@ -1,5 +1,6 @@
 // Files in blob storage: the File type, an account's file list and one file by id, and the upload
 // mutation that records a PDF whose bytes the REST route (B8) has already streamed to the store.
+import { publicUrl } from "../../publicUrl.js";
 import { blobStore } from "../../blob/index.js";
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest } from "../../errors.js";
@@ -14,7 +15,7 @@ export const FILENAME_MAX = 255;
 export const FLOW_ID_MAX = 128;
 
 /** Where a file downloads from (style B). */
-export const fileUrl = (accountId: string, id: string) => `/v1/accounts/${encodeURIComponent(accountId)}/files/${encodeURIComponent(id)}`;
+export const fileUrl = (accountId: string, id: string) => publicUrl(`/v1/accounts/${encodeURIComponent(accountId)}/files/${encodeURIComponent(id)}`);
 
 export const File = builder.objectRef<FileRow>("File").implement({
   description: "A file uploaded to blob storage; its bytes download from `url`.",
@@ -28,7 +29,10 @@ export const File = builder.objectRef<FileRow>("File").implement({
     size: t.exposeInt("size", { description: "Bytes." }),
     sha256: t.exposeString("sha256", { description: "Hex SHA-256 of the bytes (the download's ETag)." }),
     uploadTime: t.field({ type: "Timestamp", resolve: (f) => f.createdAt }),
-    url: t.string({ description: "Path that downloads the bytes (GET, same credentials).", resolve: (f) => fileUrl(f.accountId, f.id) }),
+    url: t.string({
+      description: "URL that downloads the bytes (GET, same credentials): absolute when the server has a PUBLIC_URL, else a path.",
+      resolve: (f) => fileUrl(f.accountId, f.id),
+    }),
   }),
 });
 
