@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Prisma } from "../generated/sqlite/client.js";
 import { clock } from "../clock.js";
-import { FAST_INSERT, insertRows, updateRows as updateRowsSql, type Dialect } from "../db/insert.js";
+import { FAST_INSERT, insertRows, keyValuePairs, updateRows as updateRowsSql, type Dialect } from "../db/insert.js";
 import { newId } from "../ids.js";
 import type { AuditClassification, AuditedModel, ChildModel, Row } from "./classification.js";
 import { currentScope } from "./requestScope.js";
@@ -18,6 +18,8 @@ interface Entry {
   row: Row;
   action: string;
   details: Row;
+  /** set by erasure: the pseudonym that stands for the record instead of its own id */
+  resourceId?: string;
 }
 
 interface TxScope {
@@ -287,6 +289,50 @@ export async function updateRows(model: string, rows: Row[]): Promise<number> {
   return changed;
 }
 
+// ---- erasure of personal data ---------------------------------------------------------------------
+// The audit log is append-only with one exception: when a person's data is erased (an end user
+// deleted), their records' entries must not keep naming them. The deletion's own entry says only
+// that the record was erased, under a pseudonym, and the record's earlier entries are rewritten to
+// the same pseudonym with their details (the values that were set) dropped. Who changed what and
+// when stays; whose data it was does not.
+
+/** What an erased record's entries say instead of what changed. */
+export const ERASED_DETAILS = { erased: true } as const;
+
+/**
+ * Inside withTransaction, after deleting `rows` of an audited model: their deletion entries name
+ * the pseudonym given for each row and carry no details but ERASED_DETAILS, and the model's earlier
+ * entries for them are rewritten the same way (one statement per call, whatever the number of rows).
+ */
+export async function eraseAuditTrail(model: string, rows: { row: Row; pseudonym: string }[]): Promise<void> {
+  const scope = txScope.getStore();
+  if (!scope) throw new Error(`eraseAuditTrail(${model}) outside withTransaction()`);
+  const a = auditedModel(model);
+  if (classification[model]?.kind !== "audited") throw new Error(`eraseAuditTrail(${model}): not an audited model`);
+  for (const { row, pseudonym } of rows) {
+    const entry = scope.entries.get(`${model}\u0000${a.identity.map((c) => String(row[c])).join("\u0000")}`);
+    if (!entry) continue;
+    entry.details = { ...ERASED_DETAILS };
+    entry.resourceId = pseudonym;
+  }
+  const details = JSON.stringify(ERASED_DETAILS);
+  const byAccount = new Map<string | null, [string, string][]>();
+  for (const { row, pseudonym } of rows) {
+    const account = a.accountId(row);
+    (byAccount.get(account) ?? byAccount.set(account, []).get(account)!).push([a.resourceId(row), pseudonym]);
+  }
+  for (const [account, pairs] of byAccount) {
+    const m = await keyValuePairs(scope.tx, dialect, pairs);
+    const sql =
+      dialect === "postgres"
+        ? `UPDATE "AuditLog" l SET "resourceId" = m.v, "details" = $2 FROM ${m.from} m
+           WHERE l."accountId" IS NOT DISTINCT FROM $3 AND l."resourceType" = $4 AND l."resourceId" = m.k`
+        : `UPDATE "AuditLog" SET "resourceId" = m.v, "details" = ? FROM ${m.from} AS m
+           WHERE "AuditLog"."accountId" IS ? AND "AuditLog"."resourceType" = ? AND "AuditLog"."resourceId" = m.k`;
+    await scope.tx.$executeRawUnsafe(sql, ...m.params, details, account, a.type);
+  }
+}
+
 /** True inside withTransaction (its callbacks and what they call). */
 export const inTransaction = (): boolean => txScope.getStore() !== undefined;
 
@@ -336,7 +382,7 @@ export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) 
               userId: request?.actor ?? "system",
               action: e.action,
               resourceType: a.type,
-              resourceId: a.resourceId(e.row),
+              resourceId: e.resourceId ?? a.resourceId(e.row),
               sourceIp: request?.ip ?? null,
               requestId: request?.requestId ?? null,
               details: JSON.stringify(e.details, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)),

@@ -196,3 +196,22 @@ export async function updateRows(db: RawClient, dialect: Dialect, model: string,
   }
   return changed;
 }
+
+type RawTx = { $executeRawUnsafe(sql: string, ...params: unknown[]): Promise<number> };
+
+/**
+ * A keyed list of (key → value) pairs to join an UPDATE against, as the SQL of a FROM item with
+ * columns `k` and `v`, for any number of pairs in a fixed number of statements. PostgreSQL reads
+ * them from one JSON parameter (a hash join). SQLite gets them in a temporary table with `k` as its
+ * primary key, filled from one JSON parameter: a JSON subquery has no index, and joining a table
+ * that has none on its side (events by end user) would compare every row with every pair.
+ * `$1` in the returned SQL is the JSON parameter on PostgreSQL (pass `params` first).
+ */
+export async function keyValuePairs(tx: RawTx, dialect: Dialect, pairs: readonly (readonly [string, string])[]): Promise<{ from: string; params: unknown[] }> {
+  const json = JSON.stringify(pairs);
+  if (dialect === "postgres") return { from: "(SELECT value->>0 AS k, value->>1 AS v FROM jsonb_array_elements($1::jsonb))", params: [json] };
+  await tx.$executeRawUnsafe('CREATE TEMP TABLE IF NOT EXISTS "gg_pairs" ("k" TEXT PRIMARY KEY, "v" TEXT NOT NULL)');
+  await tx.$executeRawUnsafe('DELETE FROM temp."gg_pairs"');
+  await tx.$executeRawUnsafe('INSERT OR REPLACE INTO temp."gg_pairs" ("k", "v") SELECT value->>0, value->>1 FROM json_each(?)', json);
+  return { from: 'temp."gg_pairs"', params: [] };
+}

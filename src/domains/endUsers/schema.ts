@@ -3,7 +3,9 @@
 // actions live in separate tables, so a read asks the database only for what the query selects.
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
-import { prisma, withTransaction } from "../../db/index.js";
+import { prisma, type Tx, withTransaction } from "../../db/index.js";
+import { eraseAuditTrail } from "../../audit/recorder.js";
+import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
 import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { EndUserAction, Prisma } from "../../generated/sqlite/client.js";
@@ -366,6 +368,24 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
   }, TX);
 }
 
+/**
+ * Deletes end users (by row id) with their values and actions, and erases them everywhere else, in
+ * the caller's transaction and in a fixed number of statements per chunk: their events are
+ * anonymised under one random pseudonym each (src/domains/events/erasure.ts) and the audit entries
+ * about them are rewritten to the same pseudonym without the values (src/audit/recorder.ts).
+ */
+async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promise<void> {
+  const rows = await tx.endUser.findMany({ where: { accountId, id: { in: rowIds } }, select: { id: true, accountId: true, externalId: true } });
+  const erased = rows.map((row) => ({ row, pseudonym: newPseudonym() }));
+  await tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } });
+  await anonymiseEvents(
+    tx,
+    accountId,
+    erased.map((e) => ({ endUserId: e.row.externalId, pseudonym: e.pseudonym })),
+  );
+  await eraseAuditTrail("EndUser", erased);
+}
+
 /** Groups items that name the same set of fields, so one delete serves each group. */
 function groupByFields<T>(items: T[], fieldsOf: (t: T) => string[]): { fields: string[]; items: T[] }[] {
   const groups = new Map<string, { fields: string[]; items: T[] }>();
@@ -436,7 +456,10 @@ builder.mutationField("upsertEndUser", (t) =>
 builder.mutationField("deleteEndUsers", (t) =>
   t.field({
     type: DeletePayload,
-    description: "Deletes end users by id with their values and actions. Per-item status: 204, 404.",
+    description:
+      "Deletes end users by id with their values and actions, and erases them from the engagement data and the audit log: " +
+      "their events are kept under a random pseudonym without userName or comment (so report totals stay right), " +
+      "and audit entries about them name the pseudonym, without the values. Per-item status: 204, 404.",
     args: { accountId: t.arg.string({ required: true }), ids: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, ids }, ctx) => {
       await requireAccount(ctx, accountId);
@@ -448,7 +471,7 @@ builder.mutationField("deleteEndUsers", (t) =>
             key: r.externalId,
             id: r.id,
           })),
-        (tx, rowIds) => tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } }),
+        (tx, rowIds) => eraseEndUsers(tx, accountId, rowIds),
         (id) => `no end user with id '${id}'`,
         "key",
       );

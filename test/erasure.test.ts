@@ -1,0 +1,155 @@
+// Deleting an end user erases them everywhere: no report (JSON or CSV, all 37), GraphQL field or
+// audit entry carries their id, name or words afterwards, while report totals and distinct-user
+// counts stay what they were (their events are kept under a random pseudonym). The audit log
+// records the erasure without repeating the personal data; bulk deletes stay set-based.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPORTS } from "../src/domains/reports/registry.js";
+import { gql, prisma, requester, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+
+let server: Server;
+const req = requester(() => server);
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const ID = "alice.erasable@example.com";
+const NAME = "Alice Erasable";
+const WORDS = "Alice says the export broke her week";
+const SECRET_VALUE = "alice-plan-platinum-77";
+const DAY = 86_400_000;
+const now = Date.now();
+const start = new Date(now - 3 * DAY).toISOString().slice(0, 10);
+
+async function seed(t: Tenant) {
+  const fields = await req(`/api/v1/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }] });
+  expect(fields.status).toBeLessThan(300);
+  const users = await req(`/api/v1/${t.accountId}/endUsers`, {
+    method: "PUT",
+    headers: t.headers,
+    body: [
+      { id: ID, custom: { plan: SECRET_VALUE } },
+      { id: "bob", custom: { plan: "basic" } },
+    ],
+  });
+  expect(users.status).toBeLessThan(300);
+  const at = (h: number) => now - DAY + h * 3_600_000;
+  const mine = { endUserId: ID, domain: "app.x.com" };
+  const events = [
+    { type: "flow_started", time: at(1), ...mine, flowId: "f1", widget: "self_help", userName: NAME },
+    { type: "flow_step", time: at(1) + 1, ...mine, flowId: "f1", step: 1 },
+    { type: "flow_completed", time: at(1) + 2, ...mine, flowId: "f1", widget: "self_help" },
+    { type: "flow_feedback", time: at(1) + 3, ...mine, flowId: "f1", useful: false, comment: WORDS },
+    { type: "flow_feedback", time: at(1) + 4, ...mine, flowId: "f1", useful: true, comment: `${WORDS} (later)` },
+    { type: "flow_failed", time: at(1) + 5, ...mine, flowId: "f1", widget: "self_help" },
+    { type: "task_started", time: at(2), ...mine, flowId: "f1" },
+    { type: "selfhelp_search", time: at(3), ...mine, searchTerm: "refund", resultCount: 0 },
+    { type: "popup_shown", time: at(4), ...mine, contentId: "p1" },
+    { type: "popup_clicked", time: at(4) + 1, ...mine, contentId: "p1" },
+    { type: "smarttip_played", time: at(5), ...mine, contentId: "s1" },
+    { type: "beacon_shown", time: at(6), ...mine, contentId: "b1" },
+    { type: "beacon_clicked", time: at(6) + 1, ...mine, contentId: "b1" },
+    { type: "user_action", time: at(7), ...mine, actionId: "export" },
+    { type: "flow_started", time: at(8), endUserId: "bob", flowId: "f1", widget: "self_help", userName: "Bob" },
+    { type: "flow_feedback", time: at(8) + 1, endUserId: "bob", flowId: "f1", useful: false, comment: "bob's words" },
+  ];
+  const posted = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events });
+  expect(posted.status).toBe(202);
+}
+
+/** Every report, JSON and CSV, as text. */
+async function allReports(t: Tenant): Promise<Record<string, { json: any; csv: string }>> {
+  const out: Record<string, { json: any; csv: string }> = {};
+  for (const r of REPORTS) {
+    const q = `startDate=${start}${r.flow ? "&flowId=f1" : ""}`;
+    const json = await req(`/v1/accounts/${t.accountId}/reports/${r.name}?${q}`, { headers: t.headers });
+    const csv = await req(`/v1/accounts/${t.accountId}/reports/${r.name}?${q}&format=csv`, { headers: t.headers });
+    expect([r.name, json.status, csv.status]).toEqual([r.name, 200, 200]);
+    out[r.name] = { json: json.body, csv: csv.text };
+  }
+  return out;
+}
+
+const personal = (text: string) => [ID, NAME, WORDS, SECRET_VALUE].filter((p) => text.includes(p));
+
+describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
+  it("erases the end user from every report (JSON and CSV), GraphQL and the audit log; totals stay", async () => {
+    const t = await tenant("erase");
+    await seed(t);
+    const before = await allReports(t);
+    expect(personal(JSON.stringify(before))).toEqual([ID, NAME, WORDS]); // they were there
+    const audit = () => req(`/v1/accounts/${t.accountId}/auditlogs`, { method: "POST", headers: t.headers, body: {} });
+    expect(personal((await audit()).text)).toEqual([ID, SECRET_VALUE]);
+
+    const del = await req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(ID)}`, { method: "DELETE", headers: t.headers });
+    expect(del.status).toBe(204);
+
+    const after = await allReports(t);
+    for (const r of REPORTS)
+      expect([r.name, personal(after[r.name]!.json ? JSON.stringify(after[r.name]!.json) : ""), personal(after[r.name]!.csv)]).toEqual([r.name, [], []]);
+    // Totals and distinct-user counts are unchanged: the events are still counted, under a pseudonym.
+    for (const name of ["summary", "flowViews", "flowCompletion", "allFlowsFeedback", "beacons", "userActions", "searchSuccessVsFailure", "flowDropOff"]) {
+      expect([name, after[name]!.json.rows]).toEqual([name, before[name]!.json.rows]);
+    }
+    // Per-user rows stay, under one pseudonym with no name; the comment reports lose the erased words.
+    const engagement = after.endUserEngagement!.json.rows as unknown[][];
+    const erasedRow = engagement.find((row) => String(row[0]).startsWith("erased_"))!;
+    expect(erasedRow.slice(1, 7)).toEqual([null, 1, 1, 1, 1, 1]);
+    expect(after.negativeFeedbackComments!.json.rows.map((r: unknown[]) => r[4])).toEqual(["bob's words"]);
+
+    // GraphQL: the end user is gone, and the reports say nothing of them.
+    const g = await gql(server, t, `query($a: String!, $id: String!) { account(id: $a) { endUser(id: $id) { id } } }`, { a: t.accountId, id: ID });
+    expect(g.errors ?? []).toEqual([]);
+    expect(g.data.account.endUser).toBeNull();
+
+    // The audit log: the erasure is recorded under the pseudonym, no entry names the user or their values.
+    const log = await audit();
+    expect(personal(log.text)).toEqual([]);
+    const entries = log.body.data as { action: string; resourceType: string; resourceId: string; details: unknown }[];
+    const mine = entries.filter((e) => e.resourceType === "endUser" && e.resourceId.startsWith("erased_"));
+    expect(mine.map((e) => e.action).sort()).toEqual(["create", "delete"]);
+    expect(new Set(mine.map((e) => e.resourceId)).size).toBe(1);
+    for (const e of mine) expect(e.details).toEqual({ erased: true });
+
+    // The database: nothing left that names them.
+    expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: ID } })).toBe(0);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, userName: NAME } })).toBe(0);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, comment: { contains: "Alice" } } })).toBe(0);
+    expect(await prisma.eventUserName.count({ where: { accountId: t.accountId, endUserId: ID } })).toBe(0);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: "bob" } })).toBe(2); // others untouched
+  }, 60_000);
+
+  it("the GraphQL mutation erases the same way; a missing id is a 404 that changes nothing", async () => {
+    const t = await tenant("erase-gql");
+    await seed(t);
+    const events = await prisma.event.findMany({ where: { accountId: t.accountId }, orderBy: { id: "asc" } });
+    const missing = await req(`/api/v1/${t.accountId}/endUsers/nobody`, { method: "DELETE", headers: t.headers });
+    expect(missing.status).toBe(404);
+    expect(await prisma.event.findMany({ where: { accountId: t.accountId }, orderBy: { id: "asc" } })).toEqual(events);
+    const g = await gql(server, t, `mutation($a: String!, $ids: [String!]!) { deleteEndUsers(accountId: $a, ids: $ids) { results { statusCode } } }`, {
+      a: t.accountId,
+      ids: [ID],
+    });
+    expect(g.data.deleteEndUsers.results).toEqual([{ statusCode: 204 }]);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: ID } })).toBe(0);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: { startsWith: "erased_" } } })).toBe(14);
+  }, 60_000);
+
+  it("a bulk delete of 10,000 end users with events stays set-based", async () => {
+    const t = await tenant("erase-bulk");
+    const ids = Array.from({ length: 10_000 }, (_, i) => `bulk-${i}`);
+    const put = await req(`/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: ids.map((id) => ({ id })) });
+    expect(put.status).toBeLessThan(300);
+    const events = ids.map((id, i) => ({ type: "flow_started", time: now - DAY + i, endUserId: id, flowId: "f1", widget: "self_help", userName: `name ${i}` }));
+    expect((await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events })).status).toBe(202);
+    // 10,000 ids do not fit in a URL: the GraphQL mutation the REST route runs takes them.
+    const mutation = `mutation($a: String!, $ids: [String!]!) { deleteEndUsers(accountId: $a, ids: $ids) { results { statusCode } } }`;
+    const { result, sql } = await sqlOf(() => gql(server, t, mutation, { a: t.accountId, ids }));
+    expect(result.data.deleteEndUsers.results.every((r: { statusCode: number }) => r.statusCode === 204)).toBe(true);
+    expect(sql.length).toBeLessThan(80); // ten chunks of 1,000: a handful of statements each
+    expect(await prisma.event.count({ where: { accountId: t.accountId, userName: { not: null } } })).toBe(0);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: { startsWith: "erased_" } } })).toBe(10_000);
+    const flowViews = await req(`/v1/accounts/${t.accountId}/reports/flowViews?startDate=${start}`, { headers: t.headers });
+    expect(flowViews.body.rows).toEqual([["f1", 10_000, 10_000]]);
+  }, 120_000);
+});
