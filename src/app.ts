@@ -2,8 +2,7 @@
 // It does not listen; src/main.ts does. Tests, the CLI and the bench build the same app.
 import cors from "cors";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { GraphQLError } from "graphql";
-import { createYoga, maskError as defaultMaskError } from "graphql-yoga";
+import { createYoga } from "graphql-yoga";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import type { Config } from "./config.js";
 import { createContext } from "./context.js";
@@ -20,6 +19,7 @@ import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity
 import { randomUUID } from "node:crypto";
 import { requestScope } from "./audit/requestScope.js";
 import { armorPlugins } from "./graphql/armor.js";
+import { maskError } from "./graphql/masking.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { storableText } from "./graphql/storableText.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
@@ -86,17 +86,7 @@ export function createApp(config: Config) {
       graphqlMetricsPlugin(),
     ],
     context: ({ request, req, res }) => createContext(request.headers, req, res, rateLimiter, preauthenticated(request)),
-    maskedErrors: {
-      maskError(error, message, isDev) {
-        const original = error instanceof GraphQLError ? error.originalError : error;
-        const known = knownError(original);
-        if (known) return known;
-        if (!(original instanceof GraphQLError) && !(error instanceof GraphQLError && !error.originalError)) {
-          logger.error({ err: original ?? error }, "unexpected error in GraphQL execution");
-        }
-        return defaultMaskError(error, message, isDev);
-      },
-    },
+    maskedErrors: { maskError },
   });
 
   const app = express();
@@ -144,7 +134,13 @@ export function createApp(config: Config) {
     next();
   });
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
-  app.use(restRouter(routes, yoga, trusted.documents));
+  app.use(
+    restRouter(routes, {
+      operations: trusted.operations,
+      // The Express request is the header source: no copy of its headers per request.
+      context: (req, res) => createContext(req, req, res, rateLimiter),
+    }),
+  );
 
   app.use((req, res) => sendProblem(res, problem(404, `No route for ${req.method} ${req.path}.`)));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

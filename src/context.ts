@@ -20,8 +20,19 @@ export interface Context {
   rawBody?: unknown;
 }
 
-export function createContext(headers: Headers, req?: ExpressRequest, res?: ExpressResponse, rateLimiter?: RateLimiter, resolved?: Promise<Identity>): Context {
-  const credentials: Credentials = { key: headers.get(KEY_HEADER), email: headers.get(USER_HEADER) };
+/** Where the context reads the credentials and request id: a fetch Headers (Yoga) or an Express request (REST). */
+export interface HeaderSource {
+  get(name: string): string | null | undefined;
+}
+
+export function createContext(
+  headers: HeaderSource,
+  req?: ExpressRequest,
+  res?: ExpressResponse,
+  rateLimiter?: RateLimiter,
+  resolved?: Promise<Identity>,
+): Context {
+  const credentials: Credentials = { key: headers.get(KEY_HEADER) ?? null, email: headers.get(USER_HEADER) ?? null };
   const scope = currentScope();
   let identity: Promise<Identity> | undefined;
   return {

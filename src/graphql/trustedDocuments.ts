@@ -2,12 +2,16 @@
 // is built, and every request that sends one of them (every REST call) reuses that DocumentNode and
 // skips validation. A route document that does not validate stops start-up, naming the route.
 // The armor limits guard what clients write; these documents are ours, so they are not re-checked.
+// Each is also compiled once (src/graphql/compiled.ts): REST routes run the compiled function.
 import { parse, validate, type DocumentNode, type GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
+import { type CompiledOperation, compileOperation } from "./compiled.js";
 
 export interface TrustedDocuments {
   /** Source text → the document parsed at start-up. */
   readonly documents: ReadonlyMap<string, DocumentNode>;
+  /** Source text → the document compiled at start-up (what REST routes execute). */
+  readonly operations: ReadonlyMap<string, CompiledOperation>;
   /** Parses done at start-up (one per distinct document). */
   readonly parsedAtStartup: number;
   /** Requests served the pre-parsed document instead of a parse. */
@@ -34,8 +38,22 @@ export function trustDocuments(sources: Iterable<{ name: string; document: strin
     nodes.add(doc);
   }
 
+  const operations = new Map<string, CompiledOperation>();
+  for (const [source, doc] of documents) {
+    const op = compileOperation(schema, doc);
+    operations.set(source, {
+      name: op.name,
+      type: op.type,
+      execute(contextValue, inputs) {
+        trusted.trustedExecutions++;
+        return op.execute(contextValue, inputs);
+      },
+    });
+  }
+
   const trusted: TrustedDocuments = {
     documents,
+    operations,
     parsedAtStartup: documents.size,
     hits: 0,
     trustedExecutions: 0,

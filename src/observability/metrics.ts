@@ -142,6 +142,11 @@ function operationLabel(name: string | undefined): string {
 
 const isLimit = (errors: readonly Error[]) => errors.some((e) => (e as GraphQLError).extensions?.code === LIMIT_CODE);
 
+/** Counts one executed operation (POST /graphql through the plugin below, REST routes directly). */
+export function countOperation(name: string | undefined, type: string, failed: boolean): void {
+  graphqlOperations.inc({ operation: operationLabel(name), type, outcome: failed ? "error" : "ok" });
+}
+
 export function graphqlMetricsPlugin(): Plugin {
   return {
     onParse() {
@@ -156,11 +161,11 @@ export function graphqlMetricsPlugin(): Plugin {
     },
     onExecute({ args }) {
       const op = getOperationAST(args.document, args.operationName);
-      const labels = { operation: operationLabel(args.operationName ?? op?.name?.value), type: op?.operation ?? "unknown" };
+      const name = args.operationName ?? op?.name?.value;
+      const type = op?.operation ?? "unknown";
       return {
         onExecuteDone({ result }) {
-          const failed = !(Symbol.asyncIterator in result) && Boolean(result.errors?.length);
-          graphqlOperations.inc({ ...labels, outcome: failed ? "error" : "ok" });
+          countOperation(name, type, !(Symbol.asyncIterator in result) && Boolean(result.errors?.length));
         },
       };
     },

@@ -1,14 +1,15 @@
-// Serves the route table. Every route executes its GraphQL document in process, through the envelop
-// Yoga builds for each request (as SOFA does): the same context factory, plugins (limits, metrics)
-// and error masking as POST /graphql, but no HTTP request to ourselves and no JSON between the
-// layers: the document was parsed and validated at start-up, the variables are the route's objects
-// and the reply maps the execution result object.
+// Serves the route table. Every route executes its GraphQL operation in process: compiled at
+// start-up (src/graphql/compiled.ts), run with the request's context from the same factory as POST
+// /graphql, its errors masked as POST /graphql masks them and its execution counted in the same
+// metric. No HTTP request to ourselves, no per-request envelope, no JSON between the layers: the
+// variables are the route's objects and the reply maps the execution result object.
 import { pipeline } from "node:stream/promises";
 import express, { type Request, type Response, type Router } from "express";
-import type { DocumentNode, ExecutionResult } from "graphql";
-import type { YogaServerInstance } from "graphql-yoga";
-import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
+import type { ExecutionResult } from "graphql";
 import type { Context } from "../context.js";
+import type { CompiledOperation } from "../graphql/compiled.js";
+import { maskErrors } from "../graphql/masking.js";
+import { countOperation } from "../observability/metrics.js";
 import { AppError, knownError } from "../errors.js";
 import { requireAccount } from "../domains/accounts/schema.js";
 import { logger } from "../logger.js";
@@ -19,11 +20,15 @@ import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from 
 
 /** The size limit of JSON bodies, REST and GraphQL alike (413 past it). */
 export const JSON_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
-type ServerContext = { req: Request; res: Response };
+/** How routes run their operations: the compiled operations and the request's context. */
+export interface RouteExecution {
+  /** The compiled operation of each route document, by its source text. */
+  operations: ReadonlyMap<string, CompiledOperation>;
+  /** The request's GraphQL context, from the factory POST /graphql uses. */
+  context(req: Request, res: Response): Context;
+}
 
-type Yoga = YogaServerInstance<ServerContext, object>;
-
-export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: ReadonlyMap<string, DocumentNode>): Router {
+export function restRouter(routes: readonly RestRoute[], execution: RouteExecution): Router {
   // strict: `/content/` (an empty id) is not the list `/content`.
   const router = express.Router({ strict: true });
   const json = express.json({
@@ -54,7 +59,7 @@ export function restRouter(routes: readonly RestRoute[], yoga: Yoga, documents: 
         header: (name) => req.get(name),
       };
       try {
-        await runRoute(route, yoga, documents.get(route.document)!, input, req, res);
+        await runRoute(route, execution.operations.get(route.document)!, execution.context(req, res), input, req, res);
       } catch (err) {
         // A streamed reply that failed half way: nothing sensible can follow the bytes already sent.
         if (res.headersSent) return void res.destroy();
@@ -117,9 +122,7 @@ function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, hea
   res.status(p.status).json(route.errorBody(p.status, p.status >= 500 ? [p.detail] : messages, input));
 }
 
-async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, input: RestInput, req: Request, res: Response) {
-  const enveloped = yoga.getEnveloped({ req, res, request: { headers: contextHeaders(req) } } as never);
-  const contextValue = (await enveloped.contextFactory()) as unknown as Context;
+async function runRoute(route: RestRoute, operation: CompiledOperation, contextValue: Context, input: RestInput, req: Request, res: Response) {
   // Who may do this is decided before what was sent is checked: no key and a bad limit is a 401,
   // a foreign account and a bad body a 403. (The resolver's own check reuses this one.)
   await requireAccount(contextValue, input.params.accountId!, route.scopes);
@@ -135,13 +138,13 @@ async function runRoute(route: RestRoute, yoga: Yoga, document: DocumentNode, in
   }
   const variables = route.variables(input);
   if (route.reply.kind === "page" && typeof variables.first === "number" && variables.first > PAGE_SLICE) {
-    return streamPage(route, enveloped, document, contextValue, variables, input, res);
+    return streamPage(route, operation, contextValue, variables, input, res);
   }
   let result: ExecutionResult;
   const staged = route.rawBody ? await receiveRawBody(route.rawBody, input, req) : undefined;
   try {
     contextValue.rawBody = staged;
-    result = (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: variables })) as ExecutionResult;
+    result = await execute(operation, contextValue, variables);
   } finally {
     await staged?.discard();
   }
@@ -176,8 +179,7 @@ export const PAGE_SLICE = 1_000;
  */
 async function streamPage(
   route: RestRoute,
-  enveloped: ReturnType<Yoga["getEnveloped"]>,
-  document: DocumentNode,
+  operation: CompiledOperation,
   contextValue: Context,
   variables: Record<string, unknown>,
   input: RestInput,
@@ -188,12 +190,7 @@ async function streamPage(
   let written = 0;
   for (;;) {
     const first = Math.min(PAGE_SLICE, remaining);
-    const result = (await enveloped.execute({
-      schema: enveloped.schema,
-      document,
-      contextValue,
-      variableValues: { ...variables, first, after },
-    })) as ExecutionResult;
+    const result = await execute(operation, contextValue, { ...variables, first, after });
     if (result.errors?.length) {
       if (!res.headersSent) return fail(route, input, res, ...problemFromGraphQL(result.errors));
       // Rows are out already: the body can only be cut short (the client sees a truncated JSON).
@@ -228,12 +225,10 @@ async function receiveRawBody(raw: RawBody, input: RestInput, req: Request): Pro
   return raw.receive(req, input);
 }
 
-/** The headers the GraphQL context reads (credentials, request id), as the Headers it expects. */
-function contextHeaders(req: Request): Headers {
-  const headers = new Headers();
-  for (const h of [KEY_HEADER, USER_HEADER, "x-request-id"]) {
-    const v = req.get(h);
-    if (v !== undefined) headers.set(h, v);
-  }
-  return headers;
+/** Runs a route's operation: counted and error-masked as POST /graphql's operations are. */
+async function execute(operation: CompiledOperation, contextValue: Context, variables: Record<string, unknown>): Promise<ExecutionResult> {
+  const result = await operation.execute(contextValue, variables);
+  const failed = Boolean(result.errors?.length);
+  countOperation(operation.name, operation.type, failed);
+  return failed ? { ...result, errors: maskErrors(result.errors!) } : result;
 }

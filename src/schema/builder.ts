@@ -63,6 +63,8 @@ builder.scalarType("Timestamp", {
   description: "A point in time, as integer milliseconds since the Unix epoch (UTC).",
   serialize: (value) => (value instanceof Date ? value.getTime() : Number(value)),
   parseValue: (value) => {
+    // Already parsed (a Date is never JSON): compiled execution coerces variables graphql-js coerced.
+    if (value instanceof Date) return value;
     // Past year 9999 neither database stores a time (and Prisma throws): the caller's error, not ours.
     if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_TIMESTAMP) {
       throw new GraphQLError(`Timestamp must be an integer of epoch milliseconds from 0 to ${MAX_TIMESTAMP} (9999-12-31)`);
