@@ -33,7 +33,11 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode):
     execute(contextValue, inputs) {
       const coerced = getVariableValues(schema, definitions, inputs, { maxErrors: 50 });
       if (coerced.errors) return { errors: coerced.errors };
-      return compiled.query(undefined, contextValue, coerced.coerced) as ExecutionResult | Promise<ExecutionResult>;
+      const result = compiled.query(undefined, contextValue, coerced.coerced) as ExecutionResult | Promise<ExecutionResult>;
+      return result instanceof Promise ? result.then(inGraphqlJsOrder) : inGraphqlJsOrder(result);
     },
   };
 }
+
+/** graphql-js answers `{errors, data}` when there are errors; graphql-jit `{data, errors}`: serialise alike. */
+const inGraphqlJsOrder = (r: ExecutionResult): ExecutionResult => (r.errors ? { errors: r.errors, data: r.data } : r);
