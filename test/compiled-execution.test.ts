@@ -42,7 +42,7 @@ const headers = (key: string, email: string) => new Headers({ "x-service-integra
 /** The route's sample input (its documented examples) with real ids of the account in its path. */
 function inputFor(route: RestRoute, accountId: string): RestInput {
   const input = sampleInput(route, schema);
-  const params = { ...input.params, accountId };
+  const params: Record<string, string> = { ...input.params, accountId };
   if ("id" in params) params.id = /EndUser/i.test(route.name) ? real.endUser! : real.content!;
   for (const p of ["fieldName", "attributeName", "segmentId", "names"] as const) if (p in params) params[p] = real[p]!;
   const { cursor: _sampleCursor, ...query } = input.query; // a documented cursor belongs to no list here
