@@ -9,12 +9,18 @@ const BOOKKEEPING = [/^UPDATE\s+[`"]\w+[`"]\.[`"]ApiKey[`"]\s+SET\s+[`"]lastUsed
 
 const ROW_LOCK = /\bFOR (?:NO KEY )?UPDATE$|\bFOR SHARE$/i;
 
+/** A statement's verb; a read that names its page in a CTE first (`WITH c AS (SELECT …) SELECT …`) is a SELECT. */
+const verbOf = (q: string) => {
+  const verb = q.split(/\s+/, 1)[0]!.toUpperCase();
+  return verb === "WITH" && !/\b(?:INSERT|UPDATE|DELETE)\b/i.test(q) ? "SELECT" : verb;
+};
+
 /** The request's own statements as "VERB Table" ("LOCK Table" for row locks), bookkeeping left out. */
 export function shape(sql: string[]): string[] {
   return sql
     .map((q) => q.trim())
     .filter((q) => !BOOKKEEPING.some((re) => re.test(q)))
-    .map((q) => `${ROW_LOCK.test(q) ? "LOCK" : q.split(/\s+/, 1)[0]!.toUpperCase()} ${TABLE.exec(q)?.[1] ?? "?"}`);
+    .map((q) => `${ROW_LOCK.test(q) ? "LOCK" : verbOf(q)} ${TABLE.exec(q)?.[1] ?? "?"}`);
 }
 
 /**

@@ -19,6 +19,7 @@ import { auditExtension, configureAudit, inTransaction, routedClient, runAudited
 import { auditClassification } from "../domains/audit.js";
 import { Prisma } from "../generated/sqlite/client.js";
 import { isRetryableTransactionError } from "./errors.js";
+import { closeDirectReads, observeDirectReads } from "./direct.js";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => ...)` callbacks. */
@@ -26,6 +27,11 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 
 type QueryListener = (sql: string) => void;
 const queryListeners = new Set<QueryListener>();
+
+// Reads on the driver (./direct.ts) are observed like Prisma's statements.
+observeDirectReads((sql) => {
+  for (const fn of queryListeners) fn(sql);
+});
 
 /** Calls `fn` with every SQL statement the clients send; returns the unsubscribe function. */
 export function onQuery(fn: QueryListener): () => void {
@@ -245,6 +251,7 @@ export async function prepareDb(): Promise<void> {
 
 /** Closes every connection (shutdown, CLI exit, tests). */
 export async function disconnectDb(): Promise<void> {
+  await closeDirectReads();
   if (!clients) return;
   const { reader, writer } = clients;
   await Promise.all([...new Set([reader, writer])].map((c) => c.$disconnect()));

@@ -210,6 +210,9 @@ async function streamPage(
     const done = !page.cursor || remaining === 0;
     if (done) return void res.end(`${chunk}],"cursor":${JSON.stringify(page.cursor)}}`);
     if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
+    // Let the slice go out (and other requests in) before reading the next: a read on the driver
+    // may complete without ever yielding to the event loop.
+    await new Promise(setImmediate);
     if (res.destroyed) return; // the client went away: read no further
     after = page.cursor!;
   }

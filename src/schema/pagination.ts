@@ -35,14 +35,22 @@ function malformedCursor() {
   return badRequest("cursor is malformed: pass the cursor value of a previous page unchanged", [{ path: "cursor", message: "malformed cursor" }]);
 }
 
-/** Prisma `where` selecting the rows after the cursor in (field, id) order. */
-export function afterCursor(field: string, cursor: string | null | undefined, isDate: boolean, direction: "asc" | "desc" = "asc"): object {
-  if (!cursor) return {};
+/** The (sort value, id) pair a cursor holds, checked against the list's kind of sort key; null without a cursor. */
+export function cursorPosition(cursor: string | null | undefined, isDate: boolean): { sort: SortValue | Date; id: string } | null {
+  if (!cursor) return null;
   const [sort, id] = decodeCursor(cursor);
   if (isDate !== (typeof sort === "number")) throw decodeCursorMismatch();
   const value = isDate ? new Date(sort as number) : sort;
-  // A time a Date cannot hold (|ms| > 8.64e15) would reach Prisma as an Invalid Date: a 500.
+  // A time a Date cannot hold (|ms| > 8.64e15) would reach the database as an Invalid Date: a 500.
   if (value instanceof Date && Number.isNaN(value.getTime())) throw malformedCursor();
+  return { sort: value, id };
+}
+
+/** Prisma `where` selecting the rows after the cursor in (field, id) order. */
+export function afterCursor(field: string, cursor: string | null | undefined, isDate: boolean, direction: "asc" | "desc" = "asc"): object {
+  const position = cursorPosition(cursor, isDate);
+  if (!position) return {};
+  const { sort: value, id } = position;
   const op = direction === "asc" ? "gt" : "lt";
   return { OR: [{ [field]: { [op]: value } }, { [field]: value, id: { [op]: id } }] };
 }

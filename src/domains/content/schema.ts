@@ -21,7 +21,8 @@ import {
   type ItemResult,
   inTurn,
 } from "../../schema/bulk.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, connectionFrom, cursorPosition, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { contentPage } from "./page.js";
 import { Tag } from "../tags/schema.js";
 
 export const CONTENT_TYPES = ["link", "video", "text", "flow", "widget", "folder"] as const;
@@ -91,6 +92,9 @@ function filterWhere(f: typeof ContentFilter.$inferInput | null | undefined): Pr
   };
 }
 
+/** The Prisma query plugin-prisma plans for content with its tags: what contentPage() rows carry. */
+const WITH_TAGS = JSON.stringify({ include: { tags: { select: { tag: true } } } });
+
 builder.prismaObjectField(Account, "contents", (t) =>
   t.connection({
     type: Content,
@@ -103,6 +107,16 @@ builder.prismaObjectField(Account, "contents", (t) =>
       const limit = pageLimit(args, LIST_LIMITS.standard);
       const field = args.orderBy === "UPDATED" ? "updatedAt" : "createdAt";
       const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      // The selections REST and most dashboards make (content fields, with or without their tags)
+      // are one statement on the driver (./page.ts); any other goes through Prisma.
+      const shape = JSON.stringify(query);
+      if (shape === "{}" || shape === WITH_TAGS) {
+        const after = cursorPosition(args.after, true) as { sort: Date; id: string } | null;
+        const rows = (await contentPage(account.id, args.filter ?? {}, field, after, limit + 1, shape === WITH_TAGS)) as unknown as Prisma.ContentGetPayload<{
+          include: { tags: { select: { tag: true } } };
+        }>[];
+        return connectionFrom(toPage(rows, limit), (r) => r[field]);
+      }
       const rows = await prisma.content.findMany({
         ...query,
         where: { AND: [{ accountId: account.id }, filterWhere(args.filter), afterCursor(field, args.after, true)] },

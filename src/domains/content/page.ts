@@ -1,0 +1,160 @@
+// A page of the account's content with each content's tags, in ONE statement on the driver
+// (src/db/direct.ts): the tags are aggregated in SQL (json_group_array on SQLite, json_agg on
+// PostgreSQL) and every row comes back as Prisma would shape it for the selection
+// `{ include: { tags: { select: { tag: true } } } }`, so Content.tags resolves from the row itself,
+// synchronously. Rows are ordered by (createdAt or updatedAt, id), keyset after the cursor.
+import { createHash } from "node:crypto";
+import { dateOf, directDialect, directRead, storedDate } from "../../db/direct.js";
+
+export interface ContentPageFilter {
+  state?: string[] | null;
+  stage?: string | null;
+  type?: string | null;
+  createdAfter?: Date | null;
+  updatedAfter?: Date | null;
+  tagId?: string | null;
+  tagName?: string | null;
+  parentId?: string | null;
+}
+
+const CONTENT_COLUMNS = [
+  "id",
+  "accountId",
+  "title",
+  "type",
+  "url",
+  "source",
+  "description",
+  "descriptionMd",
+  "state",
+  "stage",
+  "parentId",
+  "ownerId",
+  "createdAt",
+  "updatedAt",
+];
+const TAG_COLUMNS = ["id", "accountId", "name", "description", "type", "createdAt", "updatedAt"];
+
+type Row = Record<string, unknown>;
+const q = (c: string) => `"${c}"`;
+
+/** The statement for one combination of filters (a prepared statement per combination, a handful in practice). */
+function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: "createdAt" | "updatedAt", after: boolean, withTags: boolean) {
+  const params: string[] = [];
+  let n = 0;
+  const p = () => (dialect === "postgres" ? `$${++n}` : "?");
+  const where = [`c."accountId" = ${p()}`];
+  params.push("accountId");
+  if (f.state?.length) {
+    where.push(`c."state" IN (${f.state.map(() => p()).join(", ")})`);
+    params.push(...f.state.map((_, i) => `state.${i}`));
+  }
+  for (const k of ["stage", "type", "parentId"] as const) {
+    if (f[k]) {
+      where.push(`c.${q(k)} = ${p()}`);
+      params.push(k);
+    }
+  }
+  if (f.createdAfter) {
+    where.push(`c."createdAt" > ${p()}`);
+    params.push("createdAfter");
+  }
+  if (f.updatedAfter) {
+    where.push(`c."updatedAt" > ${p()}`);
+    params.push("updatedAfter");
+  }
+  if (f.tagId) {
+    where.push(`EXISTS (SELECT 1 FROM "ContentTag" x WHERE x."contentId" = c."id" AND x."tagId" = ${p()})`);
+    params.push("tagId");
+  }
+  if (f.tagName) {
+    where.push(`EXISTS (SELECT 1 FROM "ContentTag" x JOIN "Tag" y ON y."id" = x."tagId" WHERE x."contentId" = c."id" AND y."name" = ${p()})`);
+    params.push("tagName");
+  }
+  if (after) {
+    const [a, b, id] = [p(), p(), p()];
+    where.push(`(c.${q(field)} > ${a} OR (c.${q(field)} = ${b} AND c."id" > ${id}))`);
+    params.push("after.sort", "after.sort", "after.id");
+  }
+  const tagObject =
+    dialect === "postgres"
+      ? `json_build_object(${TAG_COLUMNS.map((c) => `'${c}', t.${q(c)}`).join(", ")})`
+      : `json_object(${TAG_COLUMNS.map((c) => `'${c}', t.${q(c)}`).join(", ")})`;
+  const tags = !withTags
+    ? ""
+    : dialect === "postgres"
+      ? `, COALESCE((SELECT json_agg(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id"), '[]')::text AS "tags"`
+      : `, (SELECT json_group_array(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id") AS "tags"`;
+  // The page is chosen first (a CTE), then its rows' tags are aggregated: one statement either way.
+  const sql =
+    `WITH c AS (SELECT ${CONTENT_COLUMNS.map((col) => `c.${q(col)}`).join(", ")} FROM "Content" c WHERE ${where.join(" AND ")} ` +
+    `ORDER BY c.${q(field)}, c."id" LIMIT ${p()}) SELECT c.*${tags} FROM c ORDER BY c.${q(field)}, c."id"`;
+  params.push("take");
+  return { sql, params };
+}
+
+const cache = new Map<string, { name: string; sqlite: string; postgres: string; params: string[] }>();
+
+/**
+ * The rows of one page (`take` rows after `after`), each with `tags` in Prisma's include shape when
+ * `withTags`. Dates are Dates, as Prisma returns them.
+ */
+export async function contentPage(
+  accountId: string,
+  f: ContentPageFilter,
+  field: "createdAt" | "updatedAt",
+  after: { sort: Date; id: string } | null,
+  take: number,
+  withTags: boolean,
+): Promise<Row[]> {
+  const dialect = directDialect();
+  const key = JSON.stringify([
+    dialect,
+    Boolean(f.state?.length) && f.state!.length,
+    !!f.stage,
+    !!f.type,
+    !!f.parentId,
+    !!f.createdAfter,
+    !!f.updatedAfter,
+    !!f.tagId,
+    !!f.tagName,
+    field,
+    !!after,
+    withTags,
+  ]);
+  let stmt = cache.get(key);
+  if (!stmt) {
+    const { sql, params } = statement(dialect, f, field, after !== null, withTags);
+    stmt = { name: `content_page_${createHash("sha1").update(sql).digest("hex").slice(0, 16)}`, sqlite: sql, postgres: sql, params };
+    cache.set(key, stmt);
+  }
+  const values = stmt.params.map((name) => {
+    if (name.startsWith("state.")) return f.state![Number(name.slice(6))];
+    switch (name) {
+      case "accountId":
+        return accountId;
+      case "createdAfter":
+        return storedDate(f.createdAfter!);
+      case "updatedAfter":
+        return storedDate(f.updatedAfter!);
+      case "after.sort":
+        return storedDate(after!.sort);
+      case "after.id":
+        return after!.id;
+      case "take":
+        return take;
+      default:
+        return f[name as "stage" | "type" | "parentId" | "tagId" | "tagName"];
+    }
+  });
+  const rows = await directRead<Row>(stmt, values);
+  for (const r of rows) {
+    r.createdAt = dateOf(r.createdAt);
+    r.updatedAt = dateOf(r.updatedAt);
+    if (withTags) {
+      const tags = JSON.parse(r.tags as string) as Row[];
+      r.tags = tags.map((t) => ({ tag: { ...t, createdAt: dateOf(t.createdAt), updatedAt: dateOf(t.updatedAt) } }));
+    }
+  }
+  return rows;
+}
