@@ -6,6 +6,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { prisma, type Tx, withTransaction } from "../../db/index.js";
 import { eraseAuditTrail } from "../../audit/recorder.js";
 import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
+import { endUserWith } from "./read.js";
 import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { EndUserAction, Prisma } from "../../generated/sqlite/client.js";
@@ -155,6 +156,18 @@ builder.prismaObjectField(Account, "endUsers", (t) =>
   }),
 );
 
+/** The relations a planned query includes, when ./read.ts can serve it: only `values` and `actions`. */
+function directInclude(query: object): { values: boolean; actions: boolean } | null {
+  const keys = Object.keys(query);
+  if (keys.length === 0) return { values: false, actions: false };
+  if (keys.length !== 1 || keys[0] !== "include") return null;
+  const include = (query as { include: Record<string, unknown> }).include;
+  const names = Object.keys(include);
+  if (!names.every((n) => n === "values" || n === "actions")) return null;
+  if (include.values !== undefined && include.values !== true) return null;
+  return { values: "values" in include, actions: "actions" in include };
+}
+
 builder.prismaObjectField(Account, "endUser", (t) =>
   t.prismaField({
     type: EndUser,
@@ -163,6 +176,10 @@ builder.prismaObjectField(Account, "endUser", (t) =>
     args: { id: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
     resolve: async (query, account, { id, idType }) => {
       await checkIdType(account.id, idType);
+      // What B14 and segment evaluations select (the user with values and/or actions) is one
+      // statement on the driver (./read.ts); any other selection goes through Prisma.
+      const include = directInclude(query);
+      if (include) return (await endUserWith(account.id, id, include)) as Awaited<ReturnType<typeof prisma.endUser.findUnique>>;
       return prisma.endUser.findUnique({ ...query, where: { accountId_externalId: { accountId: account.id, externalId: id } } });
     },
   }),
