@@ -21,6 +21,11 @@ export interface DirectQuery {
   name: string;
   sqlite: string;
   postgres: string;
+  /**
+   * better-sqlite3 binds `?` by position only (no `?1` reuse): for SQLite, the index of the
+   * parameter each `?` takes, in order of appearance, when a parameter is used more than once.
+   */
+  sqliteArgs?: readonly number[];
 }
 
 type Observer = (sql: string) => void;
@@ -49,7 +54,7 @@ function sqliteDriver(file: string): Driver {
       let stmt = statements.get(q.sqlite);
       if (!stmt) statements.set(q.sqlite, (stmt = db.prepare(q.sqlite)));
       observe(q.sqlite);
-      return stmt.all(...params) as T[];
+      return stmt.all(...(q.sqliteArgs ? q.sqliteArgs.map((i) => params[i]) : params)) as T[];
     },
     close: async () => void db.close(),
   };

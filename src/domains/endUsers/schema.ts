@@ -3,6 +3,7 @@
 // actions live in separate tables, so a read asks the database only for what the query selects.
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
+import type { Context } from "../../context.js";
 import { prisma, type Tx, withTransaction } from "../../db/index.js";
 import { eraseAuditTrail } from "../../audit/recorder.js";
 import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
@@ -43,10 +44,14 @@ export const EndUserIdType = builder.enumType("EndUserIdType", {
   } as const,
 });
 
-/** A caller-declared id type must match the account's method; a mismatch is the caller's error. */
-export async function checkIdType(accountId: string, idType: "APP" | "COOKIE" | null | undefined): Promise<void> {
+/**
+ * A caller-declared id type must match the account's method; a mismatch is the caller's error. The
+ * method comes with the caller's identity (no query); the database is asked only without one.
+ */
+export async function checkIdType(ctx: Context, accountId: string, idType: "APP" | "COOKIE" | null | undefined): Promise<void> {
   if (!idType) return;
-  const account = await prisma.account.findUniqueOrThrow({ where: { id: accountId }, select: { idMethod: true } });
+  const known = (await ctx.identity()).accounts.get(accountId);
+  const account = known ?? (await prisma.account.findUniqueOrThrow({ where: { id: accountId }, select: { idMethod: true } }));
   const matches = idType === "COOKIE" ? account.idMethod === "cookie" : account.idMethod !== "cookie";
   if (!matches) {
     throw badRequest(`the id type does not match the account's identification method (${account.idMethod})`, [
@@ -174,8 +179,8 @@ builder.prismaObjectField(Account, "endUser", (t) =>
     nullable: true,
     description: "One end user by id; `idType` (if given) must match the account's identification method.",
     args: { id: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
-    resolve: async (query, account, { id, idType }) => {
-      await checkIdType(account.id, idType);
+    resolve: async (query, account, { id, idType }, ctx) => {
+      await checkIdType(ctx, account.id, idType);
       // What B14 and segment evaluations select (the user with values and/or actions) is one
       // statement on the driver (./read.ts); any other selection goes through Prisma.
       const include = directInclude(query);

@@ -15,9 +15,12 @@ import { Content } from "../content/schema.js";
 import { decodeValue, endUserSchema, type StoredValue } from "../endUsers/fields.js";
 import { checkIdType, EndUserIdType } from "../endUsers/schema.js";
 import { completedContent } from "./progress.js";
-import { checkRule, evaluate, fieldsOf, type Rule } from "./rules.js";
+import { orderedContentFor, ruleValues, withLinked } from "./read.js";
+import { checkRule, evaluate, type Rule } from "./rules.js";
 
 const NAME_MAX = 200;
+/** The Prisma query plugin-prisma plans for content with its tags (what ./read.ts rows carry). */
+const CONTENT_WITH_TAGS = JSON.stringify({ include: { tags: { select: { tag: true } } } });
 const MAX_CONTENTS = 1_000;
 
 const RULE_DOC = `A rule over end users, as JSON:
@@ -36,32 +39,21 @@ interface SegmentRow {
   updatedAt: Date;
 }
 
-/** A user's values for the paths a rule reads (null: no such user), loaded in at most two queries. */
+/**
+ * A user's values for the paths a rule reads (null: no such user): one statement (./read.ts), and a
+ * second only for records linked through a primary attribute the user holds in a non-string field.
+ */
 async function valuesFor(accountId: string, endUserId: string, rule: Rule): Promise<((path: string) => unknown) | null> {
-  const refs = fieldsOf(rule);
-  const customNames = new Set(refs.flatMap((r) => (r.kind === "custom" ? [r.name] : [r.primary])));
-  const user = await prisma.endUser.findUnique({
-    where: { accountId_externalId: { accountId, externalId: endUserId } },
-    select: { values: { where: { field: { in: [...customNames] } } } },
+  const found = await ruleValues(accountId, endUserId, rule);
+  if (!found) return null;
+  if (!found.unlinked.length) return found.read;
+  const linked = new Map<string, unknown>();
+  const records = await prisma.attributeRecord.findMany({
+    where: { accountId, OR: found.unlinked.map((l) => ({ attributeName: l.primary, attributeValue: String(l.value) })) },
+    select: { attributeName: true, values: true },
   });
-  if (!user) return null;
-  const custom = new Map(user.values.map((v) => [v.field, decodeValue({ ...v } as StoredValue)]));
-  // The records linked through the user's own values of the primary attributes the rule names.
-  const links = [...new Set(refs.flatMap((r) => (r.kind === "attribute" ? [r.primary] : [])))]
-    .map((primary) => ({ primary, value: custom.get(primary) }))
-    .filter((l) => l.value !== undefined && l.value !== null);
-  const attributes = new Map<string, unknown>();
-  if (links.length) {
-    const records = await prisma.attributeRecord.findMany({
-      where: { accountId, OR: links.map((l) => ({ attributeName: l.primary, attributeValue: String(l.value) })) },
-      select: { attributeName: true, values: true },
-    });
-    for (const r of records) for (const v of r.values) attributes.set(`${r.attributeName}.${v.name}`, decodeValue(v as StoredValue));
-  }
-  return (path) => {
-    const [kind, a, b] = path.split(".");
-    return kind === "custom" ? custom.get(a!) : attributes.get(`${a}.${b}`);
-  };
+  for (const r of records) for (const v of r.values) linked.set(`${r.attributeName}.${v.name}`, decodeValue(v as StoredValue));
+  return withLinked(found.read, linked);
 }
 
 /**
@@ -117,7 +109,7 @@ export const Segment = builder.prismaObject("Segment", {
       description: "Whether the end user matches the rule (null: the account has no such end user).",
       args: { endUserId: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
       resolve: async (s, { endUserId, idType }, ctx) => {
-        await checkIdType(s.accountId, idType);
+        await checkIdType(ctx, s.accountId, idType);
         return matches(ctx, s as SegmentRow, endUserId);
       },
     }),
@@ -128,12 +120,18 @@ export const Segment = builder.prismaObject("Segment", {
         "The segment's content in its order for this end user: all of it when the user matches, none when not (null: no such end user). Content the user has completed (a flow_completed or task_completed event for it) moves after the rest, each part keeping the segment's order.",
       args: { endUserId: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
       resolve: async (s, { endUserId, idType }, ctx, info) => {
-        await checkIdType(s.accountId, idType);
+        await checkIdType(ctx, s.accountId, idType);
         const matched = await matches(ctx, s as SegmentRow, endUserId);
         if (matched === null) return null;
         if (!matched) return [];
-        // The content is read only for users who match, with what the query selects.
+        // The content is read only for users who match, with what the query selects: what REST
+        // and dashboards select (content, with or without tags) in one statement with the user's
+        // completions (./read.ts), anything else through Prisma.
         const query = queryFromInfo({ context: ctx, info });
+        const shape = JSON.stringify(query);
+        if (shape === "{}" || shape === CONTENT_WITH_TAGS) {
+          return (await orderedContentFor(s.id, s.accountId, endUserId, shape === CONTENT_WITH_TAGS)) as Awaited<ReturnType<typeof orderedContents>>;
+        }
         const contents = await orderedContents(s.id, query);
         const done = await completedContent(
           s.accountId,

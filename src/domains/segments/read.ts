@@ -1,0 +1,152 @@
+// A segment evaluation for one end user in a constant number of statements on the driver
+// (src/db/direct.ts), whatever the rule:
+//   1. the values the rule reads: the user's values of the custom fields it names and, through a
+//      join on the user's own value of each primary attribute it reaches through, the linked
+//      records' secondary values; plus a marker row telling whether the user exists at all. The
+//      field lists travel as parameters, so one prepared statement serves every rule; the rule is
+//      then evaluated by the one evaluator (./rules.ts), with exactly its semantics (encrypted
+//      values are decrypted first, which SQL could not do);
+//   2. the segment's content in order, with its tags and, per content, whether the user completed
+//      it (a flow_completed or task_completed event), in one statement.
+import { dateOf, directDialect, directRead } from "../../db/direct.js";
+import { decodeValue, type StoredValue } from "../endUsers/fields.js";
+import { COMPLETION_EVENTS } from "./progress.js";
+import { fieldsOf, type Rule } from "./rules.js";
+
+type Row = Record<string, unknown>;
+
+const VALUES = {
+  name: "segment_values",
+  sqlite: `SELECT 'x' AS "src", NULL AS "name", NULL AS "type", NULL AS "text", NULL AS "num", NULL AS "bool", NULL AS "time"
+      FROM "EndUser" u WHERE u."accountId" = ? AND u."externalId" = ?
+    UNION ALL
+    SELECT 'c', v."field", v."type", v."text", v."num", v."bool", v."time"
+      FROM "EndUser" u JOIN "EndUserValue" v ON v."endUserId" = u."id"
+      WHERE u."accountId" = ? AND u."externalId" = ? AND v."field" IN (SELECT value FROM json_each(?))
+    UNION ALL
+    SELECT 'a', r."attributeName" || '.' || rv."name", rv."type", rv."text", rv."num", rv."bool", rv."time"
+      FROM "EndUser" u JOIN "EndUserValue" p ON p."endUserId" = u."id" AND p."type" = 'string' AND p."field" IN (SELECT value FROM json_each(?))
+      JOIN "AttributeRecord" r ON r."accountId" = u."accountId" AND r."attributeName" = p."field" AND r."attributeValue" = p."text"
+      JOIN "AttributeRecordValue" rv ON rv."recordId" = r."id"
+      WHERE u."accountId" = ? AND u."externalId" = ?`,
+  sqliteArgs: [0, 1, 0, 1, 2, 3, 0, 1],
+  postgres: `SELECT 'x' AS "src", NULL AS "name", NULL AS "type", NULL AS "text", NULL::double precision AS "num", NULL::boolean AS "bool", NULL::timestamp(3) AS "time"
+      FROM "EndUser" u WHERE u."accountId" = $1 AND u."externalId" = $2
+    UNION ALL
+    SELECT 'c', v."field", v."type", v."text", v."num", v."bool", v."time"
+      FROM "EndUser" u JOIN "EndUserValue" v ON v."endUserId" = u."id"
+      WHERE u."accountId" = $1 AND u."externalId" = $2 AND v."field" = ANY($3::text[])
+    UNION ALL
+    SELECT 'a', r."attributeName" || '.' || rv."name", rv."type", rv."text", rv."num", rv."bool", rv."time"
+      FROM "EndUser" u JOIN "EndUserValue" p ON p."endUserId" = u."id" AND p."type" = 'string' AND p."field" = ANY($4::text[])
+      JOIN "AttributeRecord" r ON r."accountId" = u."accountId" AND r."attributeName" = p."field" AND r."attributeValue" = p."text"
+      JOIN "AttributeRecordValue" rv ON rv."recordId" = r."id"
+      WHERE u."accountId" = $1 AND u."externalId" = $2`,
+};
+
+/**
+ * What a rule reads for one user, in one statement: a function from rule paths to values, or null
+ * when the account has no such user. Primary attributes held in a field that is not a plain string
+ * (a number, a timestamp, encrypted text) cannot be joined on in SQL: their records are returned
+ * as `unlinked` for the caller to read (none in the shipped schemas' usual rules).
+ */
+export async function ruleValues(
+  accountId: string,
+  endUserId: string,
+  rule: Rule,
+): Promise<{ read: (path: string) => unknown; unlinked: { primary: string; value: unknown }[] } | null> {
+  const refs = fieldsOf(rule);
+  const custom = [...new Set(refs.flatMap((r) => (r.kind === "custom" ? [r.name] : [r.primary])))];
+  const primaries = [...new Set(refs.flatMap((r) => (r.kind === "attribute" ? [r.primary] : [])))];
+  const dialect = directDialect();
+  const rows = await directRead<Row>(VALUES, [
+    accountId,
+    endUserId,
+    dialect === "postgres" ? custom : JSON.stringify(custom),
+    dialect === "postgres" ? primaries : JSON.stringify(primaries),
+  ]);
+  if (!rows.some((r) => r.src === "x")) return null;
+  const values = new Map<string, unknown>();
+  const types = new Map<string, string>();
+  for (const r of rows) {
+    if (r.src === "x") continue;
+    const stored = {
+      type: r.type,
+      text: r.text ?? null,
+      num: r.num ?? null,
+      bool: r.bool == null ? null : Boolean(r.bool),
+      time: r.time == null ? null : dateOf(r.time),
+    } as StoredValue;
+    const key = `${r.src === "c" ? "custom" : "attribute"}.${r.name}`;
+    values.set(key, decodeValue(stored));
+    if (r.src === "c") types.set(String(r.name), String(r.type));
+  }
+  const unlinked = primaries
+    .filter((p) => types.has(p) && types.get(p) !== "string")
+    .map((primary) => ({ primary, value: values.get(`custom.${primary}`) }))
+    .filter((l) => l.value !== undefined && l.value !== null);
+  return { read: (path) => values.get(path), unlinked };
+}
+
+/** Adds the values of records linked through non-string primaries (a second statement, rare). */
+export function withLinked(read: (path: string) => unknown, linked: Map<string, unknown>): (path: string) => unknown {
+  return (path) => (path.startsWith("attribute.") && linked.has(path.slice("attribute.".length)) ? linked.get(path.slice("attribute.".length)) : read(path));
+}
+
+const CONTENT_COLUMNS = [
+  "id",
+  "accountId",
+  "title",
+  "type",
+  "url",
+  "source",
+  "description",
+  "descriptionMd",
+  "state",
+  "stage",
+  "parentId",
+  "ownerId",
+  "createdAt",
+  "updatedAt",
+];
+const TAG_COLUMNS = ["id", "accountId", "name", "description", "type", "createdAt", "updatedAt"];
+
+function contentSql(dialect: "sqlite" | "postgres"): string {
+  const q = (c: string) => `"${c}"`;
+  const events = COMPLETION_EVENTS.map((e) => `'${e}'`).join(", ");
+  const p = (n: number) => (dialect === "postgres" ? `$${n}` : "?");
+  const tagObject = `${dialect === "postgres" ? "json_build_object" : "json_object"}(${TAG_COLUMNS.map((c) => `'${c}', t.${q(c)}`).join(", ")})`;
+  const tags =
+    dialect === "postgres"
+      ? `COALESCE((SELECT json_agg(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id"), '[]')::text`
+      : `(SELECT json_group_array(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id")`;
+  // The segment's rows first (a CTE), then their tags and the user's completions: one statement.
+  return `WITH c AS (SELECT ${CONTENT_COLUMNS.map((col) => `x.${q(col)}`).join(", ")}, sc."position" FROM "SegmentContent" sc JOIN "Content" x ON x."id" = sc."contentId" WHERE sc."segmentId" = ${p(1)})
+    SELECT c.*, ${tags} AS "tags",
+    EXISTS (SELECT 1 FROM "Event" e WHERE e."accountId" = ${p(2)} AND e."flowId" = c."id" AND e."type" IN (${events}) AND e."endUserId" = ${p(3)}) AS "done"
+    FROM c ORDER BY c."position"`;
+}
+
+const CONTENT = { name: "segment_content", sqlite: contentSql("sqlite"), postgres: contentSql("postgres") };
+
+/**
+ * The segment's content in its order for a user who matches, completed content moved after the
+ * rest (each part keeping the segment's order), rows in Prisma's include-tags shape.
+ */
+export async function orderedContentFor(segmentId: string, accountId: string, endUserId: string, withTags: boolean): Promise<Row[]> {
+  const rows = await directRead<Row>(CONTENT, [segmentId, accountId, endUserId]);
+  const shaped = rows.map((r): Row & { id: string } => {
+    const { done: _done, tags, position: _position, ...content } = r;
+    return {
+      ...content,
+      id: String(r.id),
+      createdAt: dateOf(r.createdAt),
+      updatedAt: dateOf(r.updatedAt),
+      ...(withTags
+        ? { tags: (JSON.parse(tags as string) as Row[]).map((t) => ({ tag: { ...t, createdAt: dateOf(t.createdAt), updatedAt: dateOf(t.updatedAt) } })) }
+        : {}),
+    };
+  });
+  const done = new Set(rows.filter((r) => Boolean(r.done)).map((r) => r.id));
+  return done.size ? [...shaped.filter((c) => !done.has(c.id)), ...shaped.filter((c) => done.has(c.id))] : shaped;
+}
