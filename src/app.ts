@@ -19,6 +19,7 @@ import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity
 import { randomUUID } from "node:crypto";
 import { requestScope } from "./audit/requestScope.js";
 import { armorPlugins } from "./graphql/armor.js";
+import { useCompiledExecution } from "./graphql/compiled.js";
 import { maskError } from "./graphql/masking.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { storableText } from "./graphql/storableText.js";
@@ -84,6 +85,7 @@ export function createApp(config: Config) {
         blockFieldSuggestions: !config.INTROSPECTION,
       }),
       graphqlMetricsPlugin(),
+      useCompiledExecution(),
     ],
     context: ({ request, req, res }) => createContext(request.headers, req, res, rateLimiter, preauthenticated(request)),
     maskedErrors: { maskError },

@@ -9,9 +9,10 @@
 // produced). `@include`/`@skip` run with graphql-jit's path-based evaluation, which handles them on
 // fields and fragments alike. test/compiled-execution.test.ts runs every route's document through
 // this path and through graphql-js's execute on the same data and compares the results byte for byte.
-import { type DocumentNode, type ExecutionResult, type GraphQLSchema, getOperationAST, type OperationTypeNode } from "graphql";
+import { type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema, getOperationAST, type OperationTypeNode } from "graphql";
 import { getVariableValues } from "graphql/execution/values.js";
 import { compileQuery, isCompiledQuery } from "graphql-jit";
+import type { Plugin } from "graphql-yoga";
 
 export interface CompiledOperation {
   readonly name: string | undefined;
@@ -20,9 +21,9 @@ export interface CompiledOperation {
   execute(contextValue: object, inputs: Record<string, unknown>): ExecutionResult | Promise<ExecutionResult>;
 }
 
-export function compileOperation(schema: GraphQLSchema, document: DocumentNode): CompiledOperation {
-  const operation = getOperationAST(document);
-  if (!operation) throw new Error("a document to compile must hold exactly one operation");
+export function compileOperation(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledOperation {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) throw new Error("a document to compile must name one of its operations");
   const compiled = compileQuery(schema, document, operation.name?.value, { useExperimentalPathBasedSkipInclude: true });
   if (!isCompiledQuery(compiled))
     throw new Error(`cannot compile ${operation.name?.value ?? "the operation"}: ${compiled.errors?.map((e) => e.message).join("; ")}`);
@@ -32,7 +33,7 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode):
     type: operation.operation,
     execute(contextValue, inputs) {
       const coerced = getVariableValues(schema, definitions, inputs, { maxErrors: 50 });
-      if (coerced.errors) return { errors: coerced.errors };
+      if (coerced.errors) return { errors: coerced.errors.map(requestError) };
       const result = compiled.query(undefined, contextValue, coerced.coerced) as ExecutionResult | Promise<ExecutionResult>;
       return result instanceof Promise ? result.then(inGraphqlJsOrder) : inGraphqlJsOrder(result);
     },
@@ -41,3 +42,45 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode):
 
 /** graphql-js answers `{errors, data}` when there are errors; graphql-jit `{data, errors}`: serialise alike. */
 const inGraphqlJsOrder = (r: ExecutionResult): ExecutionResult => (r.errors ? { errors: r.errors, data: r.data } : r);
+
+/**
+ * POST /graphql runs repeated documents compiled too: a dashboard or segmentation service sends the
+ * same few documents over and over. Compiled operations are kept per parsed document (Yoga's parse
+ * cache hands out the same DocumentNode for the same text, and bounds how many it keeps: an entry
+ * here lives only as long as its document) and operation name. A document graphql-jit cannot
+ * compile (subscriptions, say) runs on graphql-js as before.
+ */
+export function useCompiledExecution(): Plugin {
+  const compiled = new WeakMap<DocumentNode, Map<string, CompiledOperation | null>>();
+  return {
+    onExecute({ args, setExecuteFn }) {
+      let byName = compiled.get(args.document);
+      if (!byName) compiled.set(args.document, (byName = new Map()));
+      const key = args.operationName ?? "";
+      let op = byName.get(key);
+      if (op === undefined) {
+        try {
+          op =
+            getOperationAST(args.document, args.operationName)?.operation === "subscription"
+              ? null
+              : compileOperation(args.schema, args.document, args.operationName);
+        } catch {
+          op = null;
+        }
+        byName.set(key, op);
+      }
+      const run = op;
+      if (run) setExecuteFn((a) => run.execute(a.contextValue as object, (a.variableValues ?? {}) as Record<string, unknown>));
+    },
+  };
+}
+
+/**
+ * Variables that do not coerce are the request's fault, before anything ran: a 400, as the executor
+ * Yoga runs (@graphql-tools/executor) marks them.
+ */
+function requestError(e: GraphQLError): GraphQLError {
+  const http = (e.extensions?.http ?? {}) as object;
+  Object.defineProperty(e, "extensions", { value: { ...e.extensions, http: { ...http, status: 400 } }, enumerable: true });
+  return e;
+}
