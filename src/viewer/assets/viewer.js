@@ -37,6 +37,8 @@ const state = {
   data: null,
   chart: null,
   generation: 0,
+  /** flowViews rows of the last window asked, for the flow picker: { key, rows }. */
+  flowViews: null,
 };
 
 // ---- credentials (sessionStorage only) -----------------------------------------------------------
@@ -615,21 +617,39 @@ function fillControls(sel, report) {
   $("show-chart").hidden = $("show-table").hidden = isTable;
 }
 
+/**
+ * The flow picker: the flows played in the window first (most plays first, with their count, from
+ * the flowViews report for the same window and domains), then the account's other flows. Returns
+ * the flow to show when the selection names none: the one played most, else the first flow.
+ */
 async function fillFlows(sel, titles) {
-  const flows = [...titles.entries()].filter(([, c]) => c.type === "flow").sort((a, b) => compare(a[1].title, b[1].title));
-  const select = $("flow");
-  const options = flows.map(([id, c]) => new Option(c.title, id, false, id === sel.flow));
-  if (sel.flow && !titles.has(sel.flow)) options.unshift(new Option(sel.flow, sel.flow, false, true));
-  select.replaceChildren(...options);
-  return flows;
-}
-
-/** A flow report without a flow: the flow played most in the window, else the first flow. */
-async function defaultFlow(sel, flows) {
-  const views = await fetchReport({ ...sel, report: "flowViews" });
-  let best = null;
-  for (const r of views.rows) if (!best || r[1] > best[1]) best = r;
-  return best ? best[0] : (flows[0]?.[0] ?? "");
+  const key = JSON.stringify([sel.account, windowOf(sel), sel.include, sel.exclude]);
+  if (state.flowViews?.key !== key) state.flowViews = { key, rows: (await fetchReport({ ...sel, report: "flowViews" })).rows };
+  const played = [...state.flowViews.rows].sort((a, b) => b[1] - a[1] || compare(a[0], b[0]));
+  const playedIds = new Set(played.map((r) => r[0]));
+  const others = [...titles.entries()]
+    .filter(([id, c]) => c.type === "flow" && !playedIds.has(id))
+    .sort((a, b) => compare(a[1].title, b[1].title))
+    .map(([id]) => id);
+  const chosen = sel.flow || played[0]?.[0] || others[0] || "";
+  const option = (id, text) => new Option(text, id, false, id === chosen);
+  const name = (id) => titles.get(id)?.title ?? id;
+  const groups = [];
+  if (played.length) {
+    const g = document.createElement("optgroup");
+    g.label = "Played in this window";
+    g.append(...played.map((r) => option(r[0], `${name(r[0])} (${num(r[1])} plays)`)));
+    groups.push(g);
+  }
+  if (others.length) {
+    const g = document.createElement("optgroup");
+    g.label = "No plays in this window";
+    g.append(...others.map((id) => option(id, name(id))));
+    groups.push(g);
+  }
+  if (chosen && !playedIds.has(chosen) && !others.includes(chosen)) groups.unshift(option(chosen, name(chosen)));
+  $("flow").replaceChildren(...groups);
+  return chosen;
 }
 
 function render() {
@@ -691,12 +711,11 @@ async function load({ focus = false } = {}) {
     if (!sel.account) throw new ApiError(403, "This key's user has access to no account.");
     const titles = await contentOf(sel.account);
     if (report.flow) {
-      const flows = await fillFlows(sel, titles);
-      if (!sel.flow) {
-        sel.flow = await defaultFlow(sel, flows);
-        if (generation !== state.generation) return;
+      const chosen = await fillFlows(sel, titles);
+      if (generation !== state.generation) return;
+      if (!sel.flow && chosen) {
+        sel.flow = chosen;
         history.replaceState(null, "", urlOf(sel));
-        await fillFlows(sel, titles);
         markNav(sel);
       }
       if (!sel.flow) throw new ApiError(0, "This account has no flows yet.");
