@@ -227,7 +227,7 @@ describe.skipIf(!available)("in headless Chromium", () => {
     expect(await p2.locator("#days").inputValue()).toBe("7");
     expect(await p2.locator("#flow").inputValue()).toBe(sel.get("flow"));
     const api = await rest("flowDropOff", { ...preset(7), flowId: sel.get("flow")! });
-    expect((await drawn(p2))!.labels).toEqual(api.rows.map((r) => `Step ${r[0]}`));
+    expect((await drawn(p2))!.labels).toEqual(api.rows.map((r) => `Step ${r[0]}: ${(r[1] as number).toLocaleString("en")}`));
     expect(errs).toEqual([]);
     await other.close();
   }, 60_000);
@@ -282,7 +282,9 @@ describe.skipIf(!available)("in headless Chromium", () => {
     await ready(page);
     // Flows played in the window come first, most played first, with their plays; then the others.
     const views = (await rest("flowViews", preset(30))).rows.sort((a, b) => (b[1] as number) - (a[1] as number));
-    const played = await page.locator('#flow optgroup[label="Played in this window"] option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    const played = await page
+      .locator('#flow optgroup[label="Played in this window"] option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
     expect(played).toEqual(views.map((r) => r[0]));
     expect(selection(page).get("flow")).toBe(views[0]![0]);
     expect(await page.locator('#flow optgroup[label="No plays in this window"] option').count()).toBeGreaterThan(0);
@@ -291,7 +293,9 @@ describe.skipIf(!available)("in headless Chromium", () => {
     await ready(page);
     expect(selection(page).get("flow")).toBe(next);
     const series = (await drawn(page))!.data[0] as number[];
-    expect(series.reduce((a, b) => a + b, 0)).toBe((await rest("flowPlaysByDay", { ...preset(30), flowId: next })).rows.reduce((a, r) => a + (r[1] as number), 0));
+    expect(series.reduce((a, b) => a + b, 0)).toBe(
+      (await rest("flowPlaysByDay", { ...preset(30), flowId: next })).rows.reduce((a, r) => a + (r[1] as number), 0),
+    );
     expect(errors).toEqual([]);
   }, 90_000);
 
@@ -322,7 +326,9 @@ describe.skipIf(!available)("in headless Chromium", () => {
       await page.locator(`#reports-nav a[data-report="${name}"]`).click();
       await ready(page);
       const [dl] = await Promise.all([page.waitForEvent("download"), page.locator("#download").click()]);
-      const fromApi = await call(`${server.url}/v1/accounts/${DEMO_ACCOUNT}/reports/${name}?${new URLSearchParams({ ...preset(30), format: "csv" })}`, { headers: demo() });
+      const fromApi = await call(`${server.url}/v1/accounts/${DEMO_ACCOUNT}/reports/${name}?${new URLSearchParams({ ...preset(30), format: "csv" })}`, {
+        headers: demo(),
+      });
       expect(readFileSync((await dl.path())!, "utf8"), name).toBe(fromApi.text);
       expect(dl.suggestedFilename()).toBe(/filename="([^"]+)"/.exec(fromApi.headers.get("content-disposition")!)![1]);
     }

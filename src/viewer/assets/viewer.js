@@ -64,7 +64,8 @@ class ApiError extends Error {
 }
 
 function messageFor(status, detail, retryAfter) {
-  if (status === 401) return "The API key or e-mail was not accepted (401): it may be mistyped, revoked or expired, or belong to another user. Enter them again.";
+  if (status === 401)
+    return "The API key or e-mail was not accepted (401): it may be mistyped, revoked or expired, or belong to another user. Enter them again.";
   if (status === 403) return `This key may not read this account (403).${detail ? ` ${detail}` : ""}`;
   if (status === 429) return `Too many requests for this account right now (429). Try again in ${retryAfter ? `${retryAfter} seconds` : "a minute"}.`;
   return `The request failed (${status})${detail ? `: ${detail}` : "."}`;
@@ -355,7 +356,9 @@ function renderTable(report, data, titles) {
       state.sel = { ...sel, page: p };
       history.replaceState(null, "", urlOf(state.sel));
       renderTable(report, data, titles);
-      $("table-box").querySelector(p < page ? "[data-page=prev]" : "[data-page=next]")?.focus();
+      $("table-box")
+        .querySelector(p < page ? "[data-page=prev]" : "[data-page=next]")
+        ?.focus();
     };
     const prev = document.createElement("button");
     prev.type = "button";
@@ -379,6 +382,10 @@ function renderTable(report, data, titles) {
 // ---- the charts -----------------------------------------------------------------------------------
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+/** Counts of distinct end users: adding them up across days or items would count a user twice. */
+const distinct = (column) => /^unique|^users/.test(column);
+/** The window's last day: the API's endDate is exclusive. */
+const lastDay = (data) => utcDay(Date.parse(data.endDate) - 1);
 const pct = (part, whole) => (whole ? `${Math.round((part / whole) * 100)}%` : "0%");
 
 /** Every UTC day of the window the API used, for per-day lines without gaps. */
@@ -424,7 +431,8 @@ function chartOf(report, data, titles) {
         if (i !== undefined) (lines.get(r[si]) ?? other)[i] += r[vi];
       }
       series = [...lines.entries()].map(([k, values]) => ({ label: labelOf(shape.series, k), values }));
-      if (ranked.length > TOP_SERIES) series.push({ label: `${num(ranked.length - TOP_SERIES)} other ${shape.series === "flowId" ? "flows" : "items"}`, values: other });
+      if (ranked.length > TOP_SERIES)
+        series.push({ label: `${num(ranked.length - TOP_SERIES)} other ${shape.series === "flowId" ? "flows" : "items"}`, values: other });
     } else {
       series = shape.values.map((v) => {
         const values = new Array(days.length).fill(0);
@@ -433,7 +441,7 @@ function chartOf(report, data, titles) {
           const i = at.get(r[di]);
           if (i !== undefined) values[i] = r[vi];
         }
-        return { label: humanize(v), values };
+        return { label: humanize(v), values, distinct: distinct(v) };
       });
     }
     const sentences = series.map((s) => {
@@ -443,14 +451,22 @@ function chartOf(report, data, titles) {
         if (v > s.values[hi]) hi = i;
         if (v < s.values[lo]) lo = i;
       });
-      return `${s.label}: ${num(sum(s.values))} in total, most on ${days[hi]} (${num(s.values[hi])}), fewest on ${days[lo]} (${num(s.values[lo])}).`;
+      const total = s.distinct ? "" : ` ${num(sum(s.values))} in total,`;
+      return `${s.label}:${total} most on ${days[hi]} (${num(s.values[hi])}), fewest on ${days[lo]} (${num(s.values[lo])}).`;
     });
     return {
       config: {
         type: "line",
         data: {
           labels: days,
-          datasets: series.map((s, i) => ({ label: s.label, data: s.values, borderColor: color(i), backgroundColor: color(i), pointRadius: 2, tension: 0.2 })),
+          datasets: series.map((s, i) => ({
+            label: s.label,
+            data: s.values,
+            borderColor: color(i),
+            backgroundColor: color(i),
+            pointRadius: 2,
+            cubicInterpolationMode: "monotone",
+          })),
         },
         options: { ...base, interaction: { mode: "index", intersect: false }, scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } },
       },
@@ -487,7 +503,7 @@ function chartOf(report, data, titles) {
       config: {
         type: "bar",
         data: {
-          labels: rows.map((r) => `Step ${r[li]}`),
+          labels: rows.map((r) => `Step ${r[li]}: ${num(r[vi])}`),
           // Bars centred on zero make the funnel's shape; the tooltip says the real count.
           datasets: [{ label: "Users who reached the step", data: rows.map((r) => [-r[vi] / 2, r[vi] / 2]), backgroundColor: color(0) }],
         },
@@ -528,7 +544,7 @@ function chartOf(report, data, titles) {
       const i = index.get(r[li]);
       if (i !== undefined) datasets[keys.indexOf(r[bi])].data[i] += r[vi];
     }
-    const byKey = keys.map((k, i) => [labelOf(shape.by, k), sum(data.rows.filter((r) => r[bi] === k).map((r) => r[vi]))]).sort((x, y) => y[1] - x[1]);
+    const byKey = keys.map((k) => [labelOf(shape.by, k), sum(data.rows.filter((r) => r[bi] === k).map((r) => r[vi]))]).sort((x, y) => y[1] - x[1]);
     return {
       config: {
         type: "bar",
@@ -554,12 +570,16 @@ function chartOf(report, data, titles) {
     const total = totalPart + sum(items.map((r) => r[col(rest)]));
     const lines = items
       .slice(0, 3)
-      .map((r) => `${labelOf(shape.label, r[li])}: ${num(r[col(part)])} ${humanize(part).toLowerCase()} of ${num(r[col(part)] + r[col(rest)])} (${pct(r[col(part)], r[col(part)] + r[col(rest)])})`);
+      .map(
+        (r) =>
+          `${labelOf(shape.label, r[li])}: ${num(r[col(part)])} ${humanize(part).toLowerCase()} of ${num(r[col(part)] + r[col(rest)])} (${pct(r[col(part)], r[col(part)] + r[col(rest)])})`,
+      );
     summary = `${items.length === 1 ? "" : `${num(items.length)} ${what}s. `}${num(totalPart)} of ${num(total)} ${humanize(part).toLowerCase()} (${pct(totalPart, total)}), ${num(total - totalPart)} ${humanize(rest).toLowerCase()}. ${lines.join("; ")}.`;
   } else {
     const v0 = vis[0];
     const top = items.slice(0, 3).map((r) => `${labelOf(shape.label, r[li])} (${num(r[v0])})`);
-    summary = `${num(items.length)} ${what}${items.length === 1 ? "" : "s"}, ${num(sum(items.map((r) => r[v0])))} ${humanize(shape.values[0]).toLowerCase()} in total. Most ${humanize(shape.values[0]).toLowerCase()}: ${top.join(", ")}.`;
+    const total = distinct(shape.values[0]) ? "" : `, ${num(sum(items.map((r) => r[v0])))} ${humanize(shape.values[0]).toLowerCase()} in total`;
+    summary = `${num(items.length)} ${what}${items.length === 1 ? "" : "s"}${total}. Most ${humanize(shape.values[0]).toLowerCase()}: ${top.join(", ")}.`;
   }
   if (b.hidden) summary += ` The chart shows the top ${TOP_ITEMS} of ${num(items.length)}; the table lists all.`;
   return {
@@ -666,7 +686,9 @@ function render() {
   main.dataset.rows = String(data.rows.length);
 
   if (!data.rows.length) {
-    setStatus(`Nothing to show: no ${reportTitle(report.name).toLowerCase()} data for this account${report.flow ? " and flow" : ""} in this window (${data.startDate.slice(0, 10)} to ${data.endDate.slice(0, 10)}, end exclusive). Try a longer window or other domains.`);
+    setStatus(
+      `Nothing to show: no ${reportTitle(report.name).toLowerCase()} data for this account${report.flow ? " and flow" : ""} in this window (${data.startDate.slice(0, 10)} to ${lastDay(data)}). Try a longer window or other domains.`,
+    );
     $("summary").textContent = "";
     $("chart-box").hidden = true;
     $("table-box").hidden = true;
@@ -676,7 +698,8 @@ function render() {
   if (isTable) {
     const who = report.columns.some((c) => c.name === "endUserId") ? "end users" : "rows";
     const users = new Set(data.rows.map((r) => r[data.columns.indexOf("endUserId")])).size;
-    $("summary").textContent = `${num(data.rows.length)} rows${who === "end users" ? ` from ${num(users)} end users` : ""}, ${data.startDate.slice(0, 10)} to ${data.endDate.slice(0, 10)} (end exclusive). Sort by any column with its header.`;
+    $("summary").textContent =
+      `${num(data.rows.length)} rows${who === "end users" ? ` from ${num(users)} end users` : ""}, ${data.startDate.slice(0, 10)} to ${lastDay(data)}. Sort by any column with its header.`;
     $("chart-box").hidden = true;
   } else {
     const { config, summary, height } = chartOf(report, data, titles);
