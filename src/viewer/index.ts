@@ -53,7 +53,7 @@ const PAGE = `<!doctype html>
     <p id="who" class="who" hidden><span id="who-text"></span> <button type="button" id="forget">Forget key</button></p>
   </header>
   <noscript><p class="message">This page draws the reports with JavaScript; the API answers them as JSON and CSV without it (see /docs).</p></noscript>
-  <form id="login" class="login" hidden>
+  <form id="login" class="login" method="post" hidden>
     <h2>Enter your API key</h2>
     <p>Data is read through the public API with your key. It is kept in this tab's session storage only (never in the URL or a cookie) and forgotten when the tab closes.</p>
     <label for="login-email">E-mail of the key's user</label>

@@ -230,7 +230,34 @@ const humanize = (name) => {
   const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
   return words[0].toUpperCase() + words.slice(1);
 };
-const REPORT_TITLES = { summary: "Summary", searchSuccessVsFailure: "Search success vs failure", selfHelpContent: "Self Help content viewed" };
+/** What a label column counts, for summaries ("8 flows"): [one, many]. */
+const NOUNS = {
+  flowId: ["flow", "flows"],
+  contentId: ["content item", "content items"],
+  searchTerm: ["term", "terms"],
+  userId: ["editor", "editors"],
+  actionId: ["user action", "user actions"],
+  outcome: ["outcome", "outcomes"],
+  widget: ["widget", "widgets"],
+};
+/** Reports whose content ids are of one kind. */
+const CONTENT_NOUNS = {
+  beacons: ["beacon", "beacons"],
+  popups: ["popup", "popups"],
+  guidedPopups: ["guided popup", "guided popups"],
+  smartPopups: ["smart popup", "smart popups"],
+  smartTipPlays: ["Smart Tip", "Smart Tips"],
+};
+const count = (n, column) => {
+  const [one, many] = (column === "contentId" && CONTENT_NOUNS[state.sel?.report]) || NOUNS[column] || ["item", "items"];
+  return `${num(n)} ${n === 1 ? one : many}`;
+};
+const REPORT_TITLES = {
+  flowDropOff: "Flow drop-off",
+  summary: "Summary",
+  searchSuccessVsFailure: "Search success vs failure",
+  selfHelpContent: "Self Help content viewed",
+};
 const reportTitle = (name) => REPORT_TITLES[name] ?? humanize(name);
 
 /** How a cell reads in the page: titles for content and flow ids, UTC times, yes/no. */
@@ -551,7 +578,7 @@ function chartOf(report, data, titles) {
         data: { labels: b.shown.map(([k]) => labelOf(shape.label, k)), datasets },
         options: { ...base, indexAxis: "y", scales: { x: { stacked: true, beginAtZero: true, ticks: { precision: 0 } }, y: { stacked: true } } },
       },
-      summary: `${num(items.length)} ${humanize(shape.label).toLowerCase()}s, ${num(sum(items.map((i) => i[1])))} ${humanize(shape.value).toLowerCase()} in total. Most: ${labelOf(shape.label, items[0][0])} (${num(items[0][1])}). By ${humanize(shape.by).toLowerCase()}: ${byKey.map(([k, v]) => `${k} ${num(v)}`).join(", ")}.${b.hidden ? ` The chart shows the top ${TOP_ITEMS}; the table lists all.` : ""}`,
+      summary: `${count(items.length, shape.label)}, ${num(sum(items.map((i) => i[1])))} ${humanize(shape.value).toLowerCase()} in total. Most: ${labelOf(shape.label, items[0][0])} (${num(items[0][1])}). By ${humanize(shape.by).toLowerCase()}: ${byKey.map(([k, v]) => `${k} ${num(v)}`).join(", ")}.${b.hidden ? ` The chart shows the top ${TOP_ITEMS}; the table lists all.` : ""}`,
       height: Math.max(220, b.shown.length * 30 + 90),
     };
   }
@@ -562,7 +589,6 @@ function chartOf(report, data, titles) {
   const stacked = shape.type === "stacked";
   const items = [...data.rows].sort((a, b) => (stacked ? sum(vis.map((i) => b[i])) - sum(vis.map((i) => a[i])) : b[vis[0]] - a[vis[0]]));
   const b = bucket(items);
-  const what = humanize(shape.label === "searchTerm" ? "term" : shape.label.replace(/Id$/, "")).toLowerCase();
   let summary;
   if (stacked) {
     const [part, rest] = shape.values;
@@ -574,12 +600,12 @@ function chartOf(report, data, titles) {
         (r) =>
           `${labelOf(shape.label, r[li])}: ${num(r[col(part)])} ${humanize(part).toLowerCase()} of ${num(r[col(part)] + r[col(rest)])} (${pct(r[col(part)], r[col(part)] + r[col(rest)])})`,
       );
-    summary = `${items.length === 1 ? "" : `${num(items.length)} ${what}s. `}${num(totalPart)} of ${num(total)} ${humanize(part).toLowerCase()} (${pct(totalPart, total)}), ${num(total - totalPart)} ${humanize(rest).toLowerCase()}. ${lines.join("; ")}.`;
+    summary = `${items.length === 1 ? "" : `${count(items.length, shape.label)}. `}${num(totalPart)} of ${num(total)} ${humanize(part).toLowerCase()} (${pct(totalPart, total)}), ${num(total - totalPart)} ${humanize(rest).toLowerCase()}. ${lines.join("; ")}.`;
   } else {
     const v0 = vis[0];
     const top = items.slice(0, 3).map((r) => `${labelOf(shape.label, r[li])} (${num(r[v0])})`);
     const total = distinct(shape.values[0]) ? "" : `, ${num(sum(items.map((r) => r[v0])))} ${humanize(shape.values[0]).toLowerCase()} in total`;
-    summary = `${num(items.length)} ${what}${items.length === 1 ? "" : "s"}${total}. Most ${humanize(shape.values[0]).toLowerCase()}: ${top.join(", ")}.`;
+    summary = `${count(items.length, shape.label)}${total}. Most ${humanize(shape.values[0]).toLowerCase()}: ${top.join(", ")}.`;
   }
   if (b.hidden) summary += ` The chart shows the top ${TOP_ITEMS} of ${num(items.length)}; the table lists all.`;
   return {
