@@ -73,6 +73,10 @@ describe("the page and its assets", () => {
     expect(chartJs.text).toContain("Chart.js v4");
     const cat = await call(`${server.url}/reports/catalog.json`);
     expect(cat.body).toEqual(catalog);
+    // Static assets are one route in the metrics, not "unmatched" (which reads as 404s).
+    const metrics = await call(`${server.url}/metrics`);
+    expect(metrics.text).toMatch(/http_requests_total\{[^}]*route="\/reports\/assets"[^}]*status="200"/);
+    expect(metrics.text).not.toMatch(/route="unmatched"[^}]*status="200"/);
   });
 });
 
