@@ -112,8 +112,8 @@ export function createApp(config: Config) {
 
   app.get("/metrics", metricsHandler);
   app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE }));
-  app.use(reportViewerRouter());
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
+  app.use(reportViewerRouter());
 
   // GraphQL bodies are read by Yoga; hold them to the same size limit as REST bodies.
   // (the same error body-parser raises for REST, mapped by the same knownError).
