@@ -84,10 +84,19 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /** The window the page asks for with a preset: the last N whole UTC days, today included. */
 const preset = (n: number) => ({ startDate: day(Date.now() - (n - 1) * 86_400_000), endDate: day(Date.now()) });
 
+/** The report's whole answer from the REST route, following `cursor` when the route pages its rows. */
 async function rest(report: string, q: Record<string, string>, headers = demo()) {
-  const r = await call(`${server.url}/v1/accounts/${DEMO_ACCOUNT}/reports/${report}?${new URLSearchParams(q)}`, { headers });
-  expect(r.status, r.text.slice(0, 300)).toBe(200);
-  return r.body as { rows: unknown[][]; columns: string[]; startDate: string; endDate: string };
+  let body: { rows: unknown[][]; columns: string[]; startDate: string; endDate: string; cursor?: string | null } | undefined;
+  const rows: unknown[][] = [];
+  do {
+    const query = new URLSearchParams(q);
+    if (body?.cursor) query.set("cursor", body.cursor);
+    const r = await call(`${server.url}/v1/accounts/${DEMO_ACCOUNT}/reports/${report}?${query}`, { headers });
+    expect(r.status, r.text.slice(0, 300)).toBe(200);
+    body = r.body;
+    rows.push(...body!.rows);
+  } while (body?.cursor);
+  return { ...body!, rows };
 }
 
 describe.skipIf(!available)("in headless Chromium", () => {
