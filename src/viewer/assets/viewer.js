@@ -715,7 +715,10 @@ function render() {
   const main = $("report");
   main.dataset.rows = String(data.rows.length);
 
-  if (!data.rows.length) {
+  // `summary` and `searchSuccessVsFailure` always answer rows; all zeros is as empty as no rows.
+  const counts = report.columns.flatMap((c, i) => (c.kind === "int" ? [i] : []));
+  const empty = !data.rows.length || (counts.length > 0 && data.rows.every((r) => counts.every((i) => r[i] === 0)));
+  if (empty) {
     setStatus(
       `Nothing to show: no ${reportTitle(report.name).toLowerCase()} data for this account${report.flow ? " and flow" : ""} in this window (${data.startDate.slice(0, 10)} to ${lastDay(data)}). Try a longer window or other domains.`,
     );
