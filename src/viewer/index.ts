@@ -56,6 +56,7 @@ const PAGE = `<!doctype html>
   <form id="login" class="login" method="post" hidden>
     <h2>Enter your API key</h2>
     <p>Data is read through the public API with your key. It is kept in this tab's session storage only (never in the URL or a cookie) and forgotten when the tab closes.</p>
+    <p class="hint">The demo account: <code>admin@example.com</code> and the key <code>npm start</code> printed on a new database (another: <code>npm run cli -- key create admin@example.com</code>).</p>
     <label for="login-email">E-mail of the key's user</label>
     <input id="login-email" name="email" type="email" autocomplete="username" required>
     <label for="login-key">API key</label>
