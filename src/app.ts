@@ -29,6 +29,7 @@ import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from ".
 import { collectMetrics, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
 import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
 import { openApiRouter } from "./openapi/index.js";
+import { reportViewerRouter } from "./viewer/index.js";
 import { configureBlobStore } from "./blob/index.js";
 import { configureMail } from "./mail/index.js";
 import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
@@ -126,6 +127,7 @@ export function createApp(config: Config) {
   app.get("/metrics", metricsHandler);
   app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, publicUrl: publicBaseUrl() }));
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
+  app.use(reportViewerRouter());
 
   // GraphQL bodies are read by Yoga; hold them to the same size limit as REST bodies.
   // (the same error body-parser raises for REST, mapped by the same knownError).

@@ -104,6 +104,7 @@ export function routeLabeler(routes: readonly RestRoute[]): (req: Request) => st
     const url = req.originalUrl.split("?")[0] ?? "";
     if (url === "/graphql") return "graphql";
     if (url.startsWith("/docs/assets/")) return "/docs/assets";
+    if (url.startsWith("/reports/assets/")) return "/reports/assets";
     return "unmatched";
   };
 }
