@@ -2,8 +2,9 @@
 // headless Chromium (Debian's package, driven by playwright-core, as test/browser.test.ts), against
 // the seeded demo account: the key entered once, every one of the 37 reports opened and drawn as its
 // chart or table with the API's rows, the controls, the URL, paging, CSV and the error messages.
-// Four views are written to docs/images/ for the README. Without /usr/bin/chromium the browser part
-// is skipped with a message.
+// Four views are screenshotted into test-results/screenshots/ on every run, and into docs/images/
+// (the README's pictures) when UPDATE_SCREENSHOTS=1, so a test run does not dirty the work tree.
+// Without /usr/bin/chromium the browser part is skipped with a message.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +16,7 @@ import { VIEWER_GROUPS, viewerCatalog } from "../src/viewer/catalog.js";
 import { call, startServer, tenant, type Server, type Tenant } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const IMAGES = "docs/images";
+const IMAGES = process.env.UPDATE_SCREENSHOTS === "1" ? "docs/images" : "test-results/screenshots";
 const available = existsSync(CHROMIUM);
 if (!available) console.warn(`report viewer browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
 
