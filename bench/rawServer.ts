@@ -186,6 +186,16 @@ const PG_SEGMENT_CONTENT = `SELECT ${PG_CONTENT_COLUMNS}, ${PG_TAGS("name")},
   EXISTS (SELECT 1 FROM "Event" e WHERE e."accountId" = $1 AND e."endUserId" = $2 AND e."flowId" = c.id AND e.type IN ('flow_completed', 'task_completed')) AS done
   FROM "SegmentContent" sc JOIN "Content" c ON c.id = sc."contentId" WHERE sc."segmentId" = $3 ORDER BY sc.position`;
 
+/** Every PostgreSQL statement, by name (exported for checks of their syntax). */
+export const PG_STATEMENTS = {
+  key: PG_KEY,
+  page: PG_PAGE,
+  user: PG_USER,
+  segment: PG_SEGMENT,
+  attributes: PG_ATTRIBUTES,
+  segmentContent: PG_SEGMENT_CONTENT,
+};
+
 function postgresDriver(url: string): Driver {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   const stamp = (ms: number) => new Date(ms).toISOString().replace("T", " ").replace("Z", "");
