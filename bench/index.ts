@@ -1,15 +1,26 @@
-// Benchmark of the style A content list, five ways over the same data in one process:
-//   (a) the REST route GET /api/v1/:accountId/content (route table → in-process execution → Pothos → Prisma),
-//   (b) the same GraphQL operation sent to the same app's POST /graphql,
-//   (c) a hand-written Express + Prisma handler returning the same JSON (bench/handwritten.ts),
-//   (d) raw SQL: Express over the driver (better-sqlite3 / pg), one statement for the key, one for the
-//       page with tags aggregated in SQL, the same JSON byte for byte (bench/rawsql.ts),
-//   (e) (c) with (d)'s one page statement run through Prisma's $queryRaw instead of the
-//       three-statement include: what one statement per page is worth inside Prisma.
-// It prints figures and never passes or fails.
+// `npm run bench`: guidegate's read path against a raw-SQL baseline, each server in a process of
+// its own, the load generator (autocannon, in a worker thread) in this one.
 //
-//   npm run bench [-- --db sqlite|postgres|both] [--duration 10] [--requests 20000] [--connections 8]
-//                 [--warmup 2] [--contents 5000]
+//   guidegate   the server as production runs it: dist/ built and started as `node dist/main.js`
+//               (bench/serverProcess.ts), NODE_ENV=production, no demo seed, a rate limit it cannot reach;
+//   raw SQL     Express 5 over the driver with prepared statements (bench/rawServer.ts, started with tsx),
+//               answering the same JSON byte for byte: the floor guidegate is measured against.
+//
+// Routes, each against its baseline (both answers are fetched first and compared byte for byte):
+//   content list   GET /api/v1/{a}/content?limit=10 and 1000
+//   B14            GET /v1/accounts/{a}/endUsers/{id}?fields=custom
+//   B16            GET /v1/accounts/{a}/segments/{s}/contentOrder?id={id}
+//   GraphQL        POST /graphql with the content list route's own document, limit 10 and 1000 (its
+//                  data, through the route's reply mapping, must be the REST answer; its baseline is
+//                  the raw content list)
+// Per route: req/s of both, their ratio, CPU ms per request of each server process (/proc), p50/p99,
+// and issue 19's targets met or missed; for B16, the SQL statements per request after auth (the
+// server's db_queries_total). It never passes or fails.
+//
+//   flock /tmp/bench.lock npm run bench [-- --db sqlite|postgres|both] [--duration 10] [--requests 20000]
+//                 [--connections 8] [--warmup 2] [--contents 5000]
+//
+// Benchmarks must never run two at once on this machine: run every invocation under flock as above.
 //
 // Databases: SQLite is a fresh file under data/bench/; PostgreSQL is a fresh database created on the
 // server named by BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres) and
@@ -17,13 +28,11 @@
 // does for the tests); otherwise SQLite, plus PostgreSQL when the default server answers.
 //
 // Nothing under src/ may be imported statically here: src/db reads DATABASE_URL once, at import,
-// so the database is chosen first and the app is imported after. For the same reason each database
-// of a multi-database run gets a child process of its own.
+// so the database is chosen (and seeded, in this process) first and src/ imported after. For the
+// same reason each database of a multi-database run gets a child process of its own.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
-import { createServer, type RequestListener } from "node:http";
-import type { AddressInfo } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,12 +40,12 @@ import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { LoadGenerator, type LoadResult, type LoadSpec } from "./loadgen.js";
+import { cpuMs, type ServerProcess, startServerProcess } from "./serverProcess.js";
 
 type DbKind = "sqlite" | "postgres";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DEFAULT_PG_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres";
-const LIMITS = [10, 1000] as const;
 const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//.test(url);
 
 /** A problem with how the bench was asked to run, not with the code it measures. */
@@ -185,48 +194,66 @@ async function postgresDatabase(server: string): Promise<BenchDatabase> {
 
 // ---- servers -------------------------------------------------------------------------------------
 
-interface Listening {
-  url: string;
-  close(): Promise<void>;
-}
-
-async function listen(handler: RequestListener): Promise<Listening> {
-  const server = createServer(handler);
-  await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
-  const { port } = server.address() as AddressInfo;
+/** The raw-SQL baseline in a process of its own (it prints {"port":N} once listening). */
+async function startRawServer(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
+  const proc = spawn(process.execPath, ["--import", "tsx", "bench/rawServer.ts"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((done, fail) => {
+    let buf = "";
+    proc.stdout.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const m = /"port":(\d+)/.exec(buf);
+      if (m) done(Number(m[1]));
+    });
+    proc.once("exit", (code) => fail(new Error(`the raw SQL server exited (${code}) before listening`)));
+  });
   return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
+    base: `http://127.0.0.1:${port}`,
+    pid: proc.pid!,
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once("exit", r));
+      proc.kill("SIGTERM");
+      await exited;
+    },
   };
 }
 
 type HttpCall = Pick<LoadSpec, "url" | "method" | "headers" | "body">;
-interface Target {
-  id: "a" | "b" | "c" | "d" | "e";
-  name: string;
-  request(limit: number): HttpCall;
+
+/** A route measured on guidegate against its raw-SQL baseline. */
+interface Case {
+  route: string;
+  limit: number | null;
+  guidegate: HttpCall;
+  raw: HttpCall;
+  /** guidegate's answer as the raw server's would be (GraphQL: through the REST route's reply mapping). */
+  asRaw?: (text: string) => string;
+  /** The issue's target: the minimum req/s ratio to raw, or for GraphQL the maximum CPU ms/req ÷ REST's. */
+  target: { minRatio: number } | { maxCpuOverRest: number; rest: string };
 }
 
 // ---- measuring -----------------------------------------------------------------------------------
 
+interface Measured {
+  result: LoadResult;
+  /** CPU time (user + system) of the server process per request, from /proc, over the measured run. */
+  cpuMsPerRequest: number;
+}
+
 /**
- * One target at one page size: a short probe, a warm-up, then the measured run. Runs end by request
+ * One server at one route: a short probe, a warm-up, then the measured run. Runs end by request
  * count, sized from the rate seen so far, so that each takes about the time asked for without
  * cutting requests off mid-flight (the server would go on working on them during the next run).
- * The time limit is only a safety net; when it does cut a run short, the servers get time to finish
+ * The time limit is only a safety net; when it does cut a run short, the server gets time to finish
  * the dropped requests before anything else is measured.
  */
-async function measure(loadgen: LoadGenerator, call: HttpCall, opts: Options): Promise<Measured> {
+async function measure(loadgen: LoadGenerator, server: ServerProcess, call: HttpCall, opts: Options): Promise<Measured> {
   const run = async (requests: number, seconds: number): Promise<Measured> => {
-    const before = process.cpuUsage();
+    const before = cpuMs(server.pid);
     const result = await loadgen.run({ ...call, connections: opts.connections, maxRequests: requests, durationSeconds: seconds });
-    const cpu = process.cpuUsage(before);
+    const cpu = cpuMs(server.pid) - before;
     if (result.cutOff) await sleep(Math.min(15_000, 2 * (Number.isFinite(result.p99) ? result.p99 : 5_000)));
-    return { result, cpuMsPerRequest: (cpu.user + cpu.system) / 1000 / result.completed };
+    return { result, cpuMsPerRequest: cpu / result.completed };
   };
   const sized = (perSecond: number, seconds: number) => Math.min(opts.requests, Math.max(opts.connections, Math.round(perSecond * seconds)));
   process.stderr.write("probe… ");
@@ -237,17 +264,35 @@ async function measure(loadgen: LoadGenerator, call: HttpCall, opts: Options): P
   return run(sized(warm.result.requestsPerSecond, opts.duration), runLimit(opts.duration));
 }
 
-interface Measured {
-  result: LoadResult;
-  /**
-   * CPU time of this process (servers and load generator; not the PostgreSQL server) per request.
-   * Less sensitive than req/s and latency to other processes competing for the CPUs.
-   */
-  cpuMsPerRequest: number;
-}
-
 /** The safety-net time limit of a run meant to last `seconds`. */
 const runLimit = (seconds: number) => 2 * seconds + 5;
+
+/** The server's db_queries_total by kind (GET /metrics). */
+async function statementCounts(base: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const counts = new Map<string, number>();
+  for (const m of text.matchAll(/^db_queries_total\{kind="([^"]+)"\} (\d+(?:\.\d+)?)$/gm)) counts.set(m[1]!, Number(m[2]));
+  return counts;
+}
+
+/** Reads a read route issues: select and with statements (transaction control, pragmas and the batched key-use write are not the route's). */
+const READ_KINDS = ["select", "with", "other"];
+
+/** SQL statements per request of `call`, from `n` sequential requests (after warm ones): reads, and every kind. */
+async function statementsPerRequest(base: string, call: HttpCall, n: number): Promise<{ reads: number; byKind: string }> {
+  for (let i = 0; i < 20; i++) await fetchText(call);
+  const before = await statementCounts(base);
+  for (let i = 0; i < n; i++) {
+    const r = await fetchText(call);
+    if (r.status !== 200) throw new Error(`statement count: ${call.url} answered ${r.status}`);
+  }
+  const after = await statementCounts(base);
+  const delta = [...after].map(([kind, v]) => [kind, (v - (before.get(kind) ?? 0)) / n] as const).filter(([, v]) => v > 0);
+  return {
+    reads: delta.filter(([k]) => READ_KINDS.includes(k)).reduce((sum, [, v]) => sum + v, 0),
+    byKind: delta.map(([k, v]) => `${k} ${fixed(v, 2)}`).join(", ") || "none",
+  };
+}
 
 // ---- equivalence ---------------------------------------------------------------------------------
 
@@ -264,114 +309,122 @@ function firstDifference(x: string, y: string): string {
   return `at character ${i}: …${x.slice(at, i + 40)}… vs …${y.slice(at, i + 40)}…`;
 }
 
-/**
- * The first page from (a) and (c) must be byte-identical, and (b)'s nodes must be the same records,
- * or the comparison would not be like for like. Returns the problems found (none: equivalent).
- */
-async function compareResponses(targets: Record<Target["id"], Target>, contents: number, toRestPage: (graphql: unknown) => unknown): Promise<string[]> {
+/** Both answers of a case: 200 each and the same bytes, or the problems. */
+async function compare(c: Case): Promise<string[]> {
+  const [g, r] = await Promise.all([fetchText(c.guidegate), fetchText(c.raw)]);
   const problems: string[] = [];
-  for (const limit of LIMITS) {
-    const [a, b, c, d, e] = await Promise.all([targets.a, targets.b, targets.c, targets.d, targets.e].map((t) => fetchText(t.request(limit))));
-    for (const [id, r] of [
-      ["a", a],
-      ["b", b],
-      ["c", c],
-      ["d", d],
-      ["e", e],
-    ] as const) {
-      if (r!.status !== 200) problems.push(`limit ${limit}: (${id}) answered ${r!.status}: ${r!.text.slice(0, 200)}`);
-    }
-    if (a!.text !== c!.text) problems.push(`limit ${limit}: (a) and (c) differ ${firstDifference(a!.text, c!.text)}`);
-    if (a!.text !== d!.text) problems.push(`limit ${limit}: (a) and (d) differ ${firstDifference(a!.text, d!.text)}`);
-    if (a!.text !== e!.text) problems.push(`limit ${limit}: (a) and (e) differ ${firstDifference(a!.text, e!.text)}`);
-    let fromGraphql: string;
-    try {
-      fromGraphql = JSON.stringify(toRestPage(JSON.parse(b!.text)));
-    } catch (err) {
-      fromGraphql = `(b) not a content page: ${String(err)}`;
-    }
-    if (fromGraphql !== a!.text) problems.push(`limit ${limit}: (b) and (a) differ ${firstDifference(fromGraphql, a!.text)}`);
-    const rows = a!.status === 200 ? (JSON.parse(a!.text) as { data?: unknown[] }).data?.length : undefined;
-    if (a!.status === 200 && rows !== Math.min(limit, contents)) problems.push(`limit ${limit}: (a) returned ${rows} records`);
+  if (g.status !== 200) problems.push(`guidegate answered ${g.status}: ${g.text.slice(0, 200)}`);
+  if (r.status !== 200) problems.push(`raw SQL answered ${r.status}: ${r.text.slice(0, 200)}`);
+  if (problems.length) return problems;
+  let mine: string;
+  try {
+    mine = c.asRaw ? c.asRaw(g.text) : g.text;
+  } catch (err) {
+    mine = `(not mappable: ${String(err)})`;
   }
+  if (mine !== r.text) problems.push(`guidegate and raw SQL differ ${firstDifference(mine, r.text)}`);
   return problems;
 }
 
 // ---- report --------------------------------------------------------------------------------------
 
 interface Row {
-  limit: number;
-  target: Target;
-  result: LoadResult;
-  cpuMsPerRequest: number;
-  rssMb: number;
+  c: Case;
+  guidegate: Measured;
+  raw: Measured;
+  problems: string[];
 }
 
 const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 const rate = (n: number) => fixed(n, n >= 100 ? 0 : 1);
+const latency = (r: LoadResult) => `${fixed(r.p50, 2)}/${fixed(r.p99, 1)}`;
+const count = (r: LoadResult) => `${r.completed}${r.cutOff ? "*" : ""}${r.failures ? ` (${r.failures} failed)` : ""}`;
 
 function printTable(rows: Row[]): void {
-  const header = ["limit", "target", "req/s", "p50 ms", "p99 ms", "x raw req/s", "CPU ms/req", "requests", "failures", "KB/resp", "peak RSS MB"];
-  const lines: string[][] = [];
-  for (const limit of LIMITS) {
-    const group = rows.filter((r) => r.limit === limit);
-    const raw = group.find((r) => r.target.id === "d")?.result;
-    group.forEach((r, i) => {
-      lines.push([
-        i === 0 ? String(limit) : "",
-        r.target.name,
-        rate(r.result.requestsPerSecond),
-        fixed(r.result.p50, 2),
-        fixed(r.result.p99, 2),
-        raw ? fixed(r.result.requestsPerSecond / raw.requestsPerSecond, 2) : "n/a",
-        fixed(r.cpuMsPerRequest, 2),
-        `${r.result.completed}${r.result.cutOff ? "*" : ""}`,
-        String(r.result.failures),
-        fixed(r.result.meanBytes / 1024, 1),
-        fixed(r.rssMb, 0),
-      ]);
-    });
-  }
+  const header = [
+    "route",
+    "limit",
+    "gg req/s",
+    "raw req/s",
+    "ratio",
+    "gg CPU ms/req",
+    "raw CPU ms/req",
+    "CPU ratio",
+    "gg p50/p99 ms",
+    "raw p50/p99 ms",
+    "same JSON",
+    "target",
+    "",
+    "requests gg/raw",
+  ];
+  const lines = rows.map((row) => {
+    const { c, guidegate: g, raw: r } = row;
+    let target: string;
+    let met: boolean;
+    if ("minRatio" in c.target) {
+      target = `≥ ${c.target.minRatio}× raw req/s`;
+      met = g.result.requestsPerSecond / r.result.requestsPerSecond >= c.target.minRatio;
+    } else {
+      const { rest, maxCpuOverRest } = c.target;
+      const restRow = rows.find((x) => x.c.route === rest && x.c.limit === c.limit);
+      const over = restRow ? g.cpuMsPerRequest / restRow.guidegate.cpuMsPerRequest : Number.NaN;
+      target = `CPU ÷ REST ${fixed(over, 2)} ≤ ${maxCpuOverRest}`;
+      met = over <= maxCpuOverRest;
+    }
+    return [
+      c.route,
+      c.limit === null ? "" : String(c.limit),
+      rate(g.result.requestsPerSecond),
+      rate(r.result.requestsPerSecond),
+      fixed(g.result.requestsPerSecond / r.result.requestsPerSecond, 2),
+      fixed(g.cpuMsPerRequest, 3),
+      fixed(r.cpuMsPerRequest, 3),
+      fixed(r.cpuMsPerRequest / g.cpuMsPerRequest, 2),
+      latency(g.result),
+      latency(r.result),
+      row.problems.length ? "NO !" : "yes",
+      target,
+      met ? "met" : "MISSED",
+      `${count(g.result)}/${count(r.result)}`,
+    ];
+  });
   const widths = header.map((h, col) => Math.max(h.length, ...lines.map((l) => l[col]!.length)));
-  // The target name is text: left-aligned; every other column is a number: right-aligned.
-  const format = (cells: string[]) => cells.map((c, col) => (col === 1 ? c.padEnd(widths[col]!) : c.padStart(widths[col]!))).join("  ");
+  // Text columns left-aligned, numbers right-aligned.
+  const left = new Set([0, 10, 11, 12]);
+  const format = (cells: string[]) =>
+    cells
+      .map((cell, col) => (left.has(col) ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!)))
+      .join("  ")
+      .trimEnd();
   console.log(format(header));
   console.log(widths.map((w) => "-".repeat(w)).join("  "));
   for (const l of lines) console.log(format(l));
-  console.log("");
-  // The two ratios the REST layer is held to: its throughput against raw SQL, and its CPU cost
-  // against the same operation over GraphQL.
-  for (const limit of LIMITS) {
-    const by = (id: Target["id"]) => rows.find((r) => r.limit === limit && r.target.id === id);
-    const [a, b, d] = [by("a"), by("b"), by("d")];
-    if (!a || !b || !d) continue;
-    console.log(
-      `limit ${String(limit).padStart(4)}: REST ÷ raw SQL req/s = ${fixed(a.result.requestsPerSecond / d.result.requestsPerSecond, 2)}` +
-        `   REST ÷ GraphQL CPU ms/req = ${fixed(a.cpuMsPerRequest / b.cpuMsPerRequest, 2)}` +
-        `   REST ÷ GraphQL req/s = ${fixed(a.result.requestsPerSecond / b.result.requestsPerSecond, 2)}`,
-    );
-  }
 }
 
 // ---- one database --------------------------------------------------------------------------------
 
 async function benchOne(kind: DbKind, opts: Options): Promise<void> {
   const db = kind === "sqlite" ? sqliteDatabase() : await postgresDatabase(postgresServer());
-  process.env.DATABASE_URL = db.url;
-  process.env.SEED_DEMO = "false";
-  // Production settings are what is worth measuring (this also turns off Pothos' dev-only checks).
-  // The access log middleware still runs, but its info lines are not written: they would bury the
-  // table. Warnings and errors still show, on stdout, before it.
-  process.env.NODE_ENV ??= "production";
-  process.env.LOG_LEVEL ??= "warn";
-  // The per-account rate limit still runs (its cost is part of the real path) but with a budget a
-  // bench cannot exhaust: 429s would measure the limiter, not the route.
-  process.env.RATE_LIMIT_PER_MINUTE = String(1_000_000_000);
+  // The seed (this process), guidegate and the raw server share the database and the key of
+  // encrypted_string values.
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    ENCRYPTION_KEY: process.env.BENCH_ENCRYPTION_KEY ?? randomBytes(32).toString("base64"),
+    // Production settings are what is worth measuring (this also turns off Pothos' dev-only checks).
+    NODE_ENV: "production",
+    SEED_DEMO: "false",
+    // The per-account rate limit still runs (its cost is part of the real path) but with a budget a
+    // bench cannot exhaust: 429s would measure the limiter, not the route.
+    RATE_LIMIT_PER_MINUTE: String(1_000_000_000),
+  };
+  Object.assign(process.env, env, { LOG_LEVEL: "warn" });
 
   const open: Array<() => Promise<unknown>> = [];
   let dropped = false;
   const cleanUp = async () => {
     for (const close of open.reverse()) await close().catch(() => {});
+    open.length = 0;
     if (!dropped) {
       dropped = true;
       await db.drop().catch((err: unknown) => process.stderr.write(`bench: could not drop the bench database: ${String(err)}\n`));
@@ -384,112 +437,126 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     const { migrate } = await import("../src/db/migrate.js");
     await migrate(db.url);
     const { prisma, prepareDb } = await import("../src/db/index.js");
-    open.push(() => prisma.$disconnect());
     await prepareDb();
     const versionRows = await prisma.$queryRawUnsafe<{ v: string }[]>(kind === "sqlite" ? "SELECT sqlite_version() AS v" : "SHOW server_version");
     const version = Object.values(versionRows[0] ?? {})[0] ?? "?";
-
     const { seedBench } = await import("./seed.js");
     const seeded = await seedBench(opts.contents);
-
-    const { createApp } = await import("../src/app.js");
-    const { loadConfig } = await import("../src/config.js");
+    await prisma.$disconnect();
     const { routes } = await import("../src/rest/routes.js");
-    const { handwrittenApp } = await import("./handwritten.js");
-    const { rawSqlApp } = await import("./rawsql.js");
 
-    const created = createApp(loadConfig());
-    open.push(created.close);
-    const real = await listen(created.app);
-    open.push(real.close);
-    const handwritten = await listen(handwrittenApp());
-    open.push(handwritten.close);
-    const rawSql = rawSqlApp(db.url);
-    open.push(rawSql.close);
-    const raw = await listen(rawSql.app);
-    open.push(raw.close);
+    process.stderr.write(`bench ${kind}: building dist/ and starting the servers…\n`);
+    const guidegate = await startServerProcess(env);
+    open.push(guidegate.stop);
+    const raw = await startRawServer(env);
+    open.push(raw.stop);
     const loadgen = new LoadGenerator();
     open.push(() => loadgen.close());
 
-    // (b) sends exactly the document the REST route runs, so only the transport differs.
+    // GraphQL sends exactly the document the REST route runs, so only the transport differs; its
+    // data goes through the route's own reply mapping: what the REST route would have sent for it.
     const route = routes.find((r) => r.name === "listContentA");
     if (!route) throw new Error("route listContentA is missing from src/rest/routes.ts");
     const auth = { "x-service-integration-key": seeded.key, "x-service-user": seeded.email };
-    const targets: Record<Target["id"], Target> = {
-      a: {
-        id: "a",
-        name: "(a) REST GET /api/v1/:id/content",
-        request: (limit) => ({ url: `${real.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
-      },
-      b: {
-        id: "b",
-        name: "(b) GraphQL POST /graphql",
-        request: (limit) => ({
-          url: `${real.url}/graphql`,
-          method: "POST",
-          headers: { ...auth, "content-type": "application/json", accept: "application/json" },
-          body: JSON.stringify({ query: route.document, variables: { accountId: seeded.accountId, first: limit } }),
-        }),
-      },
-      c: {
-        id: "c",
-        name: "(c) hand-written Express + Prisma",
-        request: (limit) => ({ url: `${handwritten.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
-      },
-      e: {
-        id: "e",
-        name: "(e) hand-written Prisma, 1 page statement ($queryRaw)",
-        request: (limit) => ({ url: `${handwritten.url}/api/v1/${seeded.accountId}/content-onestatement?limit=${limit}`, method: "GET", headers: auth }),
-      },
-      d: {
-        id: "d",
-        name: "(d) raw SQL (driver, 2 statements)",
-        request: (limit) => ({ url: `${raw.url}/api/v1/${seeded.accountId}/content?limit=${limit}`, method: "GET", headers: auth }),
-      },
-    };
+    const a = seeded.accountId;
+    const get = (base: string, path: string): HttpCall => ({ url: `${base}${path}`, method: "GET", headers: auth });
+    const contentPath = (limit: number) => `/api/v1/${a}/content?limit=${limit}`;
+    const b14Path = `/v1/accounts/${a}/endUsers/${seeded.endUserId}?fields=custom`;
+    const b16Path = `/v1/accounts/${a}/segments/${seeded.segmentId}/contentOrder?id=${seeded.endUserId}`;
+    const graphql = (limit: number): HttpCall => ({
+      url: `${guidegate.base}/graphql`,
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ query: route.document, variables: { accountId: a, first: limit } }),
+    });
+    const graphqlAsRest = (text: string) =>
+      JSON.stringify(route.reply.send((JSON.parse(text) as { data?: unknown }).data, { params: {}, query: {}, body: undefined }).body);
+    const cases: Case[] = [
+      ...[10, 1000].map((limit) => ({
+        route: "content list",
+        limit,
+        guidegate: get(guidegate.base, contentPath(limit)),
+        raw: get(raw.base, contentPath(limit)),
+        target: { minRatio: limit === 10 ? 0.35 : 0.5 },
+      })),
+      { route: "B14 end user", limit: null, guidegate: get(guidegate.base, b14Path), raw: get(raw.base, b14Path), target: { minRatio: 0.4 } },
+      { route: "B16 contentOrder", limit: null, guidegate: get(guidegate.base, b16Path), raw: get(raw.base, b16Path), target: { minRatio: 0.3 } },
+      ...[10, 1000].map((limit) => ({
+        route: "GraphQL content",
+        limit,
+        guidegate: graphql(limit),
+        raw: get(raw.base, contentPath(limit)),
+        asRaw: graphqlAsRest,
+        target: { maxCpuOverRest: 1.2, rest: "content list" },
+      })),
+    ];
 
-    // (b)'s result goes through the route's own reply mapping: what (a) would have sent for it.
-    const problems = await compareResponses(
-      targets,
-      opts.contents,
-      (body) => route.reply.send((body as { data?: unknown }).data, { params: {}, query: {}, body: undefined }).body,
-    );
+    const problems = new Map<Case, string[]>();
+    for (const c of cases) problems.set(c, await compare(c));
+    // What B16 contains, so an empty answer (the user not matching) cannot pass for a measurement.
+    const b16 = await fetchText(get(raw.base, b16Path));
+    const b16Items = b16.status === 200 ? ((JSON.parse(b16.text) as { data: unknown[] }).data?.length ?? 0) : 0;
 
     const loadBefore = loadavg()[0]!;
     const rows: Row[] = [];
-    for (const limit of LIMITS) {
-      for (const target of Object.values(targets)) {
-        process.stderr.write(`bench ${kind}: limit ${limit} ${target.name}: `);
-        const { result, cpuMsPerRequest } = await measure(loadgen, target.request(limit), opts);
-        rows.push({ limit, target, result, cpuMsPerRequest, rssMb: process.resourceUsage().maxRSS / 1024 });
-        process.stderr.write(`${rate(result.requestsPerSecond)} req/s, p50 ${fixed(result.p50, 2)} ms\n`);
-      }
+    /** Raw measurements by URL: the GraphQL rows' baseline is the content list's, measured once. */
+    const rawRuns = new Map<string, Measured>();
+    for (const c of cases) {
+      const label = `${c.route}${c.limit === null ? "" : ` ${c.limit}`}`;
+      process.stderr.write(`bench ${kind}: ${label}: guidegate: `);
+      const g = await measure(loadgen, guidegate, c.guidegate, opts);
+      process.stderr.write(`${rate(g.result.requestsPerSecond)} req/s; raw: `);
+      let r = rawRuns.get(c.raw.url);
+      if (r) process.stderr.write("(measured above) ");
+      else rawRuns.set(c.raw.url, (r = await measure(loadgen, raw, c.raw, opts)));
+      process.stderr.write(`${rate(r.result.requestsPerSecond)} req/s\n`);
+      rows.push({ c, guidegate: g, raw: r, problems: problems.get(c)! });
     }
-
     const loadAfter = loadavg()[0]!;
-    const peakRss = process.resourceUsage().maxRSS / 1024;
+
+    // Statements of B16 after auth: B16's minus those of an authenticated request that reads nothing.
+    const N = 200;
+    const b16Statements = await statementsPerRequest(guidegate.base, get(guidegate.base, b16Path), N);
+    const authStatements = await statementsPerRequest(guidegate.base, { ...graphql(10), body: JSON.stringify({ query: "{ __typename }" }) }, N);
+
     console.log("");
-    console.log(`guidegate bench: ${kind} ${version} (${db.label}), ${opts.contents} contents`);
+    console.log(`guidegate bench: ${kind} ${version} (${db.label}), ${opts.contents} contents; B16: a ${b16Items}-content segment`);
+    console.log(`  guidegate: node dist/main.js (pid ${guidegate.pid}); raw SQL: bench/rawServer.ts (pid ${raw.pid}); load generator: this process`);
     console.log(`  ${opts.connections} connections to 127.0.0.1; per row a ~${opts.warmup} s warm-up, then ~${opts.duration} s measured`);
     console.log(`  (request count sized from the warm-up rate, at most ${opts.requests}; cut off at ${runLimit(opts.duration)} s)`);
-    console.log(`  Node ${process.version}, NODE_ENV=${process.env.NODE_ENV}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? "?"})`);
-    // The bench itself keeps about two CPUs busy; a much higher load means other work competed.
+    console.log(`  Node ${process.version}, NODE_ENV=production, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? "?"})`);
+    // The bench keeps about two CPUs busy; a much higher load means other work competed.
     console.log(`  1-min load average: ${fixed(loadBefore, 2)} before, ${fixed(loadAfter, 2)} after the runs`);
+    const different = rows.filter((r) => r.problems.length);
     console.log(
-      `equivalent responses: ${problems.length ? "no" : "yes"}${problems.length ? "" : " ((a) = (c) = (d) = (e) byte for byte, (b) = same records; first page at limit 10 and 1000)"}`,
+      `same JSON: ${different.length ? `NO for ${different.length} route(s)` : "yes, every route: guidegate's answer = the raw server's, byte for byte (GraphQL: its data through the REST route's reply mapping)"}`,
     );
-    for (const p of problems) console.log(`  ${p}`);
+    for (const r of different) for (const p of r.problems) console.log(`  ${r.c.route}${r.c.limit === null ? "" : ` ${r.c.limit}`}: ${p}`);
     console.log("");
     printTable(rows);
     console.log("");
-    console.log("x raw req/s = req/s of the row ÷ req/s of (d) raw SQL (1.00 = as fast as the driver alone).");
-    console.log("CPU ms/req = this process's CPU time (servers and load generator, not a PostgreSQL server) per request:");
-    console.log("  less sensitive than req/s and latency to other processes competing for the CPUs.");
-    console.log("peak RSS MB = process.resourceUsage().maxRSS after the row's run: the whole process (both servers,");
-    console.log("  Prisma, the load-generator worker), so it only grows.");
-    console.log(`peak RSS: ${fixed(peakRss, 0)} MB (${kind})`);
-    if (rows.some((r) => r.result.cutOff)) console.log("note: * = the time limit cut the run short (the rate estimate from the warm-up was off)");
-    if (rows.some((r) => r.result.failures > 0)) console.log("note: some requests failed (see failures); their figures are not comparable");
+    for (const limit of [10, 1000]) {
+      const by = (route: string) => rows.find((r) => r.c.route === route && r.c.limit === limit);
+      const [rest, gql] = [by("content list"), by("GraphQL content")];
+      if (rest && gql)
+        console.log(
+          `limit ${String(limit).padStart(4)}: GraphQL ÷ REST CPU ms/req = ${fixed(gql.guidegate.cpuMsPerRequest / rest.guidegate.cpuMsPerRequest, 2)}` +
+            `   GraphQL ÷ REST req/s = ${fixed(gql.guidegate.result.requestsPerSecond / rest.guidegate.result.requestsPerSecond, 2)}`,
+        );
+    }
+    const afterAuth = b16Statements.reads - authStatements.reads;
+    console.log(
+      `B16 SQL statements per request after auth: ${fixed(afterAuth, 2)} (target ≤ 3: ${afterAuth <= 3 ? "met" : "MISSED"}); ` +
+        `${N} sequential requests, reads (select/with) of B16 ${fixed(b16Statements.reads, 2)} minus those of an authenticated { __typename } ${fixed(authStatements.reads, 2)}`,
+    );
+    console.log(`  all kinds per request: B16 ${b16Statements.byKind}; { __typename } ${authStatements.byKind}`);
+    console.log("");
+    console.log("ratio = guidegate req/s ÷ raw req/s (the target); CPU ratio = raw CPU ms/req ÷ guidegate CPU ms/req (1.00: as cheap as raw).");
+    console.log("CPU ms/req = the server process's user + system time (/proc/<pid>/stat, 10 ms ticks) over the measured run ÷ its requests;");
+    console.log("  a PostgreSQL server's own CPU is not included. GraphQL rows: raw = the raw content list at the same limit.");
+    if (rows.some((r) => r.guidegate.result.cutOff || r.raw.result.cutOff))
+      console.log("note: * = the time limit cut the run short (the rate estimate from the warm-up was off)");
+    if (rows.some((r) => r.guidegate.result.failures || r.raw.result.failures)) console.log("note: some requests failed; their figures are not comparable");
   } finally {
     await cleanUp();
   }
