@@ -29,6 +29,7 @@ import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
 import { openApiRouter } from "./openapi/index.js";
 import { configureBlobStore } from "./blob/index.js";
 import { configureMail } from "./mail/index.js";
+import { segmentRouter } from "./ingest/router.js";
 
 type ServerContext = { req: Request; res: Response };
 
@@ -92,7 +93,7 @@ export function createApp(config: Config) {
   app.use(
     cors({
       origin: config.CORS_ORIGINS === "*" ? "*" : config.CORS_ORIGINS.split(",").map((s) => s.trim()),
-      allowedHeaders: ["content-type", KEY_HEADER, USER_HEADER, "x-request-id"],
+      allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id"],
       exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"],
       maxAge: 600,
     }),
@@ -122,6 +123,8 @@ export function createApp(config: Config) {
     next();
   });
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
+  // Segment-format sources (write keys, Segment's answers): src/ingest/.
+  app.use(segmentRouter(rateLimiter));
   app.use(restRouter(routes, yoga, trusted.documents));
 
   app.use((req, res) => sendProblem(res, problem(404, `No route for ${req.method} ${req.path}.`)));

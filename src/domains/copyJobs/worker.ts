@@ -46,8 +46,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let boss: Promise<PgBoss> | undefined;
 
-/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing. */
-function pgBoss(): Promise<PgBoss> {
+/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing (webhook deliveries share it). */
+export function pgBoss(): Promise<PgBoss> {
   boss ??= (async () => {
     // Loaded on PostgreSQL only (SQLite runs the in-process worker).
     const { default: PgBossClass } = await import("pg-boss");
