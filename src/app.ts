@@ -30,6 +30,7 @@ import { openApiRouter } from "./openapi/index.js";
 import { configureBlobStore } from "./blob/index.js";
 import { configureMail } from "./mail/index.js";
 import { segmentRouter } from "./ingest/router.js";
+import { configureWebhooks } from "./domains/webhooks/settings.js";
 
 type ServerContext = { req: Request; res: Response };
 
@@ -37,6 +38,7 @@ export function createApp(config: Config) {
   configureIdentityCache(config.IDENTITY_CACHE_MS);
   configureBlobStore(config);
   configureMail(config);
+  configureWebhooks(config);
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
   // REST documents are parsed and validated here, once; an invalid one stops start-up.
   const trusted = trustDocuments(routes, schema);

@@ -23,6 +23,8 @@ import { reportRoutes } from "./reports/routes.js";
 import "./reports/schema.js";
 import { tagRoutes } from "./tags/routes.js";
 import "./tags/schema.js";
+import { webhookRoutes } from "./webhooks/routes.js";
+import "./webhooks/schema.js";
 
 /** Every REST row, in the order the OpenAPI document lists them. */
 export const domainRoutes: readonly RestRoute[] = [
@@ -36,4 +38,5 @@ export const domainRoutes: readonly RestRoute[] = [
   ...eventRoutes,
   ...reportRoutes,
   ...auditLogRoutes,
+  ...webhookRoutes,
 ];

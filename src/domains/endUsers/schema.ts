@@ -1,6 +1,7 @@
 // End users: anyone who engages with content in the parent application, identified by the id of
 // the account's identification method. Custom values (typed by the end-user schema) and user
 // actions live in separate tables, so a read asks the database only for what the query selects.
+import { emitEndUsersDeleted } from "../webhooks/emit.js";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
 import { prisma, withTransaction } from "../../db/index.js";
@@ -448,7 +449,7 @@ builder.mutationField("deleteEndUsers", (t) =>
             key: r.externalId,
             id: r.id,
           })),
-        (tx, rowIds) => tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } }),
+        async (tx, rowIds) => (await emitEndUsersDeleted(tx, accountId, rowIds), tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } })),
         (id) => `no end user with id '${id}'`,
         "key",
       );

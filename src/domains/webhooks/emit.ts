@@ -76,3 +76,65 @@ export async function emitEndUsersDeleted(tx: Tx, accountId: string, rowIds: rea
     users.map((u) => ({ id: u.externalId })),
   );
 }
+
+/** Whether any enabled endpoint of the account subscribes to `type` (spares building payloads nobody gets). */
+async function anySubscriber(tx: Tx, accountId: string, type: string): Promise<boolean> {
+  const hooks = await tx.webhook.findMany({ where: { accountId, enabled: true }, select: { events: true } });
+  return hooks.some((h) => subscribes(JSON.parse(h.events) as string[], type));
+}
+
+/**
+ * `content.created|updated|deleted` for the contents `ids`, each as the style-B content record
+ * (tags by name), read inside `tx`: after the write for created/updated, before it for deleted.
+ */
+export async function emitContent(
+  tx: Tx,
+  accountId: string,
+  type: "content.created" | "content.updated" | "content.deleted",
+  ids: readonly string[],
+): Promise<void> {
+  if (!ids.length || !(await anySubscriber(tx, accountId, type))) return;
+  const rows = await tx.content.findMany({
+    where: { accountId, id: { in: [...ids] } },
+    include: { tags: { select: { tag: { select: { name: true } } } } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  await emitWebhook(
+    tx,
+    accountId,
+    type,
+    rows.map((c) => ({
+      id: c.id,
+      title: c.title,
+      type: c.type,
+      url: c.url,
+      source: c.source,
+      description: c.description,
+      description_md: c.descriptionMd,
+      tags: c.tags.map((t) => t.tag.name).sort(),
+      state: c.state,
+      stage: c.stage,
+      parentId: c.parentId,
+      creationTime: c.createdAt.getTime(),
+      lastUpdateTime: c.updatedAt.getTime(),
+    })),
+  );
+}
+
+/** `copy_job.completed|failed` with the job's final status (in the transaction that makes it final). */
+export async function emitCopyJobFinished(tx: Tx, jobId: string): Promise<void> {
+  const job = await tx.copyJob.findUnique({ where: { id: jobId } });
+  if (!job || (job.status !== "completed" && job.status !== "failed")) return;
+  await emitWebhook(tx, job.accountId, `copy_job.${job.status}`, [
+    {
+      jobId: job.id,
+      status: job.status,
+      sourceAccountId: job.accountId,
+      destinationAccountId: job.destinationAccountId,
+      counts: { total: job.total, copied: job.copied, failed: job.failed },
+      error: job.error,
+      creationTime: job.createdAt.getTime(),
+      finishedTime: job.finishedAt?.getTime() ?? null,
+    },
+  ]);
+}
