@@ -30,6 +30,7 @@ import { openApiRouter } from "./openapi/index.js";
 import { configureBlobStore } from "./blob/index.js";
 import { configureMail } from "./mail/index.js";
 import { segmentRouter } from "./ingest/router.js";
+import { ingestOpenApi } from "./ingest/openapi.js";
 import { configureWebhooks } from "./domains/webhooks/settings.js";
 
 type ServerContext = { req: Request; res: Response };
@@ -113,7 +114,7 @@ export function createApp(config: Config) {
   });
 
   app.get("/metrics", metricsHandler);
-  app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE }));
+  app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, extra: ingestOpenApi }));
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
 
   // GraphQL bodies are read by Yoga; hold them to the same size limit as REST bodies.

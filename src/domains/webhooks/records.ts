@@ -21,7 +21,7 @@ interface HookNode {
 
 const HOOK_PROPERTIES = {
   id: { type: "string" },
-  url: { type: "string", format: "uri" },
+  url: { type: "string", format: "uri", example: "https://hooks.example.com/guidegate" },
   events: { type: "array", items: { type: "string", enum: ["*", ...WEBHOOK_EVENT_TYPES] } },
   description: { type: ["string", "null"] },
   enabled: { type: "boolean" },
@@ -49,7 +49,15 @@ export const webhookWithSecretRecord = wireRecord(
   {
     type: "object",
     required: ["id", "url", "events", "description", "enabled", "secret", "createdTime"],
-    properties: { ...HOOK_PROPERTIES, secret: { type: "string", pattern: "^whsec_", description: "The signing secret: shown here only (store it now)." } },
+    properties: {
+      ...HOOK_PROPERTIES,
+      secret: {
+        type: "string",
+        pattern: "^whsec_",
+        description: "The signing secret: shown here only (store it now).",
+        example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+      },
+    },
   },
   (h: HookNode) => ({ ...base(h), secret: h.secret }),
 );
