@@ -11,7 +11,7 @@ import { createAccount, createUser } from "../src/admin.js";
 import { CopyJobWorker, closeQueue } from "../src/domains/copyJobs/worker.js";
 import { configureWebhooks } from "../src/domains/webhooks/settings.js";
 import { checkWebhookUrl, isPublicAddress } from "../src/domains/webhooks/ssrf.js";
-import { WebhookWorker } from "../src/domains/webhooks/worker.js";
+import { DELIVERY_LOG_RETENTION_MS, pruneDeliveries, WebhookWorker } from "../src/domains/webhooks/worker.js";
 import { dbKind } from "../src/db/index.js";
 import { gql, prisma, type Reply, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
 
@@ -360,6 +360,17 @@ describe("delivery", () => {
     ]);
     const got = rcv.received.filter((x) => x.path === "/down");
     expect(got.at(-1)!.headers["webhook-id"]).toBe(d.id);
+  });
+
+  it("finished deliveries leave the log after its retention; pending ones stay", async () => {
+    const t = await tenant("whp");
+    const c = await create(t, { url: `${rcv.url}/prune`, events: ["*"] });
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    await until("delivered", async () => (await deliveries(t, c.body.id))[0]?.status === "delivered");
+    expect(await pruneDeliveries(new Date(Date.now() + DELIVERY_LOG_RETENTION_MS - 60_000))).toBe(0);
+    await pruneDeliveries(new Date(Date.now() + DELIVERY_LOG_RETENTION_MS + 60_000));
+    expect(await deliveries(t, c.body.id)).toEqual([]);
+    expect(await prisma.webhookAttempt.count({ where: { delivery: { webhookId: c.body.id } } })).toBe(0);
   });
 
   it("gives an endpoint that does not answer the timeout, then retries", async () => {

@@ -143,7 +143,11 @@ const WebhookInput = builder.inputType("WebhookInput", {
     url: t.string({ required: false, description: "https:// URL resolving to public addresses (required on create)." }),
     events: t.stringList({ required: false, description: 'Event types, or ["*"] (required on create).' }),
     description: t.string({ required: false }),
-    enabled: t.boolean({ required: false, description: "Updates only: false pauses deliveries; true re-enables an endpoint the service disabled." }),
+    enabled: t.boolean({
+      required: false,
+      description:
+        "Updates only: false stops deliveries (messages still pending are dropped as failed; replay them later); true re-enables an endpoint, also one the service disabled.",
+    }),
   }),
 });
 

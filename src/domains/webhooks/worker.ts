@@ -24,6 +24,8 @@ import { guardedLookup, refusedLiteral } from "./ssrf.js";
 export const WEBHOOK_QUEUE = "webhook-deliveries";
 const SWEEP_BATCH = 100;
 const PRUNE_MS = 3_600_000;
+/** Finished deliveries (and their attempts) are kept this long in the delivery log. */
+export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3_600_000;
 const log = logger.child({ component: "webhooks" });
 
 export interface WebhookWorkerOptions {
@@ -107,6 +109,7 @@ export class WebhookWorker {
     if (now.getTime() - this.lastPrune > PRUNE_MS) {
       this.lastPrune = now.getTime();
       await pruneMessages(now);
+      await pruneDeliveries(now);
     }
     const rows = await prisma.webhookDelivery.findMany({
       where: due(now),
@@ -196,6 +199,12 @@ export class WebhookWorker {
     );
     log.info({ deliveryId: id, attempt, status, code: outcome.code, latencyMs }, "webhook delivery attempt");
   }
+}
+
+/** Deletes finished deliveries older than the log's retention (harmless on several instances at once). */
+export async function pruneDeliveries(now = new Date()): Promise<number> {
+  const before = new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS);
+  return (await prisma.webhookDelivery.deleteMany({ where: { status: { not: "pending" }, createdAt: { lt: before } } })).count;
 }
 
 /** One POST of a delivery: the response code, or what went wrong (timeout, refused address, connection). */
