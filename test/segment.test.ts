@@ -2,6 +2,7 @@
 // `ingest`, the real @segment/analytics-node client over HTTP, track → engagement events, identify
 // → end users, limits, and idempotency by messageId (a retried batch is never counted twice, also
 // when two instances receive it at once).
+import { execFile } from "node:child_process";
 import { Analytics } from "@segment/analytics-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser } from "../src/admin.js";
@@ -117,6 +118,26 @@ describe("write keys", () => {
     expect(r.status, r.text).toBe(200);
     expect((await eventsOf(other.accountId)).map((e) => e.actionId)).toEqual(["Login"]);
   });
+
+  it("the CLI makes write keys: key create <email> --scope ingest --account <id> prints the key alone on the last line", async () => {
+    const t = await tenant("segcli");
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile("npx", ["tsx", "src/cli/index.ts", ...args], { env: { ...process.env, LOG_LEVEL: "silent" }, timeout: 60_000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+        ),
+      );
+    const made = await cli("key", "create", t.email, "--scope", "ingest", "--account", t.accountId);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stderr).toContain(`scope ingest for account ${t.accountId}`);
+    const key = made.stdout.trim().split("\n").at(-1)!;
+    expect(key).toMatch(/^ggk_/);
+    const r = await batch({ batch: [{ type: "track", userId: "u", event: "Login" }] }, key);
+    expect(r.status, r.text).toBe(200);
+    const missing = await cli("key", "create", t.email, "--scope", "ingest");
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--scope ingest needs --account/);
+  }, 60_000);
 
   it("GET on the paths is a 405 naming POST", async () => {
     const r = await req("/segment/v1/batch", { headers: basic(writeKey) });
@@ -237,6 +258,15 @@ describe("identify calls", () => {
     });
     const one = await req(`/v1/accounts/${a.accountId}/endUsers/idf-1?fields=custom`, { headers: a.headers });
     expect(one.body.custom).toEqual({ plan: "team", seats: 6, name: "Bo" });
+    // Audited as the write key owner's changes.
+    const entries = await prisma.auditLog.findMany({
+      where: { accountId: a.accountId, resourceType: "endUser", resourceId: "idf-1" },
+      orderBy: { timestamp: "asc" },
+    });
+    expect(entries.map((e) => [e.action, e.userId])).toEqual([
+      ["create", a.email],
+      ["update", a.email],
+    ]);
     const three = await req(`/v1/accounts/${a.accountId}/endUsers/idf-3?fields=custom`, { headers: a.headers });
     expect(three.body.custom).toEqual({ signupTime: Date.parse("2024-01-02T03:04:05Z") });
     expectProblem(await req(`/v1/accounts/${a.accountId}/endUsers/idf-2`, { headers: a.headers }), 404);

@@ -4,6 +4,7 @@
 // Order of checks as elsewhere: the key (401/403) and the account's rate budget (429) first, then
 // the body (400, 413).
 import express, { type Request, type Response, type Router } from "express";
+import { currentScope } from "../audit/requestScope.js";
 import { clock } from "../clock.js";
 import { AppError, knownError } from "../errors.js";
 import { logger } from "../logger.js";
@@ -60,6 +61,9 @@ function parse(req: Request, err: unknown): Parsed {
 async function handle(pathType: CallType | null, parsed: Parsed, req: Request, res: Response, rateLimiter: RateLimiter | undefined) {
   const receivedAt = clock.now().getTime();
   const identity = await authenticateWriteKey(writeKeyOf(req.get("authorization"), parsed.ok ? parsed.body : undefined));
+  // Audit entries of what this request changes (end users created or updated) name the key's owner.
+  const scope = currentScope();
+  if (scope) scope.actor = identity.email;
   if (rateLimiter) {
     const d = await rateLimiter.consume(identity.accountId, identity.rateLimitPerMinute);
     res.set(rateLimitHeaders(d));
