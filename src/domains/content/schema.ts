@@ -408,9 +408,10 @@ builder.mutationField("deleteContents", (t) =>
         { table: "Content", column: "id", accountId },
         async (db, chunk) =>
           (await db.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
-        async (tx, rowIds) => (
-          await emitContent(tx, accountId, "content.deleted", rowIds), tx.content.deleteMany({ where: { accountId, id: { in: rowIds } } })
-        ),
+        async (tx, rowIds) => {
+          await emitContent(tx, accountId, "content.deleted", rowIds);
+          return tx.content.deleteMany({ where: { accountId, id: { in: rowIds } } });
+        },
         (id) => `no content with id '${id}'`,
       );
     },

@@ -449,7 +449,10 @@ builder.mutationField("deleteEndUsers", (t) =>
             key: r.externalId,
             id: r.id,
           })),
-        async (tx, rowIds) => (await emitEndUsersDeleted(tx, accountId, rowIds), tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } })),
+        async (tx, rowIds) => {
+          await emitEndUsersDeleted(tx, accountId, rowIds);
+          return tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } });
+        },
         (id) => `no end user with id '${id}'`,
         "key",
       );
