@@ -65,9 +65,12 @@ export async function createUser(email: string, accountIds: string[]) {
  * A new key for the user. `auditlogs` keys expire after the shortest audit-token TTL of the user's
  * accounts (the administrator's setting) unless a shorter --ttl is given.
  */
-export async function createKey(email: string, opts: { ttlSeconds?: number; scope?: string } = {}) {
+export async function createKey(email: string, opts: { ttlSeconds?: number; scope?: string; accountId?: string } = {}) {
   const scope = (opts.scope ?? "integration") as KeyScope;
   if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw new AdminError(`--scope must be one of ${KEY_SCOPES.join(", ")}`);
+  // An ingest (write) key is bound to the one account it writes events to; other keys follow their user's memberships.
+  if (scope === "ingest" && !opts.accountId) throw new AdminError("--scope ingest needs --account <accountId> (the account the key writes events to)");
+  if (scope !== "ingest" && opts.accountId) throw new AdminError("--account is only for --scope ingest keys");
   if (opts.ttlSeconds !== undefined && (!Number.isInteger(opts.ttlSeconds) || opts.ttlSeconds < 1))
     throw new AdminError("--ttl must be a positive whole number of seconds");
   const user = await prisma.user.findUnique({
@@ -75,6 +78,10 @@ export async function createKey(email: string, opts: { ttlSeconds?: number; scop
     include: { memberships: { include: { account: { select: { auditTokenTtlSeconds: true } } } } },
   });
   if (!user) throw new AdminError(`no user '${email}': create it with 'user create ${email} --account <id>'`);
+  if (opts.accountId && !user.memberships.some((m) => m.accountId === opts.accountId))
+    throw new AdminError(
+      `user '${user.email}' has no access to account '${opts.accountId}' (grant it with 'user create ${user.email} --account ${opts.accountId}')`,
+    );
   let ttl = opts.ttlSeconds;
   if (scope === "auditlogs") {
     const accountTtl = Math.min(...user.memberships.map((m) => m.account.auditTokenTtlSeconds), 30 * 24 * 3600);
@@ -83,16 +90,25 @@ export async function createKey(email: string, opts: { ttlSeconds?: number; scop
   const { key, prefix, hash } = generateKey();
   const row = await withTransaction((tx) =>
     tx.apiKey.create({
-      data: { prefix, hash, userId: user.id, scope, expiresAt: ttl ? new Date(clock.now().getTime() + ttl * 1000) : null },
+      data: { prefix, hash, userId: user.id, scope, accountId: opts.accountId ?? null, expiresAt: ttl ? new Date(clock.now().getTime() + ttl * 1000) : null },
     }),
   );
-  return { key, prefix, scope, expiresAt: row.expiresAt };
+  return { key, prefix, scope, accountId: row.accountId, expiresAt: row.expiresAt };
 }
 
 export async function listKeys(email?: string) {
   return prisma.apiKey.findMany({
     where: email ? { user: { email: email.trim().toLowerCase() } } : {},
-    select: { prefix: true, scope: true, expiresAt: true, revokedAt: true, lastUsedAt: true, createdAt: true, user: { select: { email: true } } },
+    select: {
+      prefix: true,
+      scope: true,
+      accountId: true,
+      expiresAt: true,
+      revokedAt: true,
+      lastUsedAt: true,
+      createdAt: true,
+      user: { select: { email: true } },
+    },
     orderBy: { createdAt: "asc" },
   });
 }

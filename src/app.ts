@@ -33,6 +33,9 @@ import { reportViewerRouter } from "./viewer/index.js";
 import { configureBlobStore } from "./blob/index.js";
 import { configureMail } from "./mail/index.js";
 import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
+import { segmentRouter } from "./ingest/router.js";
+import { ingestOpenApi } from "./ingest/openapi.js";
+import { configureWebhooks } from "./domains/webhooks/settings.js";
 
 type ServerContext = { req: Request; res: Response };
 
@@ -59,6 +62,7 @@ export function createApp(config: Config) {
   configureBlobStore(config);
   configureMail(config);
   configurePublicUrl(config.PUBLIC_URL);
+  configureWebhooks(config);
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
   // REST documents are parsed and validated here, once; an invalid one stops start-up.
   const trusted = trustDocuments(routes, schema);
@@ -106,7 +110,7 @@ export function createApp(config: Config) {
   app.use(
     cors({
       origin: config.CORS_ORIGINS === "*" ? "*" : config.CORS_ORIGINS.split(",").map((s) => s.trim()),
-      allowedHeaders: ["content-type", KEY_HEADER, USER_HEADER, "x-request-id"],
+      allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id"],
       exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"],
       maxAge: 600,
     }),
@@ -125,7 +129,7 @@ export function createApp(config: Config) {
   });
 
   app.get("/metrics", metricsHandler);
-  app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, publicUrl: publicBaseUrl() }));
+  app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, publicUrl: publicBaseUrl(), extra: ingestOpenApi }));
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
   app.use(reportViewerRouter());
 
@@ -138,6 +142,8 @@ export function createApp(config: Config) {
     next();
   });
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
+  // Segment-format sources (write keys, Segment's answers): src/ingest/.
+  app.use(segmentRouter(rateLimiter));
   app.use(
     restRouter(routes, {
       operations: trusted.operations,

@@ -71,6 +71,17 @@ const Env = z.object({
   JOB_LEASE_MS: z.coerce.number().int().min(500).default(30_000),
   JOB_POLL_MS: z.coerce.number().int().min(50).default(1_000),
   JOB_ITEM_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  // Webhooks (src/domains/webhooks/): WEBHOOKS_ALLOW_PRIVATE=true lets endpoints be http:// and on
+  // loopback/private addresses (development and tests only: it turns the SSRF guard off). The retry
+  // schedule is the pause before each retry (ms, or with s/m/h units), the Standard Webhooks one by
+  // default (about a day); an endpoint that failed for the whole of it is disabled.
+  WEBHOOKS_ALLOW_PRIVATE: bool.default(false),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\s*\d+(ms|s|m|h)?\s*(,\s*\d+(ms|s|m|h)?\s*)*$/, "must be a comma-separated list of durations, e.g. 5s,5m,30m,2h,5h,10h,10h")
+    .default("5s,5m,30m,2h,5h,10h,10h"),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(20).default(1_000),
   /** Tests only: each copy-job item takes at least this long (the crash and drain tests). */
   TEST_COPY_ITEM_DELAY_MS: z.coerce.number().int().min(1).optional(),
   /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */

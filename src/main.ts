@@ -3,6 +3,7 @@
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
 import { CopyJobWorker, closeQueue } from "./domains/copyJobs/worker.js";
+import { WebhookWorker } from "./domains/webhooks/worker.js";
 import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
 import { loadConfig } from "./config.js";
@@ -53,6 +54,10 @@ const jobWorker = config.JOB_WORKER
 await jobWorker?.start();
 // On SIGTERM the item being copied finishes (with the in-flight requests); the rest of its job waits for the next worker.
 if (jobWorker) lifecycle.onDrain(() => jobWorker.stop());
+// Webhook deliveries run with the job worker (JOB_WORKER=false: other instances send them).
+const webhookWorker = config.JOB_WORKER ? new WebhookWorker() : null;
+await webhookWorker?.start();
+if (webhookWorker) lifecycle.onDrain(() => webhookWorker.stop());
 const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;

@@ -1,6 +1,7 @@
 // The two pages people use, in a real headless Chromium (Debian's package, driven by playwright-core):
 // GraphiQL runs an authenticated query typed into its headers editor, and /docs renders every route.
 // Screenshots go to test-results/screenshots/. Without /usr/bin/chromium the suite is skipped.
+import { ingestOpenApi } from "../src/ingest/openapi.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -65,10 +66,12 @@ describe.skipIf(!available)("in headless Chromium", () => {
   it("/docs renders the API reference with every route of the table", async () => {
     await page.goto(`${server.url}/docs`);
     await page.locator(".opblock").first().waitFor({ timeout: 20_000 });
-    await expect.poll(() => page.locator(".opblock").count()).toBe(routes.length);
+    // The route table's operations, the Segment-format paths and the webhook message (src/ingest/openapi.ts).
+    const extra = [...Object.values(ingestOpenApi.paths), ...Object.values(ingestOpenApi.webhooks)].map((p) => (p.post as { operationId: string }).operationId);
+    await expect.poll(() => page.locator(".opblock").count()).toBe(routes.length + extra.length);
     await page.screenshot({ path: `${SHOTS}/docs.png` });
     const ids = await page.locator(".opblock-summary-operation-id").allInnerTexts();
-    expect(ids.map((s) => s.trim()).sort()).toEqual(routes.map((r) => r.name).sort());
+    expect(ids.map((s) => s.trim()).sort()).toEqual([...routes.map((r) => r.name), ...extra].sort());
     const text = await page.locator("#swagger-ui").innerText();
     expect(text).toContain("guidegate REST API");
     expect(text).toContain(routes[0]!.summary);

@@ -58,6 +58,9 @@ async function bothWays(route: RestRoute, variables: Record<string, unknown>, co
   return [JSON.stringify(compiled), JSON.stringify(reference)];
 }
 
+/** Routes under a record the demo account has none of (a webhook): compared on their error answer. */
+const NO_DEMO_RECORD = new Set(["listWebhookDeliveries"]);
+
 const queries = routes.filter((r) => getOperationAST(parse(r.document))?.operation === "query");
 const mutations = routes.filter((r) => getOperationAST(parse(r.document))?.operation === "mutation");
 
@@ -77,7 +80,8 @@ describe("compiled execution = graphql-js execute, byte for byte", () => {
     const h = headers(demo.key, "admin@example.com");
     const [compiled, reference] = await bothWays(route, variables, () => [createContext(h), createContext(h)]);
     expect(compiled).toBe(reference);
-    expect(compiled).not.toMatch(/"errors"/); // the real ids make every query succeed
+    // The real ids make every query succeed, but for routes under a record the demo has none of.
+    if (!NO_DEMO_RECORD.has(route.name)) expect(compiled).not.toMatch(/"errors"/);
   });
 
   it.each(mutations.map((r) => [r.name, r] as const))("mutation %s (on twin tenants)", async (_name, route) => {

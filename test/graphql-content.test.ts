@@ -417,6 +417,7 @@ describe("createContents / updateContents / deleteContents", () => {
       "SELECT Content",
       "INSERT Content",
       "INSERT ContentTag",
+      "SELECT Webhook", // the account's webhook endpoints (content.created messages)
       "INSERT AuditLog",
       "SELECT Content",
       "SELECT ContentTag",
@@ -438,6 +439,7 @@ describe("createContents / updateContents / deleteContents", () => {
       "SELECT Tag",
       "INSERT Content",
       "INSERT ContentTag",
+      "SELECT Webhook", // the account's webhook endpoints (content.created messages)
       "INSERT AuditLog",
       "SELECT Content",
       "SELECT ContentTag",
@@ -586,6 +588,7 @@ describe("createContents / updateContents / deleteContents", () => {
         "UPDATE Content", // item 8
         "DELETE ContentTag",
         "INSERT ContentTag", // tags of items 0 (replaced) and 8 (cleared)
+        "SELECT Webhook", // the account's webhook endpoints (content.updated messages)
         "INSERT AuditLog",
         "SELECT Content",
         "SELECT ContentTag",
@@ -638,7 +641,7 @@ describe("createContents / updateContents / deleteContents", () => {
       { index: 2, statusCode: 404, id: ids[2], errors: [`no content with id '${ids[2]}'`], ok: false },
       { index: 3, statusCode: 204, id: ids[3], errors: [], ok: true },
     ]);
-    expect(shape(sql)).toEqual([...AUTH, ...LOCK("Content"), "SELECT Content", "SELECT Content", "DELETE Content", "INSERT AuditLog"]);
+    expect(shape(sql)).toEqual([...AUTH, ...LOCK("Content"), "SELECT Content", "SELECT Webhook", "SELECT Content", "DELETE Content", "INSERT AuditLog"]);
     expect(await titled("d1 ")).toEqual([]);
     expect(await prisma.contentTag.count({ where: { contentId: created[0].id } })).toBe(0);
     expect(await prisma.content.count({ where: { id: bContents[1]!.id } })).toBe(1);

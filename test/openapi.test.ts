@@ -33,7 +33,10 @@ describe("GET /openapi.json", () => {
   });
 
   it("has exactly one operation per route of the table, named after it", () => {
-    const operations = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) => Object.values(p));
+    // Segment-format ingestion is served outside the table (src/ingest/openapi.ts describes it).
+    const operations = Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>)
+      .filter(([path]) => !path.startsWith("/segment/"))
+      .flatMap(([, p]) => Object.values(p));
     expect(operations.map((o) => o.operationId).sort()).toEqual(routes.map((r) => r.name).sort());
     for (const route of routes) {
       const op = doc.paths[openApiPath(route.path).path]?.[route.method];
@@ -49,6 +52,7 @@ describe("GET /openapi.json", () => {
     expect(doc.components.securitySchemes).toEqual({
       integrationKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-service-integration-key" }),
       serviceUser: expect.objectContaining({ type: "apiKey", in: "header", name: "x-service-user" }),
+      writeKey: expect.objectContaining({ type: "http", scheme: "basic" }),
     });
     expect(doc.security).toEqual([{ integrationKey: [], serviceUser: [] }]);
   });

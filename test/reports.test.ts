@@ -117,7 +117,7 @@ beforeAll(async () => {
   const later = list.filter((e) => e.n !== 1);
   const first = await post(a, strip(later));
   expect(first.status, first.text).toBe(202);
-  expect(first.body).toEqual({ accepted: later.length });
+  expect(first.body).toEqual({ accepted: later.length, duplicates: 0 });
   const second = await post(a, strip(list.filter((e) => e.n === 1)));
   expect(second.status, second.text).toBe(202);
   // The other tenant: the same ids and flows, a different name; none of it may show in a's reports.

@@ -35,7 +35,7 @@ describe("POST /events", () => {
       { type: "user_action", time: T + 3, actionId: "export" },
     ]);
     expect(r.status, r.text).toBe(202);
-    expect(r.body).toEqual({ accepted: 4 });
+    expect(r.body).toEqual({ accepted: 4, duplicates: 0 });
     const rows = await eventsOf(t);
     expect(rows.map((e) => ({ ...e, id: undefined, time: Number(e.time) }))).toEqual([
       expect.objectContaining({ type: "flow_started", time: T, endUserId: "known", flowId: "f1", widget: "self_help", domain: "app.x.com", userName: "Kim" }),

@@ -1,7 +1,7 @@
 // Tells this process when what API keys may do has changed anywhere: a key revoked or created, a
 // user or membership changed, an account's settings changed, by this process, another instance or
 // the CLI. Database triggers raise the signal inside the writing transaction (migration
-// 20261123150000_auth_change_signal), so nothing that writes those tables can forget it:
+// 20261123170000_auth_change_signal), so nothing that writes those tables can forget it:
 // - PostgreSQL: NOTIFY on `guidegate_auth`, delivered at commit; one LISTEN connection per process.
 //   While it is down (start-up, a lost connection) the watcher says it cannot vouch for the cache,
 //   and after reconnecting it reports a change, since notifications may have been missed meanwhile.

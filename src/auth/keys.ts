@@ -3,7 +3,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 export const KEY_PREFIX_LENGTH = 12;
-export const KEY_SCOPES = ["integration", "auditlogs"] as const;
+export const KEY_SCOPES = ["integration", "auditlogs", "ingest"] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
 
 export function generateKey(): { key: string; prefix: string; hash: string } {

@@ -14,7 +14,7 @@ const USAGE = `usage: npm run cli -- <command>
   account create <accountId> [--name <name>] [--id-method app_user_id|crm_user_id|cookie]
   account set <accountId> [--audit-token-ttl <seconds>] [--rate-limit <perMinute>] [--id-method <method>]
   user create <email> --account <accountId>[,<accountId>...]
-  key create <email> [--ttl <seconds>] [--scope integration|auditlogs]
+  key create <email> [--ttl <seconds>] [--scope integration|auditlogs|ingest] [--account <accountId>]
   key list [--email <email>]
   key revoke <keyPrefix>
   seed --demo`;
@@ -82,8 +82,10 @@ async function main(argv: string[]): Promise<number> {
       }
       case "key create": {
         if (!arg) throw new AdminError("key create needs <email>");
-        const k = await createKey(arg, { ttlSeconds: int(values.ttl, "--ttl"), scope: values.scope });
-        console.error(`key ${k.prefix}… (scope ${k.scope}, ${k.expiresAt ? `expires ${k.expiresAt.toISOString()}` : "no expiry"}); it is shown once:`);
+        const k = await createKey(arg, { ttlSeconds: int(values.ttl, "--ttl"), scope: values.scope, accountId: values.account });
+        console.error(
+          `key ${k.prefix}… (scope ${k.scope}${k.accountId ? ` for account ${k.accountId}` : ""}, ${k.expiresAt ? `expires ${k.expiresAt.toISOString()}` : "no expiry"}); it is shown once:`,
+        );
         console.log(k.key);
         return 0;
       }
@@ -94,7 +96,7 @@ async function main(argv: string[]): Promise<number> {
             [
               k.prefix,
               k.user.email,
-              k.scope,
+              k.accountId ? `${k.scope}:${k.accountId}` : k.scope,
               k.expiresAt?.toISOString() ?? "never",
               k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active",
               `last used ${k.lastUsedAt?.toISOString() ?? "never"}`,

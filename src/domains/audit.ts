@@ -11,6 +11,8 @@ import { segmentsAudit } from "./segments/audit.js";
 import { filesAudit } from "./files/audit.js";
 import { eventsAudit } from "./events/audit.js";
 import { tagsAudit } from "./tags/audit.js";
+import { webhooksAudit } from "./webhooks/audit.js";
+import { ingestAudit } from "../ingest/audit.js";
 
 export const auditClassification: AuditClassification = {
   ...accountsAudit,
@@ -23,4 +25,6 @@ export const auditClassification: AuditClassification = {
   ...copyJobsAudit,
   ...auditLogsAudit,
   ...eventsAudit,
+  ...ingestAudit,
+  ...webhooksAudit,
 };

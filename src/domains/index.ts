@@ -23,6 +23,10 @@ import { reportRoutes } from "./reports/routes.js";
 import "./reports/schema.js";
 import { tagRoutes } from "./tags/routes.js";
 import "./tags/schema.js";
+import { webhookRoutes } from "./webhooks/routes.js";
+import { exportRoutes } from "./eventExport/routes.js";
+import "./eventExport/schema.js";
+import "./webhooks/schema.js";
 
 /** Every REST row, in the order the OpenAPI document lists them. */
 export const domainRoutes: readonly RestRoute[] = [
@@ -36,4 +40,6 @@ export const domainRoutes: readonly RestRoute[] = [
   ...eventRoutes,
   ...reportRoutes,
   ...auditLogRoutes,
+  ...exportRoutes,
+  ...webhookRoutes,
 ];

@@ -14,6 +14,13 @@ export interface OpenApiOptions {
   rateLimitPerMinute?: number;
   /** The server's public base URL (PUBLIC_URL), without a trailing slash. */
   publicUrl?: string;
+  /** Paths served outside the route table (Segment-format ingestion), OpenAPI 3.1 `webhooks`, and their security schemes and tags. */
+  extra?: {
+    paths?: Record<string, Record<string, unknown>>;
+    webhooks?: Record<string, unknown>;
+    securitySchemes?: Record<string, unknown>;
+    tags?: { name: string; description: string }[];
+  };
 }
 
 const PROBLEM_REF = { $ref: "#/components/schemas/Problem" };
@@ -63,7 +70,9 @@ const RESOURCES: Record<string, string> = {
   integrationAttributes: "Integration-attribute records keyed by primary name and value, with secondary attributes; search (B20–B23).",
   files: "Files uploaded to blob storage (B8), downloaded by id.",
   jobs: "Asynchronous jobs (copies between accounts, B6): status, counts and per-item errors.",
-  events: "Engagement events reported by the parent application (flows played, searches, popups, ...); the source of the reports.",
+  events: "Engagement events reported by the parent application (flows played, searches, popups, ...); the source of the reports; their incremental export.",
+  webhooks:
+    "Webhook endpoints: engagement, content, end-user and copy-job events POSTed to the customer's URL, signed per Standard Webhooks; the delivery log and replay.",
   reports: "Analytics reports (B24) aggregated from the engagement events, as JSON or CSV.",
 };
 
@@ -181,12 +190,14 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
     },
     servers: [{ url: opts.publicUrl ?? "/" }],
     security: [{ integrationKey: [], serviceUser: [] }],
-    tags: [...tags].sort().map((name) => ({ name, description: tagDescription(name) })),
-    paths,
+    tags: [...[...tags].sort().map((name) => ({ name, description: tagDescription(name) })), ...(opts.extra?.tags ?? [])],
+    paths: { ...paths, ...opts.extra?.paths },
+    ...(opts.extra?.webhooks ? { webhooks: opts.extra.webhooks } : {}),
     components: {
       securitySchemes: {
         integrationKey: { type: "apiKey", in: "header", name: KEY_HEADER, description: "The API key (created with `npm run cli -- key create`)." },
         serviceUser: { type: "apiKey", in: "header", name: USER_HEADER, description: "The e-mail of the key's owner; must match the key." },
+        ...opts.extra?.securitySchemes,
       },
       schemas: {
         Problem: {

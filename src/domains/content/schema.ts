@@ -3,6 +3,7 @@
 // item fails alone (REST answers 207), the good ones are written together in one transaction.
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { prisma, type Reader, withTransaction } from "../../db/index.js";
+import { emitContent } from "../webhooks/emit.js";
 import { lockRows } from "../../db/locks.js";
 import { updateRows } from "../../audit/recorder.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
@@ -303,6 +304,12 @@ builder.mutationField("createContents", (t) =>
         await withTransaction(async (tx) => {
           await tx.content.createMany({ data: rows });
           if (links.length) await tx.contentTag.createMany({ data: links });
+          await emitContent(
+            tx,
+            accountId,
+            "content.created",
+            rows.map((r) => r.id),
+          );
         }, TX);
       }
       await attachRecords(results, ctx, info);
@@ -373,6 +380,12 @@ builder.mutationField("updateContents", (t) =>
         );
         const links = retagged.flatMap((w) => w.tagIds!.map((tagId) => ({ contentId: w.id, tagId })));
         if (links.length) await tx.contentTag.createMany({ data: links });
+        await emitContent(
+          tx,
+          accountId,
+          "content.updated",
+          writes.map((w) => w.id),
+        );
         return results;
       }, TX);
       await attachRecords(results, ctx, info);
@@ -409,7 +422,10 @@ builder.mutationField("deleteContents", (t) =>
         { table: "Content", column: "id", accountId },
         async (db, chunk) =>
           (await db.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
-        (tx, rowIds) => tx.content.deleteMany({ where: { accountId, id: { in: rowIds } } }),
+        async (tx, rowIds) => {
+          await emitContent(tx, accountId, "content.deleted", rowIds);
+          return tx.content.deleteMany({ where: { accountId, id: { in: rowIds } } });
+        },
         (id) => `no content with id '${id}'`,
       );
     },

@@ -21,6 +21,7 @@ import { logger } from "../../logger.js";
 import { sendMail } from "../../mail/index.js";
 import { setJobQueueDepth } from "../../observability/metrics.js";
 import { copyItem, type CopyPlan } from "./copy.js";
+import { emitCopyJobFinished } from "../webhooks/emit.js";
 
 export const QUEUE = "copy-jobs";
 /** A job taken this many times without finishing is given up (failed). */
@@ -46,8 +47,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let boss: Promise<PgBoss> | undefined;
 
-/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing. */
-function pgBoss(): Promise<PgBoss> {
+/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing (webhook deliveries share it). */
+export function pgBoss(): Promise<PgBoss> {
   boss ??= (async () => {
     // Loaded on PostgreSQL only (SQLite runs the in-process worker).
     const { default: PgBossClass } = await import("pg-boss");
@@ -288,7 +289,11 @@ export class CopyJobWorker {
   }
 
   private async finish(job: CopyJob, status: "completed" | "failed", error: string | null): Promise<void> {
-    await prisma.copyJob.updateMany({ where: { id: job.id, lockedBy: this.id }, data: { status, error, finishedAt: new Date() } });
+    // With its copy_job.* webhook message, in one transaction: the message goes out if and only if the job is final.
+    await withTransaction(async (tx) => {
+      const done = await tx.copyJob.updateMany({ where: { id: job.id, lockedBy: this.id }, data: { status, error, finishedAt: new Date() } });
+      if (done.count) await emitCopyJobFinished(tx, job.id);
+    });
   }
 
   /** E-mails the initiating user once the job is final (at least once: a crash right after sending sends again). */

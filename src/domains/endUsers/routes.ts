@@ -7,9 +7,10 @@ import { A, B, type RestInput, type RestRoute, type Style } from "../../rest/con
 import { oneReply, reply } from "../../rest/responses.js";
 import { pageQuery, type BodyDoc } from "../../rest/docs.js";
 import { FIELD_TYPES } from "./fields.js";
+import { updatedSinceQuery, updatedSinceVariables } from "../eventExport/updatedSince.js";
 
-const LIST = `query EndUserPage($accountId: String!, $first: Int, $after: String, $custom: Boolean! = true, $actions: Boolean!) {
-  account(id: $accountId) { endUsers(first: $first, after: $after) { nodes { ${END_USER_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
+const LIST = `query EndUserPage($accountId: String!, $first: Int, $after: String, $custom: Boolean! = true, $actions: Boolean!, $filter: EndUserFilter, $orderBy: EndUserOrder = CREATED) {
+  account(id: $accountId) { endUsers(first: $first, after: $after, filter: $filter, orderBy: $orderBy) { nodes { ${END_USER_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
 const GET = `query EndUser($accountId: String!, $id: String!, $idType: EndUserIdType, $custom: Boolean!, $actions: Boolean!) {
   account(id: $accountId) { endUser(id: $id, idType: $idType) { ${END_USER_FIELDS} } } }`;
 const UPSERT_MANY = `mutation UpsertEndUsers($accountId: String!, $input: [EndUserInput!]!, $custom: Boolean! = true, $actions: Boolean!) {
@@ -186,10 +187,16 @@ export const endUserRoutes: RestRoute[] = [
     name: "listEndUsersA",
     method: "get",
     path: `${A}/endUsers`,
-    summary: "List end users (paginated)",
-    query: pageQuery(LIST_LIMITS.standard),
+    summary: "List end users (paginated; with updatedSince, those changed since a time, for incremental syncs)",
+    query: { ...pageQuery(LIST_LIMITS.standard), ...updatedSinceQuery },
     document: LIST,
-    variables: (i) => ({ accountId: i.params.accountId, first: limitParam(i.query, LIST_LIMITS.standard), after: cursorParam(i.query), actions: false }),
+    variables: (i) => ({
+      accountId: i.params.accountId,
+      first: limitParam(i.query, LIST_LIMITS.standard),
+      after: cursorParam(i.query),
+      actions: false,
+      ...updatedSinceVariables(i),
+    }),
     reply: reply.page((d) => d.account.endUsers, endUserRecord("A")),
   },
   {

@@ -1,6 +1,7 @@
 // End users: anyone who engages with content in the parent application, identified by the id of
 // the account's identification method. Custom values (typed by the end-user schema) and user
 // actions live in separate tables, so a read asks the database only for what the query selects.
+import { emitEndUsersDeleted } from "../webhooks/emit.js";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
 import type { Context } from "../../context.js";
@@ -493,7 +494,11 @@ builder.mutationField("deleteEndUsers", (t) =>
             key: r.externalId,
             id: r.id,
           })),
-        (tx, rowIds) => eraseEndUsers(tx, accountId, rowIds),
+        async (tx, rowIds) => {
+          // The webhook message names the ids being deleted: sent before they are erased.
+          await emitEndUsersDeleted(tx, accountId, rowIds);
+          await eraseEndUsers(tx, accountId, rowIds);
+        },
         (id) => `no end user with id '${id}'`,
         "key",
       );

@@ -6,7 +6,7 @@ import { bulkReply, MULTI_STATUS, reply } from "../../rest/responses.js";
 import { EVENT_TYPES, WIDGETS } from "./validate.js";
 
 const RECORD = `mutation RecordEvents($accountId: String!, $events: [EngagementEvent!]!) {
-  recordEvents(accountId: $accountId, events: $events) { results { index statusCode id errors } } }`;
+  recordEvents(accountId: $accountId, events: $events) { results { index statusCode id errors ... on EventResult { duplicate } } } }`;
 
 const str = (description: string) => ({ type: "string", minLength: 1, description });
 const EVENT_SCHEMA = {
@@ -16,6 +16,12 @@ const EVENT_SCHEMA = {
   properties: {
     type: { type: "string", enum: Object.keys(EVENT_TYPES), description: "What happened; decides which other fields are required." },
     time: { type: "integer", minimum: 0, description: "Epoch milliseconds (UTC); at most 5 minutes in the future." },
+    id: {
+      type: "string",
+      minLength: 1,
+      maxLength: 256,
+      description: "Optional idempotency key: an item whose id this account sent in the last 7 days is accepted and not stored again.",
+    },
     endUserId: str("The end user (created on first sight)."),
     flowId: str("Flow events and task events."),
     contentId: str("The content shown, clicked or viewed; on selfhelp_search the result clicked."),
@@ -49,13 +55,25 @@ export const eventRoutes: RestRoute[] = [
     variables: (i) => ({ accountId: i.params.accountId, events: eventsBody(i.body) }),
     reply: reply.custom(
       {
-        202: { json: { type: "object", required: ["accepted"], properties: { accepted: { type: "integer", description: "Events stored." } } } },
+        202: {
+          json: {
+            type: "object",
+            required: ["accepted", "duplicates"],
+            properties: {
+              accepted: { type: "integer", description: "Events stored." },
+              duplicates: { type: "integer", description: "Items whose `id` was seen before (not stored again)." },
+            },
+          },
+        },
         207: { json: MULTI_STATUS },
         400: "problem",
       },
       (data) => {
         const results = data.recordEvents.results;
-        if (results.every((r: { statusCode: number }) => r.statusCode < 300)) return { status: 202, body: { accepted: results.length } };
+        if (results.every((r: { statusCode: number }) => r.statusCode < 300)) {
+          const duplicates = results.filter((r: { duplicate?: boolean }) => r.duplicate).length;
+          return { status: 202, body: { accepted: results.length - duplicates, duplicates } };
+        }
         return bulkReply(results, null);
       },
     ),

@@ -11,6 +11,9 @@ import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, fail, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
 import { requireAccount } from "../accounts/schema.js";
 import { checkEvent, type EventRow } from "./validate.js";
+import { claimMessages, messageIdProblem } from "../../ingest/idempotency.js";
+import { lockEventOrder } from "../eventExport/order.js";
+import { emitEngagementEvents } from "../webhooks/emit.js";
 
 /** Per-item status of a stored event: accepted (the request answers 202 when all are). */
 export const STORED = 202;
@@ -23,21 +26,39 @@ builder.scalarType("EngagementEvent", {
   parseValue: (value) => value,
 });
 
+/** An item's outcome; `duplicate`: its idempotency key was seen before, so it was not stored again. */
+export type EventItemResult = ItemResult & { duplicate?: boolean };
+
 /**
  * Stores the valid events of `items` and answers one result per item: 202 stored, 400 with the
  * reasons. One transaction: end users first seen here are created (audited), the events inserted
- * in statements of ~2,000 rows, the latest userName per end user upserted.
+ * in statements of ~2,000 rows, the latest userName per end user upserted. An item's optional
+ * `id` (or `messageIds[index]`, given by the Segment ingest) is its idempotency key.
  */
-export async function recordEvents(accountId: string, items: unknown[]): Promise<ItemResult[]> {
+export async function recordEvents(accountId: string, items: unknown[], opts: { messageIds?: readonly (string | null)[] } = {}): Promise<EventItemResult[]> {
   const now = clock.now().getTime();
   const rows: EventRow[] = [];
-  const results: ItemResult[] = items.map((item, index) => {
-    const checked = checkEvent(accountId, item, now);
+  const keys: (string | null)[] = [];
+  const rowIndex: number[] = [];
+  const results: EventItemResult[] = items.map((item, index) => {
+    let messageId = opts.messageIds?.[index] ?? null;
+    let body = item;
+    if (!opts.messageIds && item !== null && typeof item === "object" && !Array.isArray(item) && "id" in item) {
+      const { id, ...event } = item as Record<string, unknown>;
+      const problem = messageIdProblem(id, "id");
+      if (problem) return fail(index, 400, [problem]);
+      messageId = (id as string | null) ?? null;
+      body = event;
+    }
+    const checked = checkEvent(accountId, body, now);
     if ("problems" in checked) return fail(index, 400, checked.problems);
     rows.push(checked.row);
+    keys.push(messageId);
+    rowIndex.push(index);
     return { index, statusCode: STORED, id: null, errors: [] };
   });
   if (!rows.length) return results;
+  let fresh: boolean[] = [];
 
   // The latest name per end user in this request (by event time; a tie goes to the later item).
   const names = new Map<string, { userName: string; time: number }>();
@@ -72,8 +93,14 @@ export async function recordEvents(accountId: string, items: unknown[]): Promise
         .map((externalId) => ({ id: newId("u"), accountId, externalId, createdAt: at, updatedAt: at }));
       // A concurrent request creating the same user is fine: the user exists either way.
       await insertSkippingDuplicates(tx.endUser, created);
-      if (dialect === "postgres") await insertEventsUnnest(tx, rows);
-      else await insertRows(tx, dialect, "Event", rows as unknown as Record<string, unknown>[]);
+      // Idempotency: items whose key was seen before are not stored again (src/ingest/idempotency.ts).
+      fresh = await claimMessages(tx, accountId, keys);
+      const stored = rows.filter((_, i) => fresh[i]);
+      // Ids in commit order per account, so an export cursor never passes a later-committed event.
+      await lockEventOrder(tx, accountId);
+      if (dialect === "postgres") await insertEventsUnnest(tx, stored);
+      else await insertRows(tx, dialect, "Event", stored as unknown as Record<string, unknown>[]);
+      await emitEngagementEvents(tx, accountId, stored);
       if (names.size) {
         await insertRows(
           tx,
@@ -89,6 +116,9 @@ export async function recordEvents(accountId: string, items: unknown[]): Promise
     },
     { timeout: 300_000, maxWait: 10_000 },
   );
+  fresh.forEach((isNew, i) => {
+    if (!isNew) results[rowIndex[i]!]!.duplicate = true;
+  });
   return results;
 }
 
@@ -125,12 +155,14 @@ async function insertEventsUnnest(tx: { $executeRawUnsafe(sql: string, ...params
   }
 }
 
-const EventResult = builder.objectRef<ItemResult>("EventResult").implement({
+const EventResult = builder.objectRef<EventItemResult>("EventResult").implement({
   interfaces: [ItemResultInterface],
   isTypeOf: () => true,
-  fields: () => ({}),
+  fields: (t) => ({
+    duplicate: t.boolean({ description: "The item's `id` was seen before: accepted, not stored again.", resolve: (r) => r.duplicate === true }),
+  }),
 });
-const EventsPayload = payloadType<ItemResult>("EventsPayload", EventResult);
+const EventsPayload = payloadType<EventItemResult>("EventsPayload", EventResult);
 
 builder.mutationField("recordEvents", (t) =>
   t.field({

@@ -1,3 +1,7 @@
+-- Named to run after every migration that redefines ApiKey, User, Membership or Account: SQLite
+-- migrations that change a table rebuild it (CREATE new, copy, DROP, RENAME), which drops its
+-- triggers. A later migration that rebuilds one of these tables must create its triggers again
+-- (test/identity-cache.test.ts fails on SQLite otherwise).
 -- Revocation and grants reach every process at once (src/auth/changes.ts). Every change to what an
 -- API key may do (keys, users, memberships, account settings) bumps one counter, whoever makes it:
 -- the server, the CLI in another process, or SQL typed by hand. Servers read the counter at most

@@ -1,0 +1,116 @@
+// Reading events for the incremental export: in ingestion order (id), from a cursor that holds the
+// last id handed out. A page's bounds are fixed first (the id of its last row), so its cursor is
+// known before any row is sent (the NDJSON answer carries it in a header) and the rows are then
+// read in slices: a 10,000-row page never sits in memory whole. Ids of an account commit in
+// increasing order (order.ts), so no event can later appear behind a cursor.
+import { badRequest } from "../../errors.js";
+import { dbKind, prisma } from "../../db/index.js";
+import { EVENT_FIELDS } from "../events/validate.js";
+
+export const EXPORT_LIMITS = { default: 1_000, max: 10_000 } as const;
+export const EXPORT_SLICE = 1_000;
+
+export interface ExportBounds {
+  accountId: string;
+  /** rows after this id ... */
+  after: number;
+  /** ... up to this one (inclusive); equal to `after` when the page is empty */
+  upTo: number;
+  types: string[] | null;
+  hasMore: boolean;
+  /** the cursor to resume from: after upTo */
+  cursor: string;
+}
+
+export const encodeExportCursor = (after: number): string => Buffer.from(JSON.stringify({ after })).toString("base64url");
+
+export function decodeExportCursor(cursor: string | null | undefined): number {
+  if (!cursor) return 0;
+  try {
+    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { after?: unknown };
+    if (typeof v.after === "number" && Number.isSafeInteger(v.after) && v.after >= 0) return v.after;
+  } catch {
+    // fall through
+  }
+  throw badRequest("cursor is malformed: pass the cursor of a previous export page unchanged", [{ path: "cursor", message: "malformed cursor" }]);
+}
+
+const ph = (i: number) => (dbKind() === "postgres" ? `$${i}` : "?");
+
+function filter(accountId: string, after: number, types: string[] | null) {
+  const params: unknown[] = [accountId, after];
+  let sql = `"accountId" = ${ph(1)} AND "id" > ${ph(2)}`;
+  if (types?.length) {
+    sql += ` AND "type" IN (${types.map((t) => ph(params.push(t))).join(", ")})`;
+  }
+  return { sql, params };
+}
+
+/** Fixes the page: the id of its `limit`-th row (or its last), whether more rows exist now, the next cursor. */
+export async function exportBounds(accountId: string, cursor: string | null | undefined, limit: number, types: string[] | null): Promise<ExportBounds> {
+  const after = decodeExportCursor(cursor);
+  const f = filter(accountId, after, types);
+  const nth = await prisma.$queryRawUnsafe<{ id: number | bigint }[]>(
+    `SELECT "id" FROM "Event" WHERE ${f.sql} ORDER BY "id" LIMIT 1 OFFSET ${Number(limit) - 1}`,
+    ...f.params,
+  );
+  let upTo: number;
+  let hasMore = false;
+  if (nth.length) {
+    upTo = Number(nth[0]!.id);
+    const g = filter(accountId, upTo, types);
+    hasMore = (await prisma.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM "Event" WHERE ${g.sql} LIMIT 1`, ...g.params)).length > 0;
+  } else {
+    const max = await prisma.$queryRawUnsafe<{ id: number | bigint | null }[]>(`SELECT MAX("id") AS "id" FROM "Event" WHERE ${f.sql}`, ...f.params);
+    upTo = max[0]?.id == null ? after : Number(max[0].id);
+  }
+  return { accountId, after, upTo, types, hasMore, cursor: encodeExportCursor(upTo) };
+}
+
+const COLUMNS = ["id", ...EVENT_FIELDS, "receivedAt"].map((c) => `"${c}"`).join(", ");
+
+/** The page's events, a slice at a time, each in the contract's shape with `id` and `receivedTime`. */
+export async function* exportRows(b: ExportBounds): AsyncGenerator<Record<string, unknown>[]> {
+  let after = b.after;
+  while (after < b.upTo) {
+    const f = filter(b.accountId, after, b.types);
+    const rows = await prisma.$queryRawUnsafe<Record<string, unknown>[]>(
+      `SELECT ${COLUMNS} FROM "Event" WHERE ${f.sql} AND "id" <= ${ph(f.params.length + 1)} ORDER BY "id" LIMIT ${EXPORT_SLICE}`,
+      ...f.params,
+      b.upTo,
+    );
+    if (!rows.length) return;
+    after = Number(rows.at(-1)!.id);
+    yield rows.map(wire);
+  }
+}
+
+function wire(r: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: Number(r.id) };
+  for (const f of EVENT_FIELDS) {
+    const v = r[f];
+    out[f] =
+      v === undefined || v === null
+        ? null
+        : f === "time" || f === "step" || f === "resultCount"
+          ? Number(v)
+          : f === "useful"
+            ? v === true || v === 1 || v === 1n
+            : v;
+  }
+  out.receivedTime = receivedMs(r.receivedAt);
+  return out;
+}
+
+/** SQLite's CURRENT_TIMESTAMP default is text ("YYYY-MM-DD HH:MM:SS", UTC); PostgreSQL gives a Date. */
+function receivedMs(v: unknown): number | null {
+  if (v instanceof Date) return v.getTime();
+  if (typeof v === "number") return v;
+  if (typeof v === "string") {
+    const iso = v.includes("T") ? v : `${v.replace(" ", "T")}Z`;
+    const t = Date.parse(iso);
+    return Number.isFinite(t) ? t : null;
+  }
+  return null;
+}

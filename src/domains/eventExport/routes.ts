@@ -1,0 +1,129 @@
+// REST row of the incremental export: GET /v1/accounts/{accountId}/events/export. The GraphQL
+// operation authorises and fixes the page's bounds and cursor; the reply then streams the rows a
+// slice at a time (bounded memory at 10,000 rows), as JSON or NDJSON.
+import { Readable } from "node:stream";
+import { B, type RestRoute } from "../../rest/contract.js";
+import { cursorParam, intParam, stringParam } from "../../rest/params.js";
+import { reply } from "../../rest/responses.js";
+import { EVENT_FIELDS, EVENT_TYPES } from "../events/validate.js";
+import { EXPORT_LIMITS, type ExportBounds, exportRows } from "./read.js";
+
+const DOC = `query EventExport($accountId: String!, $cursor: String, $limit: Int, $types: [String!]) {
+  account(id: $accountId) { eventExport(cursor: $cursor, limit: $limit, types: $types) { cursor hasMore afterId upToId } } }`;
+
+const EVENT_SCHEMA = {
+  type: "object",
+  required: ["id", ...EVENT_FIELDS, "receivedTime"],
+  properties: {
+    id: { type: "integer", description: "The service's id: increasing in ingestion order." },
+    ...Object.fromEntries(EVENT_FIELDS.map((f) => [f, { description: `As sent to POST /events (null when absent).` }])),
+    receivedTime: { type: "integer", description: "When the service stored it (epoch ms)." },
+  },
+};
+const PAGE_SCHEMA = {
+  type: "object",
+  required: ["data", "cursor", "hasMore"],
+  properties: {
+    data: { type: "array", items: EVENT_SCHEMA },
+    cursor: { type: "string", description: "Resume from here (never null): later calls return events stored after this page." },
+    hasMore: { type: "boolean", description: "More events exist now: call again at once." },
+  },
+};
+
+/** `type`: comma-separated or repeated. */
+function typesParam(query: Record<string, unknown>): string[] | undefined {
+  const raw = query.type;
+  if (raw === undefined || raw === "") return undefined;
+  const list = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => (typeof v === "string" ? v.split(",") : [String(v)])).map((s) => s.trim());
+  return list.filter(Boolean);
+}
+
+function body(b: ExportBounds, ndjson: boolean): Readable {
+  return Readable.from(
+    (async function* () {
+      let n = 0;
+      if (!ndjson) yield '{"data":[';
+      for await (const slice of exportRows(b)) {
+        let chunk = "";
+        for (const e of slice) chunk += ndjson ? `${JSON.stringify(e)}\n` : (n++ ? "," : "") + JSON.stringify(e);
+        yield chunk;
+      }
+      if (!ndjson) yield `],"cursor":${JSON.stringify(b.cursor)},"hasMore":${b.hasMore}}`;
+    })(),
+    { objectMode: false },
+  );
+}
+
+export const exportRoutes: RestRoute[] = [
+  {
+    name: "exportEvents",
+    method: "get",
+    path: `${B}/events/export`,
+    summary: "Incremental export of engagement events in ingestion order, resumable from a cursor (JSON or NDJSON, streamed)",
+    query: {
+      cursor: {
+        description: "The cursor of the previous page (absent: from the first event). Never expires.",
+        schema: { type: "string", pattern: "^[A-Za-z0-9_-]+$" },
+        example: "eyJhZnRlciI6MTIzfQ",
+      },
+      limit: {
+        description: "Events a page.",
+        schema: { type: "integer", minimum: 1, maximum: EXPORT_LIMITS.max, default: EXPORT_LIMITS.default },
+        example: 1000,
+      },
+      type: {
+        description: "Only these event types (comma-separated or repeated).",
+        schema: { type: "string", pattern: `^(${Object.keys(EVENT_TYPES).join("|")})(,(${Object.keys(EVENT_TYPES).join("|")}))*$` },
+        example: "flow_completed,flow_started",
+      },
+      format: {
+        description: "`json` (default): `{data, cursor, hasMore}`; `ndjson`: one event a line, the cursor in `X-Next-Cursor`, hasMore in `X-Has-More`.",
+        schema: { type: "string", enum: ["json", "ndjson"], default: "json" },
+        example: "json",
+      },
+    },
+    document: DOC,
+    variables: (i) => {
+      stringParam(i.query, "format", { oneOf: ["json", "ndjson"] });
+      return {
+        accountId: i.params.accountId,
+        cursor: cursorParam(i.query),
+        limit: intParam(i.query, "limit", { min: 1, max: EXPORT_LIMITS.max }) ?? EXPORT_LIMITS.default,
+        types: typesParam(i.query),
+      };
+    },
+    reply: reply.custom(
+      {
+        200: {
+          json: PAGE_SCHEMA,
+          text: {
+            "application/x-ndjson": { description: "One event a line (format=ndjson).", example: '{"id":124,"type":"flow_started","time":1718000000000}\n' },
+          },
+        },
+        400: "problem",
+      },
+      (d, input) => {
+        const e = d.account.eventExport as { cursor: string; hasMore: boolean; afterId: number; upToId: number };
+        const ndjson = input.query.format === "ndjson";
+        const bounds: ExportBounds = {
+          accountId: input.params.accountId!,
+          after: e.afterId,
+          upTo: e.upToId,
+          types: typesParam(input.query)?.length ? [...new Set(typesParam(input.query))].sort() : null,
+          hasMore: e.hasMore,
+          cursor: e.cursor,
+        };
+        return {
+          status: 200,
+          headers: {
+            "Content-Type": ndjson ? "application/x-ndjson; charset=utf-8" : "application/json; charset=utf-8",
+            "X-Next-Cursor": e.cursor,
+            "X-Has-More": String(e.hasMore),
+            "Cache-Control": "no-store",
+          },
+          stream: async () => body(bounds, ndjson),
+        };
+      },
+    ),
+  },
+];

@@ -1,0 +1,52 @@
+// The incremental export in GraphQL: `account.eventExport` answers one page of events in ingestion
+// order with the cursor to resume from (never null: new events appear after it later).
+import { badRequest } from "../../errors.js";
+import { builder } from "../../schema/builder.js";
+import { Account } from "../accounts/schema.js";
+import { EVENT_TYPES } from "../events/validate.js";
+import { EXPORT_LIMITS, type ExportBounds, exportBounds, exportRows } from "./read.js";
+
+const ExportPage = builder.objectRef<ExportBounds>("EventExportPage").implement({
+  description: "A page of the event export.",
+  fields: (t) => ({
+    events: t.field({
+      type: ["JSON"],
+      description: "The events in ingestion order: the contract's fields, `id` (increasing) and `receivedTime` (epoch ms).",
+      resolve: async (b) => {
+        const all: unknown[] = [];
+        for await (const slice of exportRows(b)) all.push(...slice);
+        return all;
+      },
+    }),
+    cursor: t.exposeString("cursor", { description: "Resume from here (pass it as `cursor`); never null." }),
+    hasMore: t.exposeBoolean("hasMore", { description: "Whether more events exist now after this page." }),
+    afterId: t.int({ description: "The page holds events with afterId < id ≤ upToId.", resolve: (b) => b.after }),
+    upToId: t.int({ resolve: (b) => b.upTo }),
+  }),
+});
+
+export function checkTypes(types: readonly string[] | null | undefined): string[] | null {
+  if (!types?.length) return null;
+  const unknown = types.filter((t) => !(t in EVENT_TYPES));
+  if (unknown.length)
+    throw badRequest(`type must be one of ${Object.keys(EVENT_TYPES).join(", ")}`, [{ path: "type", message: `unknown: ${unknown.slice(0, 5).join(", ")}` }]);
+  return [...new Set(types)].sort();
+}
+
+builder.prismaObjectField(Account, "eventExport", (t) =>
+  t.field({
+    type: ExportPage,
+    description: `Events in ingestion order after \`cursor\` (from the start without one); \`limit\` default ${EXPORT_LIMITS.default}, max ${EXPORT_LIMITS.max}.`,
+    args: {
+      cursor: t.arg.string({ required: false }),
+      limit: t.arg.int({ required: false }),
+      types: t.arg.stringList({ required: false, description: "Only these engagement event types." }),
+    },
+    resolve: async (account, { cursor, limit, types }) => {
+      const n = limit ?? EXPORT_LIMITS.default;
+      if (!Number.isInteger(n) || n < 1 || n > EXPORT_LIMITS.max)
+        throw badRequest(`limit must be between 1 and ${EXPORT_LIMITS.max}`, [{ path: "limit", message: `must be between 1 and ${EXPORT_LIMITS.max}` }]);
+      return exportBounds(account.id, cursor, n, checkTypes(types));
+    },
+  }),
+);

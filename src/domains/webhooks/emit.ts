@@ -1,0 +1,140 @@
+// Webhook messages are queued in the transaction of the change they report (an outbox): a
+// delivery row per subscribed, enabled endpoint, committed or rolled back with the change. The
+// worker (worker.ts) sends them. Callers in other domains make one call each.
+import { clock } from "../../clock.js";
+import type { Tx } from "../../db/index.js";
+import { newId } from "../../ids.js";
+import type { EventRow } from "../events/validate.js";
+import { subscribes } from "./types.js";
+
+/**
+ * Queues one message of `type` per item of `data` for each enabled endpoint of the account that
+ * subscribes to it. One read of the account's endpoints; nothing more when none subscribes.
+ */
+export async function emitWebhook(tx: Tx, accountId: string, type: string, data: readonly unknown[]): Promise<void> {
+  await emitMany(
+    tx,
+    accountId,
+    data.map((d) => ({ type, data: d })),
+  );
+}
+
+async function emitMany(tx: Tx, accountId: string, messages: { type: string; data: unknown }[]): Promise<void> {
+  if (!messages.length) return;
+  const hooks = await tx.webhook.findMany({ where: { accountId, enabled: true }, select: { id: true, events: true } });
+  if (!hooks.length) return;
+  const now = clock.now();
+  const timestamp = now.toISOString();
+  const rows = [];
+  for (const hook of hooks) {
+    const events = JSON.parse(hook.events) as string[];
+    for (const m of messages) {
+      if (!subscribes(events, m.type)) continue;
+      rows.push({
+        id: newId("msg"),
+        webhookId: hook.id,
+        accountId,
+        type: m.type,
+        payload: JSON.stringify({ type: m.type, timestamp, data: m.data }),
+        status: "pending",
+        nextAttemptAt: now,
+        createdAt: now,
+      });
+    }
+  }
+  for (let i = 0; i < rows.length; i += 2_000) await tx.webhookDelivery.createMany({ data: rows.slice(i, i + 2_000) });
+}
+
+/** `engagement.<type>` messages for stored events, each event in the contract's wire shape. */
+export async function emitEngagementEvents(tx: Tx, accountId: string, rows: readonly EventRow[]): Promise<void> {
+  if (!rows.length) return;
+  await emitMany(
+    tx,
+    accountId,
+    rows.map((r) => ({ type: `engagement.${r.type}`, data: eventWire(r) })),
+  );
+}
+
+/** An event row in the contract's shape: its fields that are set, without the account. */
+export function eventWire(r: EventRow | Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r)) {
+    if (k === "accountId" || v === null || v === undefined) continue;
+    out[k] = typeof v === "bigint" ? Number(v) : v;
+  }
+  return out;
+}
+
+/** `end_user.deleted` for end users about to be deleted (row ids of EndUser), with their own ids. */
+export async function emitEndUsersDeleted(tx: Tx, accountId: string, rowIds: readonly string[]): Promise<void> {
+  if (!rowIds.length || !(await tx.webhook.count({ where: { accountId, enabled: true } }))) return;
+  const users = await tx.endUser.findMany({ where: { accountId, id: { in: [...rowIds] } }, select: { externalId: true } });
+  await emitWebhook(
+    tx,
+    accountId,
+    "end_user.deleted",
+    users.map((u) => ({ id: u.externalId })),
+  );
+}
+
+/** Whether any enabled endpoint of the account subscribes to `type` (spares building payloads nobody gets). */
+async function anySubscriber(tx: Tx, accountId: string, type: string): Promise<boolean> {
+  const hooks = await tx.webhook.findMany({ where: { accountId, enabled: true }, select: { events: true } });
+  return hooks.some((h) => subscribes(JSON.parse(h.events) as string[], type));
+}
+
+/**
+ * `content.created|updated|deleted` for the contents `ids`, each as the style-B content record
+ * (tags by name), read inside `tx`: after the write for created/updated, before it for deleted.
+ */
+export async function emitContent(
+  tx: Tx,
+  accountId: string,
+  type: "content.created" | "content.updated" | "content.deleted",
+  ids: readonly string[],
+): Promise<void> {
+  if (!ids.length || !(await anySubscriber(tx, accountId, type))) return;
+  const rows = await tx.content.findMany({
+    where: { accountId, id: { in: [...ids] } },
+    include: { tags: { select: { tag: { select: { name: true } } } } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  await emitWebhook(
+    tx,
+    accountId,
+    type,
+    rows.map((c) => ({
+      id: c.id,
+      title: c.title,
+      type: c.type,
+      url: c.url,
+      source: c.source,
+      description: c.description,
+      description_md: c.descriptionMd,
+      tags: c.tags.map((t) => t.tag.name).sort(),
+      state: c.state,
+      stage: c.stage,
+      parentId: c.parentId,
+      creationTime: c.createdAt.getTime(),
+      lastUpdateTime: c.updatedAt.getTime(),
+    })),
+  );
+}
+
+/** `copy_job.completed|failed` with the job's final status (in the transaction that makes it final). */
+export async function emitCopyJobFinished(tx: Tx, jobId: string): Promise<void> {
+  const job = await tx.copyJob.findUnique({ where: { id: jobId } });
+  if (!job || (job.status !== "completed" && job.status !== "failed")) return;
+  await emitWebhook(tx, job.accountId, `copy_job.${job.status}`, [
+    {
+      jobId: job.id,
+      status: job.status,
+      sourceAccountId: job.accountId,
+      destinationAccountId: job.destinationAccountId,
+      counts: { total: job.total, copied: job.copied, failed: job.failed },
+      error: job.error,
+      creationTime: job.createdAt.getTime(),
+      finishedTime: job.finishedAt?.getTime() ?? null,
+    },
+  ]);
+}

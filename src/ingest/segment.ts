@@ -1,0 +1,117 @@
+// Segment's call format → what this service stores: `track` calls become engagement events (the
+// contract's shape, checked by the same rules as POST /events), `identify` calls end-user upserts.
+// Pure functions: src/ingest/router.ts authenticates, reads and stores.
+import { EVENT_TYPES } from "../domains/events/validate.js";
+import { messageIdProblem } from "./idempotency.js";
+
+export const CALL_TYPES = ["track", "identify", "page", "screen", "group", "alias"] as const;
+export type CallType = (typeof CALL_TYPES)[number];
+
+/** Limits of Segment's HTTP tracking API, as the contract takes them over. */
+export const CALL_LIMIT_BYTES = 32 * 1024;
+export const REQUEST_LIMIT_BYTES = 500 * 1024;
+export const MAX_BATCH_CALLS = 2_500;
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * An event name as an engagement type: lower case, with spaces, dashes and camelCase boundaries
+ * turned into `_` (`Flow Completed`, `flow-completed`, `flowCompleted` → `flow_completed`).
+ */
+export function normalizeEventName(name: string): string {
+  return name
+    .trim()
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/[\s-]+/g, "_")
+    .replace(/_+/g, "_")
+    .toLowerCase();
+}
+
+const snake = (camel: string) => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** The contract's event fields read from `properties` (camelCase or snake_case). */
+const PROPERTY_FIELDS = ["flowId", "widget", "step", "searchTerm", "resultCount", "contentId", "useful", "comment", "actionId"] as const;
+
+/** A call's time (epoch ms): `timestamp`, else `originalTimestamp` corrected by receivedAt − sentAt, else receipt. */
+export function callTime(call: Obj, batchSentAt: unknown, receivedAt: number): { time: number } | { problem: string } {
+  const parse = (v: unknown, name: string): number | null | { problem: string } => {
+    if (v === undefined || v === null) return null;
+    const t = typeof v === "string" || v instanceof Date ? Date.parse(String(v)) : Number.NaN;
+    return Number.isFinite(t) ? t : { problem: `${name} must be an ISO 8601 date-time` };
+  };
+  const timestamp = parse(call.timestamp, "timestamp");
+  const original = parse(call.originalTimestamp, "originalTimestamp");
+  const sentAt = parse(call.sentAt ?? batchSentAt, "sentAt");
+  for (const v of [timestamp, original, sentAt]) if (v !== null && typeof v === "object") return v;
+  if (typeof timestamp === "number") return { time: timestamp };
+  // The client's clock may be off: what it measured between the call and sending it is kept,
+  // anchored on our clock at receipt (Segment's own correction).
+  if (typeof original === "number") return { time: typeof sentAt === "number" ? original + (receivedAt - sentAt) : original };
+  return { time: receivedAt };
+}
+
+export interface CheckedCall {
+  type: CallType;
+  messageId: string | null;
+  /** userId, else anonymousId */
+  endUserId: string;
+  call: Obj;
+}
+
+/** The shape every call must have: its type, who it is about, a usable messageId. */
+export function checkCall(raw: unknown, pathType: CallType | null): CheckedCall | { problems: string[] } {
+  if (!isObject(raw)) return { problems: ["a call must be a JSON object"] };
+  const problems: string[] = [];
+  let type = raw.type;
+  if (pathType) type ??= pathType;
+  if (typeof type !== "string" || !(CALL_TYPES as readonly string[]).includes(type)) problems.push(`type must be one of ${CALL_TYPES.join(", ")}`);
+  else if (pathType && type !== pathType) problems.push(`type '${type}' does not match the path /${pathType}`);
+  const who = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? String(v) : v);
+  const userId = who(raw.userId);
+  const anonymousId = who(raw.anonymousId);
+  const endUserId = (typeof userId === "string" && userId.trim() !== "" ? userId : undefined) ?? anonymousId;
+  if (typeof endUserId !== "string" || endUserId.trim() === "") problems.push("userId or anonymousId is required");
+  else if (endUserId.length > 256) problems.push("userId/anonymousId must be at most 256 characters");
+  else if (endUserId.includes(",")) problems.push("userId/anonymousId must not contain a comma");
+  const idProblem = messageIdProblem(raw.messageId, "messageId");
+  if (idProblem) problems.push(idProblem);
+  if (type === "track" && (typeof raw.event !== "string" || raw.event.trim() === "")) problems.push("event is required on track calls");
+  for (const f of ["properties", "traits", "context"]) if (raw[f] != null && !isObject(raw[f])) problems.push(`${f} must be an object`);
+  if (problems.length) return { problems };
+  return { type: type as CallType, messageId: (raw.messageId as string | undefined) ?? null, endUserId: endUserId as string, call: raw };
+}
+
+/** A track call as a POST /events item (checked afterwards by the same rules). */
+export function trackToEvent(c: CheckedCall, time: number, context: Obj): Obj {
+  const props = isObject(c.call.properties) ? c.call.properties : {};
+  const name = c.call.event as string;
+  const normalized = normalizeEventName(name);
+  const known = normalized in EVENT_TYPES;
+  const prop = (f: string) => props[f] ?? props[snake(f)];
+  const event: Obj = { type: known ? normalized : "user_action", time, endUserId: c.endUserId };
+  if (known) {
+    for (const f of PROPERTY_FIELDS) if (prop(f) !== undefined && prop(f) !== null) event[f] = prop(f);
+  } else {
+    event.actionId = name;
+  }
+  const traits = isObject(context.traits) ? context.traits : {};
+  const userName = traits.name ?? prop("userName");
+  if (userName != null) event.userName = userName;
+  const domain = hostOf(isObject(context.page) ? context.page.url : undefined) ?? prop("domain");
+  if (domain != null) event.domain = domain;
+  return event;
+}
+
+function hostOf(url: unknown): string | null {
+  if (typeof url !== "string") return null;
+  try {
+    return new URL(url).hostname || null;
+  } catch {
+    return null;
+  }
+}
+
+/** The call's context: the batch's, overridden by the call's own. */
+export function contextOf(call: Obj, batchContext: unknown): Obj {
+  return { ...(isObject(batchContext) ? batchContext : {}), ...(isObject(call.context) ? call.context : {}) };
+}

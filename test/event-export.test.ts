@@ -1,0 +1,213 @@
+// Incremental export: GET /v1/accounts/{accountId}/events/export (JSON and NDJSON, a cursor that
+// always resumes, type filter, slices of 1,000 rows for long pages) and the end users changed since
+// a time (GET /api/v1/{accountId}/endUsers?updatedSince=).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { prisma, type Reply, requester, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
+
+let server: Server;
+const req = requester(() => server);
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const expectProblem = (r: Reply, status: number, detail?: RegExp) => {
+  expect(r.status, r.text).toBe(status);
+  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
+  if (detail) expect(r.body.detail).toMatch(detail);
+};
+const post = async (t: Tenant, body: unknown[]) => {
+  const r = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
+  expect(r.status, r.text).toBe(202);
+};
+const exp = (t: Tenant, query = "") => req(`/v1/accounts/${t.accountId}/events/export?${query}`, { headers: t.headers });
+const actions = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => ({ type: "user_action", time: Date.UTC(2024, 0, 1) + i, actionId: `a${from + i}`, endUserId: "u1" }));
+
+describe("GET /events/export", () => {
+  it("an empty account: no events, a cursor all the same, hasMore false", async () => {
+    const t = await tenant("exe");
+    const r = await exp(t);
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(r.body).toEqual({ data: [], cursor: expect.stringMatching(/^[A-Za-z0-9_-]+$/), hasMore: false });
+    // Events stored later appear after that cursor.
+    await post(t, actions(2));
+    const later = await exp(t, `cursor=${r.body.cursor}`);
+    expect(later.body.data.map((e: any) => e.actionId)).toEqual(["a0", "a1"]);
+  });
+
+  it("pages walk every event once in ingestion order; the last cursor resumes with events stored later", async () => {
+    const t = await tenant("exw");
+    const other = await tenant("exo");
+    await post(other, actions(5, 100));
+    const before = Date.now();
+    await post(t, actions(25));
+    await post(t, [
+      { type: "flow_started", time: Date.UTC(2024, 0, 2), endUserId: "u2", flowId: "f1", widget: "beacon", domain: "d.example", userName: "Kim" },
+    ]);
+    const seen: any[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const r = await exp(t, `limit=10${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(r.status, r.text).toBe(200);
+      expect(r.headers.get("x-next-cursor")).toBe(r.body.cursor);
+      seen.push(...r.body.data);
+      cursor = r.body.cursor;
+      pages++;
+      if (!r.body.hasMore) break;
+    }
+    expect(pages).toBe(3);
+    expect(seen.map((e) => e.actionId ?? e.type)).toEqual([...actions(25).map((e) => e.actionId), "flow_started"]);
+    const ids = seen.map((e) => e.id);
+    expect([...ids].sort((x, y) => x - y)).toEqual(ids);
+    expect(new Set(ids).size).toBe(26);
+    expect(seen[25]).toEqual({
+      id: ids[25],
+      type: "flow_started",
+      time: Date.UTC(2024, 0, 2),
+      endUserId: "u2",
+      flowId: "f1",
+      contentId: null,
+      widget: "beacon",
+      step: null,
+      searchTerm: null,
+      resultCount: null,
+      useful: null,
+      comment: null,
+      actionId: null,
+      domain: "d.example",
+      userName: "Kim",
+      receivedTime: expect.any(Number),
+    });
+    expect(seen[25].receivedTime).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 1000);
+    expect(seen[25].receivedTime).toBeLessThanOrEqual(Date.now() + 1000);
+    // Nothing new: the same cursor, an empty page.
+    const idle = await exp(t, `cursor=${cursor}`);
+    expect(idle.body).toEqual({ data: [], cursor, hasMore: false });
+    await post(t, actions(3, 50));
+    const resumed = await exp(t, `cursor=${cursor}`);
+    expect(resumed.body.data.map((e: any) => e.actionId)).toEqual(["a50", "a51", "a52"]);
+    expect(resumed.body.hasMore).toBe(false);
+  });
+
+  it("a reader exporting while requests store events concurrently sees every event exactly once", async () => {
+    const t = await tenant("exc");
+    const seen: number[] = [];
+    let cursor = "";
+    const drain = async () => {
+      for (;;) {
+        const r = await exp(t, `limit=7${cursor ? `&cursor=${cursor}` : ""}`);
+        seen.push(...r.body.data.map((e: any) => e.id));
+        cursor = r.body.cursor;
+        if (!r.body.hasMore) return;
+      }
+    };
+    let writing = true;
+    const writers = Promise.all(Array.from({ length: 8 }, (_, w) => post(t, actions(40, w * 100)))).finally(() => (writing = false));
+    while (writing) await drain();
+    await writers;
+    await drain();
+    const all = (await prisma.event.findMany({ where: { accountId: t.accountId }, select: { id: true }, orderBy: { id: "asc" } })).map((e) => e.id);
+    expect(all).toHaveLength(320);
+    expect(seen).toEqual(all);
+  });
+
+  it("type filters (comma-separated or repeated); format=ndjson streams one event a line with the cursor in X-Next-Cursor", async () => {
+    const t = await tenant("ext");
+    await post(t, [
+      { type: "flow_started", time: 1, flowId: "f", widget: "direct" },
+      { type: "user_action", time: 2, actionId: "x" },
+      { type: "flow_completed", time: 3, flowId: "f", widget: "direct" },
+      { type: "flow_started", time: 4, flowId: "g", widget: "direct" },
+    ]);
+    const one = await exp(t, "type=flow_started");
+    expect(one.body.data.map((e: any) => e.time)).toEqual([1, 4]);
+    const two = await exp(t, "type=flow_started&type=flow_completed&limit=2");
+    expect(two.body.data.map((e: any) => e.time)).toEqual([1, 3]);
+    expect(two.body.hasMore).toBe(true);
+    const nd = await exp(t, `format=ndjson&type=flow_started,flow_completed&cursor=${two.body.cursor}`);
+    expect(nd.status).toBe(200);
+    expect(nd.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
+    expect(nd.headers.get("x-has-more")).toBe("false");
+    const lines = nd.text.split("\n");
+    expect(lines.at(-1)).toBe("");
+    expect(lines.slice(0, -1).map((l) => JSON.parse(l).time)).toEqual([4]);
+    const next = nd.headers.get("x-next-cursor")!;
+    expect((await exp(t, `format=ndjson&cursor=${next}`)).text).toBe("");
+  });
+
+  it("400 for a malformed cursor, limit out of range, an unknown type or format; 401/403 first", async () => {
+    const t = await tenant("exb");
+    expectProblem(await exp(t, "cursor=%%%"), 400, /cursor/);
+    expectProblem(await exp(t, `cursor=${Buffer.from('{"after":-1}').toString("base64url")}`), 400, /cursor/);
+    expectProblem(await exp(t, "limit=0"), 400, /limit/);
+    expectProblem(await exp(t, "limit=10001"), 400, /limit/);
+    expectProblem(await exp(t, "type=flow_started,nope"), 400, /type must be one of/);
+    expectProblem(await exp(t, "format=xml"), 400, /format/);
+    expectProblem(await req(`/v1/accounts/${t.accountId}/events/export?limit=0`), 401);
+    const other = await tenant("exb2");
+    expectProblem(await req(`/v1/accounts/${t.accountId}/events/export?limit=0`, { headers: other.headers }), 403);
+  });
+
+  it("a 10,000-event page is read and sent in slices of 1,000 rows", async () => {
+    const t = await tenant("exl");
+    await post(t, actions(2_500));
+    const { result, sql } = await sqlOf(() => exp(t, "limit=10000"));
+    expect(result.status).toBe(200);
+    expect(result.body.data).toHaveLength(2_500);
+    expect(result.body.hasMore).toBe(false);
+    const slices = sql.filter((s) => /SELECT "id", "type"/.test(s) && /FROM "Event"/.test(s));
+    expect(slices).toHaveLength(3);
+    for (const s of slices) expect(s).toMatch(/LIMIT 1000\b/);
+    const nd = await exp(t, "limit=10000&format=ndjson");
+    expect(nd.text.trimEnd().split("\n")).toHaveLength(2_500);
+  });
+
+  it("works over GraphQL too", async () => {
+    const t = await tenant("exg");
+    await post(t, actions(3));
+    const r = await req("/graphql", {
+      method: "POST",
+      headers: t.headers,
+      body: { query: `query($a: String!) { account(id: $a) { eventExport(limit: 2) { events cursor hasMore } } }`, variables: { a: t.accountId } },
+    });
+    expect(r.body.errors).toBeUndefined();
+    const page = r.body.data.account.eventExport;
+    expect(page.events.map((e: any) => e.actionId)).toEqual(["a0", "a1"]);
+    expect(page.hasMore).toBe(true);
+  });
+});
+
+describe("GET /api/v1/{accountId}/endUsers?updatedSince=", () => {
+  it("lists the end users changed at or after the time, by (lastUpdateTime, id), with the usual cursor", async () => {
+    const t = await tenant("exu");
+    const put = (body: unknown) => req(`/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body });
+    expect((await put([{ id: "old-1" }, { id: "old-2" }])).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 20));
+    const since = Date.now();
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await put([{ id: "new-1" }])).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await put([{ id: "old-1", custom: { name: "Changed" } }])).status).toBe(200);
+    const list = async (query: string) => {
+      const r = await req(`/api/v1/${t.accountId}/endUsers?${query}`, { headers: t.headers });
+      expect(r.status, r.text).toBe(200);
+      return r.body;
+    };
+    const page = await list(`updatedSince=${since}`);
+    expect(page.data.map((u: any) => u.id)).toEqual(["new-1", "old-1"]);
+    expect(page.data[1].lastUpdateTime).toBeGreaterThanOrEqual(page.data[0].lastUpdateTime);
+    const first = await list(`updatedSince=${since}&limit=1`);
+    expect(first.data.map((u: any) => u.id)).toEqual(["new-1"]);
+    const second = await list(`updatedSince=${since}&limit=1&cursor=${first.cursor}`);
+    expect(second.data.map((u: any) => u.id)).toEqual(["old-1"]);
+    expect(second.cursor).toBeNull();
+    // At or after: the exact time of a change includes it.
+    const exact = (await prisma.endUser.findFirstOrThrow({ where: { accountId: t.accountId, externalId: "new-1" } })).updatedAt.getTime();
+    expect((await list(`updatedSince=${exact}`)).data.map((u: any) => u.id)).toEqual(["new-1", "old-1"]);
+    expect((await list("")).data.map((u: any) => u.id)).toEqual(["old-1", "old-2", "new-1"]);
+    expectProblem(await req(`/api/v1/${t.accountId}/endUsers?updatedSince=yesterday`, { headers: t.headers }), 400, /updatedSince/);
+  });
+});

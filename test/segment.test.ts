@@ -1,0 +1,386 @@
+// Segment-format ingestion (POST /segment/v1/batch and the single-call paths): write keys of scope
+// `ingest`, the real @segment/analytics-node client over HTTP, track → engagement events, identify
+// → end users, limits, and idempotency by messageId (a retried batch is never counted twice, also
+// when two instances receive it at once).
+import { execFile } from "node:child_process";
+import { Analytics } from "@segment/analytics-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey, createUser } from "../src/admin.js";
+import { dbKind } from "../src/db/index.js";
+import { prisma, type Reply, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
+
+let server: Server;
+let a: Tenant;
+let writeKey: string;
+const req = requester(() => server);
+const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`${key}:`).toString("base64")}` });
+const batch = (body: unknown, key = writeKey) => req("/segment/v1/batch", { method: "POST", headers: basic(key), body });
+const expectProblem = (r: Reply, status: number, detail?: RegExp) => {
+  expect(r.status, r.text).toBe(status);
+  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
+  if (detail) expect(r.body.detail).toMatch(detail);
+};
+const eventsOf = (accountId: string) => prisma.event.findMany({ where: { accountId }, orderBy: { id: "asc" } });
+const now = () => new Date().toISOString();
+let seq = 0;
+const mid = () => `m-${process.pid}-${++seq}`;
+
+beforeAll(async () => {
+  server = await startServer();
+  a = await tenant("seg");
+  writeKey = (await createKey(a.email, { scope: "ingest", accountId: a.accountId })).key;
+  await req(`/v1/accounts/${a.accountId}/endUserSchema`, {
+    method: "PUT",
+    headers: a.headers,
+    body: [
+      { name: "plan", type: "string" },
+      { name: "seats", type: "double" },
+    ],
+  });
+});
+afterAll(() => server.close());
+
+describe("the official client @segment/analytics-node", () => {
+  it("sends identify and track calls that the reports and end users read back", async () => {
+    const t = await tenant("segc");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    await req(`/v1/accounts/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }] });
+    const errors: unknown[] = [];
+    const analytics = new Analytics({ writeKey: key, host: server.url, path: "/segment/v1/batch", flushAt: 1, maxRetries: 0 });
+    analytics.on("error", (e) => errors.push(e));
+    analytics.identify({ userId: "ada", traits: { name: "Ada", email: "ada@x.com", plan: "pro", favouriteColour: "green" } });
+    const page = { page: { url: "https://app.example.com/invoices?x=1" }, traits: { name: "Ada L." } };
+    analytics.track({ userId: "ada", event: "Flow Started", properties: { flowId: "f1", widget: "self_help" }, context: page });
+    analytics.track({ userId: "ada", event: "flowCompleted", properties: { flow_id: "f1", widget: "self_help" }, context: page });
+    analytics.track({ anonymousId: "anon-1", event: "Exported Report", properties: { format: "csv" } });
+    analytics.page({ userId: "ada", name: "Invoices" });
+    await analytics.closeAndFlush({ timeout: 10_000 });
+    expect(errors).toEqual([]);
+
+    // flushAt: 1 sends each call in a request of its own, concurrently: arrival order is not call order.
+    const rows = (await eventsOf(t.accountId)).sort((x, y) => (x.type === y.type ? 0 : x.type > y.type ? -1 : 1));
+    expect(rows.map((e) => [e.type, e.endUserId, e.flowId, e.widget, e.actionId, e.domain, e.userName])).toEqual([
+      ["user_action", "anon-1", null, null, "Exported Report", null, null],
+      ["flow_started", "ada", "f1", "self_help", null, "app.example.com", "Ada L."],
+      ["flow_completed", "ada", "f1", "self_help", null, "app.example.com", "Ada L."],
+    ]);
+    const day = new Date().toISOString().slice(0, 10);
+    const flows = await req(`/v1/accounts/${t.accountId}/reports/flowCompletion?flowId=f1&startDate=${day}&endDate=${day}`, { headers: t.headers });
+    expect(flows.status, flows.text).toBe(200);
+    expect(flows.body.rows).toEqual([["f1", 1, 1, 0]]);
+    const actions = await req(`/v1/accounts/${t.accountId}/reports/userActions?startDate=${day}&endDate=${day}`, { headers: t.headers });
+    expect(actions.body.rows).toEqual([["Exported Report", 1, 1]]);
+    const user = await req(`/v1/accounts/${t.accountId}/endUsers/ada?fields=custom`, { headers: t.headers });
+    expect(user.status, user.text).toBe(200);
+    expect(user.body.custom).toEqual(expect.objectContaining({ name: "Ada", email: "ada@x.com", plan: "pro" }));
+    expect(user.body.custom).not.toHaveProperty("favouriteColour");
+    // Every call's messageId was remembered (identify, 3 tracks, page).
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(5);
+  });
+});
+
+describe("write keys", () => {
+  it("401 without a key or with an unknown one; nothing stored", async () => {
+    const body = { batch: [{ type: "track", userId: "u", event: "Flow Started", properties: { flowId: "f", widget: "direct" } }] };
+    expectProblem(await req("/segment/v1/batch", { method: "POST", body }), 401);
+    expectProblem(await batch(body, "ggk_not-a-key-at-all"), 401);
+    // A key in the body counts, a bad one there too.
+    expectProblem(await req("/segment/v1/batch", { method: "POST", body: { ...body, writeKey: "nope" } }), 401);
+    // No key and a body that is not JSON is still a 401: a caller without a key learns nothing about validation.
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: "{nope", headers: { "content-type": "application/json" } }), 401);
+  });
+
+  it("403 for a key of another scope; an ingest key is refused everywhere else (403)", async () => {
+    const body = { batch: [{ type: "track", userId: "u", event: "x" }] };
+    expectProblem(await batch(body, a.key), 403, /scope 'integration'/);
+    const asHeaders = { "x-service-integration-key": writeKey, "x-service-user": a.email };
+    expectProblem(await req(`/v1/accounts/${a.accountId}/content`, { headers: asHeaders }), 403);
+    expectProblem(await req(`/v1/accounts/${a.accountId}/events`, { method: "POST", headers: asHeaders, body: [] }), 403);
+    const g = await req("/graphql", { method: "POST", headers: asHeaders, body: { query: `{ account(id: "${a.accountId}") { id } }` } });
+    expect(g.body.errors[0].extensions.code).toBe("FORBIDDEN");
+  });
+
+  it("writeKey in the body works like Basic auth", async () => {
+    const r = await req("/segment/v1/batch", { method: "POST", body: { writeKey, batch: [{ type: "page", userId: "u1", messageId: mid() }] } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({ success: true, accepted: 1, duplicates: 0, rejected: [], ignoredTraits: 0 });
+  });
+
+  it("key create --scope ingest needs --account, one the user has access to", async () => {
+    await expect(createKey(a.email, { scope: "ingest" })).rejects.toThrow(/--account/);
+    const other = await tenant("sego");
+    await expect(createKey(a.email, { scope: "ingest", accountId: other.accountId })).rejects.toThrow(/no access/);
+    await expect(createKey(a.email, { scope: "integration", accountId: a.accountId })).rejects.toThrow(/only for --scope ingest/);
+    // Access granted later: the key can be made, and writes to that account only.
+    await createUser(a.email, [other.accountId]);
+    const k = await createKey(a.email, { scope: "ingest", accountId: other.accountId });
+    const r = await batch({ batch: [{ type: "track", userId: "z", event: "Login" }] }, k.key);
+    expect(r.status, r.text).toBe(200);
+    expect((await eventsOf(other.accountId)).map((e) => e.actionId)).toEqual(["Login"]);
+  });
+
+  it("the CLI makes write keys: key create <email> --scope ingest --account <id> prints the key alone on the last line", async () => {
+    const t = await tenant("segcli");
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile("npx", ["tsx", "src/cli/index.ts", ...args], { env: { ...process.env, LOG_LEVEL: "silent" }, timeout: 60_000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+        ),
+      );
+    const made = await cli("key", "create", t.email, "--scope", "ingest", "--account", t.accountId);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stderr).toContain(`scope ingest for account ${t.accountId}`);
+    const key = made.stdout.trim().split("\n").at(-1)!;
+    expect(key).toMatch(/^ggk_/);
+    const r = await batch({ batch: [{ type: "track", userId: "u", event: "Login" }] }, key);
+    expect(r.status, r.text).toBe(200);
+    const missing = await cli("key", "create", t.email, "--scope", "ingest");
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--scope ingest needs --account/);
+  }, 60_000);
+
+  it("GET on the paths is a 405 naming POST", async () => {
+    const r = await req("/segment/v1/batch", { headers: basic(writeKey) });
+    expectProblem(r, 405);
+    expect(r.headers.get("allow")).toMatch(/POST/);
+  });
+});
+
+describe("track calls", () => {
+  it("event names normalise to engagement types; other names are user actions; properties in camel or snake case", async () => {
+    const t = await tenant("segn");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const T = "2024-06-01T12:00:00.000Z";
+    const r = await batch(
+      {
+        batch: [
+          { type: "track", userId: "u1", event: "Flow Completed", properties: { flowId: "f1", widget: "beacon" }, timestamp: T },
+          { type: "track", userId: "u1", event: "flow_step", properties: { flow_id: "f1", step: 2 }, timestamp: T },
+          { type: "track", userId: "u1", event: "selfhelp-search", properties: { search_term: " Invoice ", result_count: 3, content_id: "c1" }, timestamp: T },
+          {
+            type: "track",
+            userId: "u1",
+            event: "flowFeedback",
+            properties: { flowId: "f1", useful: false, comment: "meh", userName: "Kim", domain: "d.example" },
+            timestamp: T,
+          },
+          { type: "track", anonymousId: "a9", event: "Clicked Buy", properties: { flowId: 7 }, timestamp: T },
+          { type: "track", userId: "u1", event: "Flow Started", properties: { flowId: "f1" }, timestamp: T },
+          { type: "track", userId: "u1", event: "Popup Shown", timestamp: "not a date" },
+          { type: "track", event: "x" },
+          { type: "dance", userId: "u1" },
+        ],
+      },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ success: true, accepted: 5, duplicates: 0 });
+    expect(r.body.rejected).toEqual([
+      { index: 5, errors: ["widget is required for flow_started events"] },
+      { index: 6, errors: ["timestamp must be an ISO 8601 date-time"] },
+      { index: 7, errors: ["userId or anonymousId is required"] },
+      { index: 8, errors: [expect.stringMatching(/^type must be one of/)] },
+    ]);
+    const rows = await eventsOf(t.accountId);
+    expect(rows.map((e) => ({ type: e.type, time: Number(e.time) }))).toEqual(
+      ["flow_completed", "flow_step", "selfhelp_search", "flow_feedback", "user_action"].map((type) => ({ type, time: Date.parse(T) })),
+    );
+    expect(rows[1]).toMatchObject({ flowId: "f1", step: 2 });
+    expect(rows[2]).toMatchObject({ searchTerm: "invoice", resultCount: 3, contentId: "c1" });
+    expect(rows[3]).toMatchObject({ useful: false, comment: "meh", userName: "Kim", domain: "d.example" });
+    expect(rows[4]).toMatchObject({ endUserId: "a9", actionId: "Clicked Buy", flowId: null });
+  });
+
+  it("corrects originalTimestamp for the client's clock skew with sentAt; no time at all is the time of receipt", async () => {
+    const t = await tenant("segt");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    // The client's clock is an hour behind: it sent 2 s after the call happened.
+    const skew = 3600_000;
+    const sentAt = new Date(Date.now() - skew).toISOString();
+    const original = new Date(Date.now() - skew - 2_000).toISOString();
+    const before = Date.now();
+    const r = await batch(
+      {
+        sentAt,
+        batch: [
+          { type: "track", userId: "u", event: "Login", originalTimestamp: original },
+          { type: "track", userId: "u", event: "Logout" },
+        ],
+      },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    const [login, logout] = await eventsOf(t.accountId);
+    expect(Number(login!.time)).toBeGreaterThanOrEqual(before - 2_000 - 50);
+    expect(Number(login!.time)).toBeLessThanOrEqual(Date.now() - 2_000 + 50);
+    expect(Number(logout!.time)).toBeGreaterThanOrEqual(before);
+  });
+
+  it("a single-call path takes one call; a bad one is a 400 problem", async () => {
+    const r = await req("/segment/v1/track", {
+      method: "POST",
+      headers: basic(writeKey),
+      body: { userId: "s1", event: "Smarttip Played", properties: { contentId: "st1" }, messageId: mid() },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({ success: true, accepted: 1, duplicates: 0, rejected: [], ignoredTraits: 0 });
+    expectProblem(await req("/segment/v1/track", { method: "POST", headers: basic(writeKey), body: { userId: "s1" } }), 400, /event is required/);
+    expectProblem(
+      await req("/segment/v1/identify", { method: "POST", headers: basic(writeKey), body: { type: "track", userId: "s1" } }),
+      400,
+      /does not match/,
+    );
+    for (const path of ["page", "screen", "group", "alias"]) {
+      const ok = await req(`/segment/v1/${path}`, { method: "POST", headers: basic(writeKey), body: { userId: "s1", previousId: "p", groupId: "g" } });
+      expect(ok.status, ok.text).toBe(200);
+      expect(ok.body.accepted).toBe(1);
+    }
+  });
+});
+
+describe("identify calls", () => {
+  it("upsert the end user with the traits named like fields (typed), counting the others as ignoredTraits", async () => {
+    const r = await batch({
+      batch: [
+        { type: "identify", userId: "idf-1", traits: { plan: "team", seats: 5, name: "Bo", company: { name: "X" }, age: 3 }, messageId: mid() },
+        { type: "identify", userId: "idf-1", traits: { seats: 6 }, messageId: mid() },
+        { type: "identify", userId: "idf-2", traits: { seats: "many" }, messageId: mid() },
+        { type: "identify", userId: "idf-3", traits: { signupTime: "2024-01-02T03:04:05Z" }, messageId: mid() },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({
+      success: true,
+      accepted: 3,
+      duplicates: 0,
+      rejected: [{ index: 2, errors: ["traits.seats must be a number"] }],
+      ignoredTraits: 2,
+    });
+    const one = await req(`/v1/accounts/${a.accountId}/endUsers/idf-1?fields=custom`, { headers: a.headers });
+    expect(one.body.custom).toEqual({ plan: "team", seats: 6, name: "Bo" });
+    // Audited as the write key owner's changes.
+    const entries = await prisma.auditLog.findMany({
+      where: { accountId: a.accountId, resourceType: "endUser", resourceId: "idf-1" },
+      orderBy: { timestamp: "asc" },
+    });
+    expect(entries.map((e) => [e.action, e.userId])).toEqual([
+      ["create", a.email],
+      ["update", a.email],
+    ]);
+    const three = await req(`/v1/accounts/${a.accountId}/endUsers/idf-3?fields=custom`, { headers: a.headers });
+    expect(three.body.custom).toEqual({ signupTime: Date.parse("2024-01-02T03:04:05Z") });
+    expectProblem(await req(`/v1/accounts/${a.accountId}/endUsers/idf-2`, { headers: a.headers }), 404);
+  });
+});
+
+describe("limits and shape", () => {
+  it("413 past 500 KB a request or 32 KB a call; 400 past 2,500 calls, for a body that is not JSON or not a batch; nothing stored", async () => {
+    const t = await tenant("segl");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const call = (n: number) => ({ type: "track", userId: "u", event: "Big", properties: { pad: "x".repeat(n) } });
+    expectProblem(await batch({ batch: Array.from({ length: 20 }, () => call(30_000)) }, key), 413, /500 KB/);
+    expectProblem(await batch({ batch: [call(10), call(33_000)] }, key), 413, /32 KB \(batch\[1\]\)/);
+    expectProblem(await batch({ batch: Array.from({ length: 2_501 }, () => ({ type: "page", userId: "u" })) }, key), 400, /at most 2500/);
+    expectProblem(
+      await req("/segment/v1/batch", { method: "POST", headers: { ...basic(key), "content-type": "application/json" }, raw: "{oops" }),
+      400,
+      /Malformed JSON/,
+    );
+    expectProblem(await batch({ calls: [] }, key), 400, /batch must be an array/);
+    expectProblem(await batch([1, 2], key), 400);
+    expect(await eventsOf(t.accountId)).toEqual([]);
+    // 2,500 calls and just under 500 KB are fine.
+    const r = await batch(
+      { batch: Array.from({ length: 2_500 }, (_, i) => ({ type: "track", userId: `u${i % 50}`, event: "Tick", messageId: `tick-${i}` })) },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.accepted).toBe(2_500);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(2_500);
+  });
+});
+
+describe("idempotency", () => {
+  it("a batch sent twice is stored once: the repeat's calls are duplicates", async () => {
+    const t = await tenant("segi");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const body = {
+      batch: [
+        { type: "track", userId: "u1", event: "Flow Started", properties: { flowId: "f", widget: "direct" }, messageId: "dup-1" },
+        { type: "track", userId: "u1", event: "Flow Started", properties: { flowId: "f", widget: "direct" }, messageId: "dup-1" },
+        { type: "identify", userId: "u1", traits: {}, messageId: "dup-2" },
+        { type: "page", userId: "u1", messageId: "dup-3" },
+        { type: "track", userId: "u1", event: "No Id" },
+      ],
+    };
+    const first = await batch(body, key);
+    expect(first.body).toMatchObject({ accepted: 4, duplicates: 1, rejected: [] });
+    const second = await batch(body, key);
+    expect(second.body).toMatchObject({ accepted: 1, duplicates: 4, rejected: [] });
+    // Only the call without a messageId is stored again.
+    expect((await eventsOf(t.accountId)).map((e) => e.type)).toEqual(["flow_started", "user_action", "user_action"]);
+    // Another account may use the same messageIds.
+    const r = await batch({ batch: [{ type: "page", userId: "u1", messageId: "dup-3" }] });
+    expect(r.body).toMatchObject({ accepted: 1, duplicates: 0 });
+  });
+
+  it("POST /events items may carry an id with the same meaning", async () => {
+    const t = await tenant("segp");
+    const post = (body: unknown) => req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
+    const items = [
+      { id: "e-1", type: "user_action", time: Date.now(), actionId: "a" },
+      { id: "e-2", type: "user_action", time: Date.now(), actionId: "b" },
+    ];
+    const first = await post(items);
+    expect(first.status, first.text).toBe(202);
+    expect(first.body).toEqual({ accepted: 2, duplicates: 0 });
+    const again = await post([...items, { id: "e-3", type: "user_action", time: Date.now(), actionId: "c" }]);
+    expect(again.body).toEqual({ accepted: 1, duplicates: 2 });
+    expect((await eventsOf(t.accountId)).map((e) => e.actionId)).toEqual(["a", "b", "c"]);
+    const bad = await post([{ id: "", type: "user_action", time: Date.now(), actionId: "d" }]);
+    expectProblem(bad, 400);
+    expect(bad.body.errors).toEqual([{ path: "[0]", message: "id must be a non-empty string" }]);
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(3);
+  });
+
+  it("ids older than the retention are pruned; younger ones stay", async () => {
+    const { pruneMessages, MESSAGE_RETENTION_MS } = await import("../src/ingest/idempotency.js");
+    const t = await tenant("segr");
+    const post = (body: unknown) => req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
+    await post([{ id: "old", type: "user_action", time: Date.now(), actionId: "a" }]);
+    expect(MESSAGE_RETENTION_MS).toBeGreaterThanOrEqual(7 * 24 * 3600_000);
+    await pruneMessages(new Date(Date.now() + 6 * 24 * 3600_000));
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(1);
+    await pruneMessages(new Date(Date.now() + MESSAGE_RETENTION_MS + 60_000));
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(0);
+  });
+
+  it.runIf(dbKind() === "postgres")("two instances receiving the same batch at once store it once (PostgreSQL)", async () => {
+    const t = await tenant("segpg");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const other = await startServer();
+    try {
+      const body = {
+        batch: Array.from({ length: 200 }, (_, i) => ({
+          type: "track",
+          userId: `u${i % 7}`,
+          event: "Flow Started",
+          properties: { flowId: `f${i % 3}`, widget: "direct" },
+          messageId: `race-${i}`,
+          timestamp: now(),
+        })),
+      };
+      const send = (url: string) =>
+        fetch(`${url}/segment/v1/batch`, { method: "POST", headers: { ...basic(key), "content-type": "application/json" }, body: JSON.stringify(body) }).then(
+          async (r) => ({ status: r.status, body: await r.json() }),
+        );
+      const replies = await Promise.all([send(server.url), send(other.url), send(server.url), send(other.url)]);
+      expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(replies.reduce((n, r) => n + r.body.accepted, 0)).toBe(200);
+      expect(replies.reduce((n, r) => n + r.body.duplicates, 0)).toBe(600);
+      expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+});

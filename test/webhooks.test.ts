@@ -1,0 +1,482 @@
+// Webhooks: management over REST and GraphQL, Standard Webhooks signatures checked by the real
+// `standardwebhooks` verifier on a real local HTTP receiver, retries with backoff, the delivery log,
+// disabling after a whole failed schedule, replay, the SSRF guard, and once-only delivery with two
+// workers on PostgreSQL. The retry schedule is tiny here (WEBHOOK_RETRY_SCHEDULE).
+import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook as Verifier } from "standardwebhooks";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
+import { createAccount, createUser } from "../src/admin.js";
+import { CopyJobWorker, closeQueue } from "../src/domains/copyJobs/worker.js";
+import { configureWebhooks } from "../src/domains/webhooks/settings.js";
+import { checkWebhookUrl, isPublicAddress } from "../src/domains/webhooks/ssrf.js";
+import { DELIVERY_LOG_RETENTION_MS, pruneDeliveries, WebhookWorker } from "../src/domains/webhooks/worker.js";
+import { dbKind } from "../src/db/index.js";
+import { gql, prisma, type Reply, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
+
+const ENV = { WEBHOOKS_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: "40ms,80ms", WEBHOOK_POLL_MS: "25", WEBHOOK_TIMEOUT_MS: "400" };
+let server: Server;
+let worker: WebhookWorker;
+let a: Tenant;
+const req = requester(() => server);
+const expectProblem = (r: Reply, status: number, detail?: RegExp) => {
+  expect(r.status, r.text).toBe(status);
+  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
+  if (detail) expect(r.body.detail).toMatch(detail);
+};
+
+// ---- a real receiver -------------------------------------------------------------------------------
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+interface Receiver {
+  url: string;
+  received: Received[];
+  /** the status to answer the n-th request (0-based) of a path, the k-th of a webhook-id, with; "hang" never answers */
+  answer: (path: string, n: number, k: number) => number | "hang";
+  close(): Promise<void>;
+}
+async function receiver(): Promise<Receiver> {
+  const r: Partial<Receiver> & { received: Received[] } = { received: [], answer: () => 200 };
+  const counts = new Map<string, number>();
+  const srv: HttpServer = createServer((rq, rs) => {
+    let body = "";
+    rq.on("data", (c) => (body += c));
+    rq.on("end", () => {
+      const path = rq.url ?? "/";
+      const n = counts.get(path) ?? 0;
+      counts.set(path, n + 1);
+      const id = `id:${rq.headers["webhook-id"]}`;
+      const k = counts.get(id) ?? 0;
+      counts.set(id, k + 1);
+      r.received.push({ path, headers: rq.headers, body });
+      const status = r.answer!(path, n, k);
+      if (status === "hang") return;
+      rs.writeHead(status, { "content-type": "text/plain" }).end("ok");
+    });
+  });
+  await new Promise<void>((ok) => srv.listen(0, "127.0.0.1", ok));
+  r.url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  r.close = () =>
+    new Promise((ok) => {
+      srv.closeAllConnections();
+      srv.close(() => ok());
+    });
+  return r as Receiver;
+}
+let rcv: Receiver;
+
+const until = async <T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 10_000): Promise<T> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+const hooks = (t: Tenant) => `/v1/accounts/${t.accountId}/webhooks`;
+const create = (t: Tenant, body: unknown) => req(hooks(t), { method: "POST", headers: t.headers, body });
+const events = (t: Tenant, body: unknown) => req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
+const deliveries = async (t: Tenant, id: string) => {
+  const r = await req(`${hooks(t)}/${id}/deliveries?limit=100`, { headers: t.headers });
+  expect(r.status, r.text).toBe(200);
+  return r.body.data as any[];
+};
+const verify = (secret: string, m: Received) =>
+  new Verifier(secret).verify(m.body, {
+    "webhook-id": String(m.headers["webhook-id"]),
+    "webhook-timestamp": String(m.headers["webhook-timestamp"]),
+    "webhook-signature": String(m.headers["webhook-signature"]),
+  });
+
+beforeAll(async () => {
+  server = await startServer(ENV);
+  rcv = await receiver();
+  worker = new WebhookWorker();
+  await worker.start();
+  a = await tenant("wh");
+});
+afterEach(() => {
+  rcv.answer = () => 200;
+  configureWebhooks(loadConfig({ ...process.env, ...ENV }));
+});
+afterAll(async () => {
+  await worker.stop();
+  await closeQueue();
+  await rcv.close();
+  await server.close();
+});
+
+describe("managing webhooks over REST", () => {
+  it("create (201 with the secret once), list and get (no secret), update, rotate, delete; tenants see only their own", async () => {
+    const c = await create(a, { url: `${rcv.url}/crud`, events: ["engagement.flow_completed", "content.created"], description: "CRM" });
+    expect(c.status, c.text).toBe(201);
+    expect(c.body).toEqual({
+      id: expect.stringMatching(/^wh_/),
+      url: `${rcv.url}/crud`,
+      events: ["engagement.flow_completed", "content.created"],
+      description: "CRM",
+      enabled: true,
+      disabledReason: null,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/=]+$/),
+      createdTime: expect.any(Number),
+      lastUpdateTime: expect.any(Number),
+    });
+    const id = c.body.id;
+    const stored = await prisma.webhook.findUniqueOrThrow({ where: { id } });
+    expect(stored.secret).not.toContain(c.body.secret.slice(6)); // encrypted at rest
+    const list = await req(hooks(a), { headers: a.headers });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((h: any) => h.id)).toContain(id);
+    for (const h of list.body.data) expect(h).not.toHaveProperty("secret");
+    const one = await req(`${hooks(a)}/${id}`, { headers: a.headers });
+    expect(one.body).toEqual({ ...c.body, secret: undefined });
+    expect(one.body).not.toHaveProperty("secret");
+
+    const upd = await req(`${hooks(a)}/${id}`, { method: "PUT", headers: a.headers, body: { events: ["*"], enabled: false } });
+    expect(upd.status, upd.text).toBe(200);
+    expect(upd.body).toMatchObject({ id, events: ["*"], enabled: false, description: "CRM" });
+    const rot = await req(`${hooks(a)}/${id}/rotateSecret`, { method: "POST", headers: a.headers });
+    expect(rot.status, rot.text).toBe(200);
+    expect(rot.body.secret).toMatch(/^whsec_/);
+    expect(rot.body.secret).not.toBe(c.body.secret);
+
+    const b = await tenant("whb");
+    expectProblem(await req(`${hooks(b)}/${id}`, { headers: b.headers }), 404);
+    expectProblem(await req(`${hooks(b)}/${id}`, { method: "DELETE", headers: b.headers }), 404);
+    expect((await req(hooks(b), { headers: b.headers })).body).toEqual({ data: [], cursor: null });
+    expectProblem(await req(`${hooks(a)}/${id}`, { headers: b.headers }), 403);
+
+    const del = await req(`${hooks(a)}/${id}`, { method: "DELETE", headers: a.headers });
+    expect(del.status, del.text).toBe(204);
+    expectProblem(await req(`${hooks(a)}/${id}`, { headers: a.headers }), 404);
+    // Creation, update, rotation and deletion are audited; the secret never appears.
+    const audit = await prisma.auditLog.findMany({ where: { accountId: a.accountId, resourceType: "webhook", resourceId: id }, orderBy: { timestamp: "asc" } });
+    expect(audit.map((e) => e.action)).toEqual(["create", "update", "update", "delete"]);
+    expect(JSON.stringify(audit)).not.toContain(c.body.secret.slice(6));
+  });
+
+  it("400 for unknown event types, a missing url or events, bad types and unknown fields; nothing stored", async () => {
+    const t = await tenant("whv");
+    expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["engagement.nope"] }), 400, /unknown event type/);
+    expectProblem(await create(t, { url: `${rcv.url}/x`, events: [] }), 400, /non-empty/);
+    expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["*", "content.created"] }), 400, /stands alone/);
+    expectProblem(await create(t, { events: ["*"] }), 400, /url is required/);
+    expectProblem(await create(t, { url: "not a url", events: ["*"] }), 400, /not a valid URL/);
+    expectProblem(await create(t, { url: `${rcv.url}/x`, events: "*" }), 400);
+    expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["*"], colour: "red" }), 400);
+    expectProblem(await create(t, [1]), 400);
+    expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["*"], enabled: false }), 400);
+    expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(0);
+  });
+
+  it("works over GraphQL too", async () => {
+    const t = await tenant("whg");
+    const r = await gql(
+      server,
+      t,
+      `mutation($a: String!, $u: String!) { createWebhook(accountId: $a, input: { url: $u, events: ["end_user.deleted"] }) { id secret events } }`,
+      {
+        a: t.accountId,
+        u: `${rcv.url}/gql`,
+      },
+    );
+    expect(r.errors).toBeUndefined();
+    expect(r.data.createWebhook.secret).toMatch(/^whsec_/);
+    const q = await gql(server, t, `query($a: String!) { account(id: $a) { webhooks(first: 5) { nodes { id secret events } } } }`, { a: t.accountId });
+    expect(q.data.account.webhooks.nodes).toEqual([{ id: r.data.createWebhook.id, secret: null, events: ["end_user.deleted"] }]);
+  });
+});
+
+describe("the SSRF guard", () => {
+  it("only public addresses count as public", () => {
+    for (const ip of [
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.16.0.1",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "100.100.100.200",
+      "0.0.0.0",
+      "::1",
+      "fd00:ec2::254",
+      "fe80::1",
+      "::ffff:127.0.0.1",
+      "::ffff:10.0.0.1",
+      "224.0.0.1",
+    ])
+      expect(isPublicAddress(ip), ip).toBe(false);
+    for (const ip of ["93.184.215.14", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect(isPublicAddress(ip), ip).toBe(true);
+  });
+
+  it("refuses at creation http, loopback, private, link-local, CGNAT and metadata hosts (400), unless WEBHOOKS_ALLOW_PRIVATE", async () => {
+    for (const url of [
+      "http://93.184.215.14/",
+      "https://127.0.0.1/",
+      "https://localhost:8443/",
+      "https://10.0.0.8/",
+      "https://169.254.169.254/latest",
+      "https://100.64.1.1/",
+      "https://[::1]/",
+      "https://[fd00:ec2::254]/",
+      "https://user:pw@93.184.215.14/",
+    ]) {
+      await expect(checkWebhookUrl(url, false), url).rejects.toMatchObject({ status: 400 });
+    }
+    await expect(checkWebhookUrl("https://93.184.215.14/hook", false)).resolves.toBe("https://93.184.215.14/hook");
+    await expect(checkWebhookUrl("http://127.0.0.1:9/x", true)).resolves.toBe("http://127.0.0.1:9/x");
+    // Over REST, on a server without WEBHOOKS_ALLOW_PRIVATE.
+    const strict = await startServer({ ...ENV, WEBHOOKS_ALLOW_PRIVATE: "false" });
+    try {
+      const t = await tenant("whs");
+      const r = await fetch(`${strict.url}${hooks(t)}`, {
+        method: "POST",
+        headers: { ...t.headers, "content-type": "application/json" },
+        body: JSON.stringify({ url: "https://127.0.0.1/hook", events: ["*"] }),
+      });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { detail: string }).detail).toMatch(/non-public address \(127\.0\.0\.1\)/);
+      expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(0);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it("refuses again at delivery: an endpoint saved while private addresses were allowed is not called once they are not", async () => {
+    const t = await tenant("whd");
+    const c = await create(t, { url: `${rcv.url}/ssrf`, events: ["*"] });
+    configureWebhooks(loadConfig({ ...process.env, ...ENV, WEBHOOKS_ALLOW_PRIVATE: "false" }));
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    const [d] = await until("a refused attempt", async () => {
+      const list = await deliveries(t, c.body.id);
+      return list[0]?.log.length ? list : null;
+    });
+    expect(d.log[0]).toMatchObject({ attempt: 1, status: "failed", responseCode: null, error: expect.stringMatching(/^refused/) });
+    expect(rcv.received.filter((m) => m.path === "/ssrf")).toEqual([]);
+  });
+});
+
+describe("delivery", () => {
+  it("POSTs subscribed events with Standard Webhooks headers that the standardwebhooks library verifies; logs the attempt", async () => {
+    const t = await tenant("whe");
+    const c = await create(t, { url: `${rcv.url}/sig`, events: ["engagement.flow_completed"] });
+    const T = Date.now() - 1_000;
+    const r = await events(t, [
+      { type: "flow_started", time: T, endUserId: "u1", flowId: "f1", widget: "direct" },
+      { type: "flow_completed", time: T + 1, endUserId: "u1", flowId: "f1", widget: "direct", domain: "app.x.com" },
+    ]);
+    expect(r.status, r.text).toBe(202);
+    const m = await until("the delivery", async () => rcv.received.find((x) => x.path === "/sig"));
+    expect(m.headers["content-type"]).toBe("application/json");
+    const payload = verify(c.body.secret, m) as any;
+    expect(payload).toEqual({
+      type: "engagement.flow_completed",
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: { type: "flow_completed", time: T + 1, endUserId: "u1", flowId: "f1", widget: "direct", domain: "app.x.com" },
+    });
+    // A wrong secret does not verify.
+    expect(() => verify(`whsec_${Buffer.alloc(24, 1).toString("base64")}`, m)).toThrow();
+    const [d] = await until("the delivered log", async () => {
+      const list = await deliveries(t, c.body.id);
+      return list[0]?.status === "delivered" ? list : null;
+    });
+    expect(d).toMatchObject({
+      id: m.headers["webhook-id"],
+      type: "engagement.flow_completed",
+      status: "delivered",
+      attempts: 1,
+      nextAttemptTime: null,
+      payload,
+    });
+    expect(d.log).toEqual([
+      { attempt: 1, time: expect.any(Number), status: "delivered", responseCode: 200, latencyMs: expect.any(Number), error: null, nextAttemptTime: null },
+    ]);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(rcv.received.filter((x) => x.path === "/sig")).toHaveLength(1); // flow_started was not subscribed
+  });
+
+  it("retries failures on the schedule with the same webhook-id, each attempt in the log", async () => {
+    const t = await tenant("whr");
+    const c = await create(t, { url: `${rcv.url}/retry`, events: ["*"] });
+    rcv.answer = (path, n) => (path === "/retry" && n < 2 ? 500 : 200);
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    const [d] = await until("a delivered retry", async () => {
+      const list = await deliveries(t, c.body.id);
+      return list[0]?.status === "delivered" ? list : null;
+    });
+    const got = rcv.received.filter((x) => x.path === "/retry");
+    expect(got).toHaveLength(3);
+    expect(new Set(got.map((x) => x.headers["webhook-id"]))).toEqual(new Set([d.id]));
+    for (const x of got) expect(verify(c.body.secret, x)).toMatchObject({ type: "engagement.user_action" });
+    expect(d.log.map((l: any) => [l.attempt, l.status, l.responseCode])).toEqual([
+      [1, "failed", 500],
+      [2, "failed", 500],
+      [3, "delivered", 200],
+    ]);
+    expect(d.log[0].nextAttemptTime).toBeGreaterThan(d.log[0].time);
+    expect(d.log[2].nextAttemptTime).toBeNull();
+  });
+
+  it("an endpoint that fails for the whole schedule is disabled; replay needs it enabled, then sends the same message again", async () => {
+    const t = await tenant("whx");
+    const c = await create(t, { url: `${rcv.url}/down`, events: ["*"] });
+    rcv.answer = (path) => (path === "/down" ? 503 : 200);
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    const hook = await until("the endpoint disabled", async () => {
+      const r = await req(`${hooks(t)}/${c.body.id}`, { headers: t.headers });
+      return r.body.enabled === false ? r.body : null;
+    });
+    expect(hook.disabledReason).toMatch(/whole retry schedule/);
+    const [d] = await deliveries(t, c.body.id);
+    expect(d.status).toBe("failed");
+    expect(d.log.map((l: any) => l.responseCode)).toEqual([503, 503, 503]);
+    // Disabled: nothing more is queued for it.
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "y" }]);
+    expect(await deliveries(t, c.body.id)).toHaveLength(1);
+    const replay = () => req(`${hooks(t)}/${c.body.id}/deliveries/${d.id}/replay`, { method: "POST", headers: t.headers });
+    expectProblem(await replay(), 409, /disabled/);
+    expectProblem(await req(`${hooks(t)}/${c.body.id}/deliveries/msg_nope/replay`, { method: "POST", headers: t.headers }), 409);
+    rcv.answer = () => 200;
+    const on = await req(`${hooks(t)}/${c.body.id}`, { method: "PUT", headers: t.headers, body: { enabled: true } });
+    expect(on.body).toMatchObject({ enabled: true, disabledReason: null });
+    expectProblem(await req(`${hooks(t)}/${c.body.id}/deliveries/msg_nope/replay`, { method: "POST", headers: t.headers }), 404);
+    const r = await replay();
+    expect(r.status, r.text).toBe(202);
+    expect(r.body).toMatchObject({ id: d.id, status: "pending" });
+    const [again] = await until("the replay delivered", async () => {
+      const list = await deliveries(t, c.body.id);
+      return list[0]?.status === "delivered" ? list : null;
+    });
+    expect(again.log.map((l: any) => [l.attempt, l.responseCode])).toEqual([
+      [1, 503],
+      [2, 503],
+      [3, 503],
+      [4, 200],
+    ]);
+    const got = rcv.received.filter((x) => x.path === "/down");
+    expect(got.at(-1)!.headers["webhook-id"]).toBe(d.id);
+  });
+
+  it("finished deliveries leave the log after its retention; pending ones stay", async () => {
+    const t = await tenant("whp");
+    const c = await create(t, { url: `${rcv.url}/prune`, events: ["*"] });
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    await until("delivered", async () => (await deliveries(t, c.body.id))[0]?.status === "delivered");
+    expect(await pruneDeliveries(new Date(Date.now() + DELIVERY_LOG_RETENTION_MS - 60_000))).toBe(0);
+    await pruneDeliveries(new Date(Date.now() + DELIVERY_LOG_RETENTION_MS + 60_000));
+    expect(await deliveries(t, c.body.id)).toEqual([]);
+    expect(await prisma.webhookAttempt.count({ where: { delivery: { webhookId: c.body.id } } })).toBe(0);
+  });
+
+  it("gives an endpoint that does not answer the timeout, then retries", async () => {
+    const t = await tenant("whto");
+    const c = await create(t, { url: `${rcv.url}/hang`, events: ["*"] });
+    rcv.answer = (path, n) => (path === "/hang" && n === 0 ? "hang" : 200);
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    const [d] = await until("delivered after a timeout", async () => {
+      const list = await deliveries(t, c.body.id);
+      return list[0]?.status === "delivered" ? list : null;
+    });
+    expect(d.log[0]).toMatchObject({ status: "failed", responseCode: null, error: "timed out after 400 ms" });
+    expect(d.log[0].latencyMs).toBeGreaterThanOrEqual(390);
+    expect(d.log[1]).toMatchObject({ status: "delivered", responseCode: 200 });
+  });
+
+  it.runIf(dbKind() === "postgres")("two workers (instances) on PostgreSQL send each delivery once, retries included", async () => {
+    const t = await tenant("whpg");
+    const second = new WebhookWorker();
+    await second.start();
+    try {
+      const c = await create(t, { url: `${rcv.url}/once`, events: ["*"] });
+      // Every delivery's first attempt fails: each is retried once.
+      rcv.answer = (path, _n, k) => (path === "/once" && k === 0 ? 500 : 200);
+      const N = 40;
+      await events(
+        t,
+        Array.from({ length: N }, (_, i) => ({ type: "user_action", time: Date.now(), actionId: `a${i}` })),
+      );
+      await until(
+        "every delivery delivered",
+        async () => (await prisma.webhookDelivery.count({ where: { webhookId: c.body.id, status: "delivered" } })) === N,
+        20_000,
+      );
+      await new Promise((res) => setTimeout(res, 300));
+      const got = rcv.received.filter((x) => x.path === "/once");
+      const attempts = await prisma.webhookAttempt.count({ where: { delivery: { webhookId: c.body.id } } });
+      // Each attempt reached the receiver exactly once: as many requests as logged attempts, every id delivered.
+      expect(got.length).toBe(attempts);
+      expect(attempts).toBe(2 * N);
+      expect(new Set(got.map((x) => x.headers["webhook-id"])).size).toBe(N);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("content.created|updated|deleted, end_user.deleted and copy_job.completed carry their records", async () => {
+    const t = await tenant("whk");
+    const c = await create(t, {
+      url: `${rcv.url}/kinds`,
+      events: ["content.created", "content.updated", "content.deleted", "end_user.deleted", "copy_job.completed"],
+    });
+    const tag = await req(`/v1/accounts/${t.accountId}/tags`, { method: "PUT", headers: t.headers, body: [{ name: "billing" }] });
+    expect(tag.status, tag.text).toBe(201);
+    const made = await req(`/v1/accounts/${t.accountId}/content`, {
+      method: "POST",
+      headers: t.headers,
+      body: [{ title: "Invoices", type: "link", url: "https://x.com/i", tags: ["billing"] }],
+    });
+    expect(made.status, made.text).toBe(201);
+    const id = made.body.data[0].id;
+    expect((await req(`/v1/accounts/${t.accountId}/content`, { method: "PUT", headers: t.headers, body: [{ id, title: "Bills" }] })).status).toBe(200);
+    await req(`/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "gone-1" }] });
+    expect((await req(`/api/v1/${t.accountId}/endUsers/gone-1`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+    // A copy to another account the same user may write to.
+    const dst = `${t.accountId}-dst`;
+    await createAccount(dst);
+    await createUser(t.email, [dst]);
+    const jobs = new CopyJobWorker({ leaseMs: 2_000, pollMs: 50, itemAttempts: 1 });
+    await jobs.start();
+    try {
+      const copy = await req(`/v1/accounts/${t.accountId}/content/copy`, {
+        method: "POST",
+        headers: t.headers,
+        body: { destinationAccountId: dst, destinationUserId: t.email, contentIds: [id] },
+      });
+      expect(copy.status, copy.text).toBe(202);
+      await until("the copy_job message", async () => rcv.received.filter((m) => m.path === "/kinds").length >= 4);
+    } finally {
+      await jobs.stop();
+    }
+    expect((await req(`/api/v1/${t.accountId}/content/${id}`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+    const got = await until("five messages", async () => {
+      const list = rcv.received.filter((m) => m.path === "/kinds");
+      return list.length >= 5 ? list : null;
+    });
+    const payloads = got.map((m) => verify(c.body.secret, m) as { type: string; data: any });
+    const byType = Object.fromEntries(payloads.map((p) => [p.type, p.data]));
+    expect(Object.keys(byType).sort()).toEqual(["content.created", "content.deleted", "content.updated", "copy_job.completed", "end_user.deleted"]);
+    expect(byType["content.created"]).toMatchObject({
+      id,
+      title: "Invoices",
+      type: "link",
+      url: "https://x.com/i",
+      tags: ["billing"],
+      state: "draft",
+      creationTime: expect.any(Number),
+    });
+    expect(byType["content.updated"]).toMatchObject({ id, title: "Bills", tags: ["billing"] });
+    expect(byType["content.deleted"]).toMatchObject({ id, title: "Bills" });
+    expect(byType["end_user.deleted"]).toEqual({ id: "gone-1" });
+    expect(byType["copy_job.completed"]).toMatchObject({
+      status: "completed",
+      sourceAccountId: t.accountId,
+      destinationAccountId: dst,
+      counts: { total: 1, copied: 1, failed: 0 },
+    });
+  });
+});
