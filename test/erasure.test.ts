@@ -9,7 +9,8 @@ import { gql, prisma, requester, sqlOf, startServer, tenant, type Server, type T
 let server: Server;
 const req = requester(() => server);
 beforeAll(async () => {
-  server = await startServer();
+  // A webhook endpoint on this machine: its delivery log shows the messages' bodies.
+  server = await startServer({ WEBHOOKS_ALLOW_PRIVATE: "true" });
 });
 afterAll(() => server.close());
 
@@ -119,6 +120,30 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: "bob" } })).toBe(2); // others untouched
   }, 60_000);
 
+  it("the webhook delivery log no longer names them: engagement messages carry the pseudonym", async () => {
+    const t = await tenant("erase-hook");
+    const hook = await req(`/v1/accounts/${t.accountId}/webhooks`, {
+      method: "POST",
+      headers: t.headers,
+      body: { url: "http://127.0.0.1:9/hook", events: ["engagement.flow_started", "engagement.flow_feedback", "end_user.deleted"] },
+    });
+    expect(hook.status).toBe(201);
+    await seed(t);
+    const log = () => req(`/v1/accounts/${t.accountId}/webhooks/${hook.body.id}/deliveries?limit=100`, { headers: t.headers });
+    expect(personal((await log()).text)).toEqual([ID, NAME, WORDS]);
+    expect((await req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(ID)}`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+    const after = await log();
+    const bodies = after.body.data.map((d: { type: string; payload: { data: Record<string, unknown> } }) => [d.type, d.payload.data]);
+    // The end_user.deleted message names the user: telling the customer's systems whom to forget is its purpose.
+    expect(bodies.filter(([type]: [string]) => type === "end_user.deleted")).toEqual([["end_user.deleted", { id: ID }]]);
+    const engagement = bodies.filter(([type]: [string]) => type.startsWith("engagement."));
+    expect(personal(JSON.stringify(engagement))).toEqual([]);
+    const mine = engagement.filter(([, d]: [string, Record<string, unknown>]) => String(d.endUserId).startsWith("erased_"));
+    expect(mine.length).toBe(3); // Alice's flow_started and two flow_feedback
+    expect(new Set(mine.map(([, d]: [string, Record<string, unknown>]) => d.endUserId)).size).toBe(1);
+    for (const [, d] of mine) expect(d).not.toHaveProperty("userName");
+  }, 60_000);
+
   it("the GraphQL mutation erases the same way; a missing id is a 404 that changes nothing", async () => {
     const t = await tenant("erase-gql");
     await seed(t);
@@ -146,7 +171,7 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     const mutation = `mutation($a: String!, $ids: [String!]!) { deleteEndUsers(accountId: $a, ids: $ids) { results { statusCode } } }`;
     const { result, sql } = await sqlOf(() => gql(server, t, mutation, { a: t.accountId, ids }));
     expect(result.data.deleteEndUsers.results.every((r: { statusCode: number }) => r.statusCode === 204)).toBe(true);
-    expect(sql.length).toBeLessThan(80); // ten chunks of 1,000: a handful of statements each
+    expect(sql.length).toBeLessThan(160); // ten chunks of 1,000: at most 16 statements each, whatever the events
     expect(await prisma.event.count({ where: { accountId: t.accountId, userName: { not: null } } })).toBe(0);
     expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: { startsWith: "erased_" } } })).toBe(10_000);
     const flowViews = await req(`/v1/accounts/${t.accountId}/reports/flowViews?startDate=${start}`, { headers: t.headers });

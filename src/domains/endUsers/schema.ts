@@ -1,7 +1,7 @@
 // End users: anyone who engages with content in the parent application, identified by the id of
 // the account's identification method. Custom values (typed by the end-user schema) and user
 // actions live in separate tables, so a read asks the database only for what the query selects.
-import { emitEndUsersDeleted } from "../webhooks/emit.js";
+import { anonymiseWebhookMessages, emitEndUsersDeleted } from "../webhooks/emit.js";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
 import type { Context } from "../../context.js";
@@ -395,17 +395,16 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
  * Deletes end users (by row id) with their values and actions, and erases them everywhere else, in
  * the caller's transaction and in a fixed number of statements per chunk: their events are
  * anonymised under one random pseudonym each (src/domains/events/erasure.ts) and the audit entries
- * about them are rewritten to the same pseudonym without the values (src/audit/recorder.ts).
+ * about them are rewritten to the same pseudonym without the values (src/audit/recorder.ts), and
+ * so are the engagement webhook messages about them (src/domains/webhooks/emit.ts).
  */
 async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promise<void> {
   const rows = await tx.endUser.findMany({ where: { accountId, id: { in: rowIds } }, select: { id: true, accountId: true, externalId: true } });
   const erased = rows.map((row) => ({ row, pseudonym: newPseudonym() }));
   await tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } });
-  await anonymiseEvents(
-    tx,
-    accountId,
-    erased.map((e) => ({ endUserId: e.row.externalId, pseudonym: e.pseudonym })),
-  );
+  const pseudonyms = erased.map((e) => ({ endUserId: e.row.externalId, pseudonym: e.pseudonym }));
+  await anonymiseEvents(tx, accountId, pseudonyms);
+  await anonymiseWebhookMessages(tx, accountId, pseudonyms);
   await eraseAuditTrail("EndUser", erased);
 }
 

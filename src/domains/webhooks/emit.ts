@@ -2,7 +2,8 @@
 // delivery row per subscribed, enabled endpoint, committed or rolled back with the change. The
 // worker (worker.ts) sends them. Callers in other domains make one call each.
 import { clock } from "../../clock.js";
-import type { Tx } from "../../db/index.js";
+import { dbKind, type Tx } from "../../db/index.js";
+import { keyValuePairs } from "../../db/insert.js";
 import { newId } from "../../ids.js";
 import type { EventRow } from "../events/validate.js";
 import { subscribes } from "./types.js";
@@ -137,4 +138,29 @@ export async function emitCopyJobFinished(tx: Tx, jobId: string): Promise<void> 
       finishedTime: job.finishedAt?.getTime() ?? null,
     },
   ]);
+}
+
+/**
+ * Erasure of end users (src/domains/endUsers/schema.ts): the engagement messages queued or logged
+ * for them (the delivery log shows each message's body) carry the pseudonym instead of their id,
+ * and no userName or comment (absent, as in a message of an event without them), like their events. One statement, whatever the number of users.
+ * The `end_user.deleted` message itself keeps the id: telling the customer's systems which user to
+ * forget is its purpose.
+ */
+export async function anonymiseWebhookMessages(tx: Tx, accountId: string, users: readonly { endUserId: string; pseudonym: string }[]): Promise<void> {
+  if (!users.length) return;
+  const dialect = dbKind();
+  const m = await keyValuePairs(
+    tx,
+    dialect,
+    users.map((u) => [u.endUserId, u.pseudonym] as const),
+  );
+  const sql =
+    dialect === "postgres"
+      ? `UPDATE "WebhookDelivery" d SET "payload" = (jsonb_set(d."payload"::jsonb, '{data,endUserId}', to_jsonb(m.v)) #- '{data,userName}' #- '{data,comment}')::text
+         FROM ${m.from} m WHERE d."accountId" = $2 AND d."type" LIKE 'engagement.%' AND (d."payload"::jsonb #>> '{data,endUserId}') = m.k`
+      : `UPDATE "WebhookDelivery" SET "payload" = json_remove(json_set("payload", '$.data.endUserId', m.v), '$.data.userName', '$.data.comment')
+         FROM ${m.from} AS m WHERE "WebhookDelivery"."accountId" = ? AND "WebhookDelivery"."type" LIKE 'engagement.%'
+         AND json_extract("WebhookDelivery"."payload", '$.data.endUserId') = m.k`;
+  await tx.$executeRawUnsafe(sql, ...m.params, accountId);
 }
