@@ -75,14 +75,24 @@ export function toPage<T>(rows: T[], limit: number): Page<T> {
 
 /** Relay connection shape for a keyset page. */
 export function connectionFrom<T extends { id: string }>(page: Page<T>, sortKey: (row: T) => SortValue | Date) {
-  const edges = page.rows.map((node) => ({ node, cursor: encodeCursor(sortKey(node), node.id) }));
+  const cursorOf = (node: T) => encodeCursor(sortKey(node), node.id);
+  // An edge's cursor is encoded only when it is read: REST pages ask for `nodes` and `endCursor`
+  // alone, and a 1,000-row page would otherwise encode 1,000 cursors nobody sends.
+  const edges = page.rows.map((node) => ({
+    node,
+    get cursor() {
+      return cursorOf(node);
+    },
+  }));
+  const first = page.rows[0];
+  const last = page.rows.at(-1);
   return {
     edges,
     pageInfo: {
       hasNextPage: page.hasNextPage,
       hasPreviousPage: false,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      startCursor: first ? cursorOf(first) : null,
+      endCursor: last ? cursorOf(last) : null,
     },
   };
 }

@@ -38,6 +38,15 @@ const TAG_COLUMNS = ["id", "accountId", "name", "description", "type", "createdA
 type Row = Record<string, unknown>;
 const q = (c: string) => `"${c}"`;
 
+/**
+ * A DateTime column as epoch milliseconds, exactly: SQLite stores Prisma's ISO text
+ * (`2026-01-01T00:00:00.000+00:00`): whole seconds by strftime, milliseconds from the text.
+ */
+export const epochMs = (dialect: "sqlite" | "postgres", column: string) =>
+  dialect === "postgres"
+    ? `(extract(epoch from ${column}) * 1000)::float8`
+    : `(CAST(strftime('%s', ${column}) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER))`;
+
 /** The statement for one combination of filters (a prepared statement per combination, a handful in practice). */
 function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: "createdAt" | "updatedAt", after: boolean, withTags: boolean) {
   const params: string[] = [];
@@ -86,8 +95,12 @@ function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: 
       ? `, COALESCE((SELECT json_agg(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id"), '[]')::text AS "tags"`
       : `, (SELECT json_group_array(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id") AS "tags"`;
   // The page is chosen first (a CTE), then its rows' tags are aggregated: one statement either way.
+  // Times leave the database as epoch ms: parsing 2,000 ISO strings a page cost more than the read.
+  const columns = CONTENT_COLUMNS.map((col) =>
+    col === "createdAt" || col === "updatedAt" ? `${epochMs(dialect, `c.${q(col)}`)} AS ${q(col)}` : `c.${q(col)}`,
+  );
   const sql =
-    `WITH c AS (SELECT ${CONTENT_COLUMNS.map((col) => `c.${q(col)}`).join(", ")} FROM "Content" c WHERE ${where.join(" AND ")} ` +
+    `WITH c AS (SELECT ${columns.join(", ")} FROM "Content" c WHERE ${where.join(" AND ")} ` +
     `ORDER BY c.${q(field)}, c."id" LIMIT ${p()}) SELECT c.*${tags} FROM c ORDER BY c.${q(field)}, c."id"`;
   params.push("take");
   return { sql, params };
@@ -149,8 +162,8 @@ export async function contentPage(
   });
   const rows = await directRead<Row>(stmt, values);
   for (const r of rows) {
-    r.createdAt = dateOf(r.createdAt);
-    r.updatedAt = dateOf(r.updatedAt);
+    r.createdAt = new Date(Number(r.createdAt));
+    r.updatedAt = new Date(Number(r.updatedAt));
     if (withTags) {
       const tags = JSON.parse(r.tags as string) as Row[];
       r.tags = tags.map((t) => ({ tag: { ...t, createdAt: dateOf(t.createdAt), updatedAt: dateOf(t.updatedAt) } }));
