@@ -417,6 +417,9 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     // The per-account rate limit still runs (its cost is part of the real path) but with a budget a
     // bench cannot exhaust: 429s would measure the limiter, not the route.
     RATE_LIMIT_PER_MINUTE: String(1_000_000_000),
+    // The longest identity-cache life: changes to keys drop it at once anyway, and a re-lookup every
+    // 5 s would land in the B16 statement count as a fraction of a statement per request.
+    IDENTITY_CACHE_MS: "60000",
   };
   Object.assign(process.env, env, { LOG_LEVEL: "warn" });
 
