@@ -182,7 +182,7 @@ type WriteMethod = "create" | "createMany" | "createManyAndReturn" | "update" | 
  * with bookkeeping writes (the audit still checks each call and refuses real changes).
  * test/audit-classification.test.ts keeps this list in step with the classification.
  */
-export const FREE_WRITES = ["ApiKey", "CopyJob", "CopyJobItem", "Event", "EventUserName"] as const;
+export const FREE_WRITES = ["ApiKey", "CopyJob", "CopyJobItem", "Event", "EventRollup", "EventUserName", "EventUserRollup"] as const;
 type FreeWrite = Uncapitalize<(typeof FREE_WRITES)[number]>;
 
 /**

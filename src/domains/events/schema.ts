@@ -10,6 +10,7 @@ import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, fail, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
 import { requireAccount } from "../accounts/schema.js";
+import { addToRollups } from "../reports/rollups.js";
 import { checkEvent, type EventRow } from "./validate.js";
 
 /** Per-item status of a stored event: accepted (the request answers 202 when all are). */
@@ -26,7 +27,7 @@ builder.scalarType("EngagementEvent", {
 /**
  * Stores the valid events of `items` and answers one result per item: 202 stored, 400 with the
  * reasons. One transaction: end users first seen here are created (audited), the events inserted
- * in statements of ~2,000 rows, the latest userName per end user upserted.
+ * in statements of ~2,000 rows, the reports' rollups added to, the latest userName per end user upserted.
  */
 export async function recordEvents(accountId: string, items: unknown[]): Promise<ItemResult[]> {
   const now = clock.now().getTime();
@@ -74,6 +75,9 @@ export async function recordEvents(accountId: string, items: unknown[]): Promise
       await insertSkippingDuplicates(tx.endUser, created);
       if (dialect === "postgres") await insertEventsUnnest(tx, rows);
       else await insertRows(tx, dialect, "Event", rows as unknown as Record<string, unknown>[]);
+      // The reports' rollups, in the same transaction: a report never sees an event without its
+      // counts. Pass exactly the rows that were inserted (a dedup step would pass fewer).
+      await addToRollups(tx, accountId, rows, dialect);
       if (names.size) {
         await insertRows(
           tx,
