@@ -115,7 +115,9 @@ async function main(argv: string[]): Promise<number> {
         const { rebuildRollups } = await import("../domains/reports/rollups.js");
         const t0 = Date.now();
         const r = await rebuildRollups(values.account);
-        console.log(`rollups of ${values.account ? `account ${values.account}` : "every account"} rebuilt: ${r.rollupRows} hour/day rows, ${r.userRows} end-user/day rows (${Date.now() - t0} ms)`);
+        console.log(
+          `rollups of ${values.account ? `account ${values.account}` : "every account"} rebuilt: ${r.rollupRows} hour/day rows, ${r.userRows} end-user/day rows (${Date.now() - t0} ms)`,
+        );
         return 0;
       }
       case "seed": {

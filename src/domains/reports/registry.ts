@@ -443,7 +443,10 @@ function keysetCondition(refs: string[], values: unknown[]): Prisma.Sql {
 /** The whole statement: the report's aggregation, its userName joined, sorted by its columns (and one page of it). */
 export function reportSql(def: ReportDefinition, p: ReportParams, dialect: "sqlite" | "postgres" = dbKind(), page?: PageRequest): Prisma.Sql {
   const sp = { ...p, flowId: def.flow ? p.flowId : null };
-  const q: Q = { p, dialect, where: whereOf(p, def.flow), counts: (t) => countSource(sp, t), users: (t) => userSource(sp, t, dialect) };
+  // A page of a per-user report reads only the end users it can hold (sources.ts, userBound).
+  const range =
+    def.perUser && page ? { after: (page.after?.values[0] as string | null | undefined) ?? null, users: page.limit + (page.after?.same ?? 0) + 1 } : undefined;
+  const q: Q = { p, dialect, where: whereOf(p, def.flow), counts: (t) => countSource(sp, t), users: (t) => userSource(sp, t, dialect, range) };
   const hasName = def.columns.some((c) => c.name === "userName");
   const select = def.columns.map((c) => (c.name === "userName" ? `n."userName" AS "userName"` : `g."${c.name}" AS "${c.name}"`)).join(", ");
   // Code-point order, nulls first, false before true, on both databases ("C" collation on PostgreSQL).

@@ -126,32 +126,63 @@ export function countSource(p: SourceParams, types: readonly string[]): Prisma.S
 
 /**
  * Per-user source (events that name an end user): columns endUserId, type, domain, flowId,
- * contentId, actionId, step, n, lastTime (latest event, epoch ms), day.
+ * contentId, actionId, step, n, lastTime (latest event, epoch ms), day. With a `range` (a page of
+ * a per-user report), only the end users that page can hold (pageUsers).
  */
-export function userSource(p: SourceParams, types: readonly string[], dialect: "sqlite" | "postgres"): Prisma.Sql {
+export function userSource(p: SourceParams, types: readonly string[], dialect: "sqlite" | "postgres", range?: UserRange): Prisma.Sql {
   const from = p.from.getTime();
   const to = p.to.getTime();
   // PostgreSQL: the rollup's endUserId is in "C" order; the events' column gets the same collation
   // so the union has one (and sorts and groups as the reports order).
   const user = dialect === "postgres" ? `e."endUserId" COLLATE "C"` : `e."endUserId"`;
-  const rawBranch = (ranges: Range[], projected: boolean) => {
-    const col = (k: UserKey) =>
-      k === "step" ? `${projected ? `NULLIF(${userExpr(k)}, 0)` : `e."step"`} AS "step"` : `${projected ? `NULLIF(${userExpr(k)}, '')` : `e."${k}"`} AS "${k}"`;
+  const rawWhere = (ranges: Range[]) => {
     const time = join(
       ranges.map((r) => sql`(e."time" >= ${r[0]} AND e."time" < ${r[1]})`),
       " OR ",
     );
-    return sql`SELECT ${raw(user)} AS "endUserId", e."type" AS "type", e."domain" AS "domain", ${raw(USER_KEYS.map(col).join(", "))}, 1 AS "n", e."time" AS "lastTime", e."time" / ${raw(String(DAY))} AS "day"
-      FROM "Event" e WHERE e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time}) AND e."endUserId" IS NOT NULL${filters("e", p, false)}`;
+    return sql`e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time}) AND e."endUserId" IS NOT NULL${filters("e", p, false)}`;
   };
-  if (p.raw) return sql`(${rawBranch([[from, to]], false)})`;
-  const seg = daySegments(from, to);
+  const inPage = (ref: string) => (range ? sql` AND ${raw(ref)} IN (SELECT pu."endUserId" FROM "pageUsers" pu)` : empty);
+  const rawBranch = (ranges: Range[], projected: boolean) => {
+    const col = (k: UserKey) =>
+      k === "step" ? `${projected ? `NULLIF(${userExpr(k)}, 0)` : `e."step"`} AS "step"` : `${projected ? `NULLIF(${userExpr(k)}, '')` : `e."${k}"`} AS "${k}"`;
+    return sql`SELECT ${raw(user)} AS "endUserId", e."type" AS "type", e."domain" AS "domain", ${raw(USER_KEYS.map(col).join(", "))}, 1 AS "n", e."time" AS "lastTime", e."time" / ${raw(String(DAY))} AS "day"
+      FROM "Event" e WHERE ${rawWhere(ranges)}${inPage(user)}`;
+  };
+  const seg = p.raw ? { days: null, raw: [[from, to]] as Range[] } : daySegments(from, to);
+  const rollupWhere = seg.days
+    ? sql`u."accountId" = ${p.accountId}${typeCondition("u", types)} AND u."day" >= ${seg.days[0]} AND u."day" < ${seg.days[1]}${filters("u", p, true)}`
+    : null;
+  const rawRanges = seg.raw.length ? seg.raw : ([[from, from]] as Range[]);
   const branches: Prisma.Sql[] = [];
-  if (seg.days) {
-    const cols = raw(USER_KEYS.map((k) => (k === "step" ? `NULLIF(u."step", 0) AS "step"` : `NULLIF(u."${k}", '') AS "${k}"`)).join(", "));
-    branches.push(sql`SELECT u."endUserId" AS "endUserId", u."type" AS "type", NULLIF(u."domain", '') AS "domain", ${cols}, u."n" AS "n", u."lastTime" AS "lastTime", u."day" AS "day"
-      FROM "EventUserRollup" u WHERE u."accountId" = ${p.accountId}${typeCondition("u", types)} AND u."day" >= ${seg.days[0]} AND u."day" < ${seg.days[1]}${filters("u", p, true)}`);
+  if (p.raw) branches.push(rawBranch(rawRanges, false));
+  else {
+    if (rollupWhere) {
+      const cols = raw(USER_KEYS.map((k) => (k === "step" ? `NULLIF(u."step", 0) AS "step"` : `NULLIF(u."${k}", '')  AS "${k}"`)).join(", "));
+      branches.push(sql`SELECT u."endUserId" AS "endUserId", u."type" AS "type", NULLIF(u."domain", '') AS "domain", ${cols}, u."n" AS "n", u."lastTime" AS "lastTime", u."day" AS "day"
+      FROM "EventUserRollup" u WHERE ${rollupWhere}${inPage('u."endUserId"')}`);
+    }
+    if (seg.raw.length || !branches.length) branches.push(rawBranch(rawRanges, true));
   }
-  if (seg.raw.length || !branches.length) branches.push(rawBranch(seg.raw.length ? seg.raw : [[from, from]], true));
-  return sql`(${join(branches, " UNION ALL ")})`;
+  if (!range) return sql`(${join(branches, " UNION ALL ")})`;
+  // The page's end users: the first `users` after `range.after` (and it), found per source in end-user
+  // order (the rollup walks its primary key, end user first, and stops there), then merged.
+  const firstUsers = (ref: string, from: string, where: Prisma.Sql) =>
+    sql`SELECT * FROM (SELECT DISTINCT ${raw(ref)} AS "endUserId" FROM ${raw(from)} WHERE ${where}${range.after === null ? empty : sql` AND ${raw(ref)} > ${range.after}`}
+      ORDER BY 1 LIMIT ${range.users}) ${raw(from.endsWith(" u") ? "fu" : "fe")}`;
+  const candidates: Prisma.Sql[] = [];
+  if (p.raw) candidates.push(firstUsers(user, `"Event" e`, rawWhere(rawRanges)));
+  else {
+    if (rollupWhere) candidates.push(firstUsers('u."endUserId"', `"EventUserRollup" u`, rollupWhere));
+    if (seg.raw.length || !rollupWhere) candidates.push(firstUsers(user, `"Event" e`, rawWhere(rawRanges)));
+  }
+  if (range.after !== null) candidates.push(sql`SELECT ${range.after} AS "endUserId"`);
+  const pageUsers = sql`SELECT x."endUserId" AS "endUserId" FROM (${join(candidates, " UNION ")}) x ORDER BY 1 LIMIT ${range.users + 1}`;
+  return sql`(WITH "pageUsers" AS MATERIALIZED (${pageUsers}) ${join(branches, " UNION ALL ")})`;
+}
+
+/** A page of a per-user report: the end users after `after` (and `after` itself), up to `users` of them. */
+export interface UserRange {
+  after: string | null;
+  users: number;
 }
