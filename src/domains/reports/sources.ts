@@ -3,7 +3,7 @@
 // summing `n` (and counting distinct end users) gives exactly what counting the window's raw events
 // gives. `raw` mode reads only raw events (test/report-rollups.test.ts compares the two).
 import { Prisma } from "../../generated/sqlite/client.js";
-import { ROLLUP_KEYS, type RollupKey, rollupExpr, USER_KEYS, type UserKey, userExpr } from "./rollups.js";
+import { KEYS, ROLLUP_KEYS, type RollupKey, rollupExpr, USER_KEYS, type UserKey, userExpr } from "./rollups.js";
 
 const { sql, raw, join, empty } = Prisma;
 const HOUR = 3_600_000;
@@ -62,12 +62,13 @@ export function daySegments(from: number, to: number): { days: Range | null; raw
   };
 }
 
-const typeCondition = (alias: string, types: readonly string[]) =>
-  types.length === 0
-    ? empty
-    : types.length === 1
-      ? sql` AND ${raw(alias)}."type" = ${types[0]}`
-      : sql` AND ${raw(alias)}."type" IN (${join(types.map((t) => sql`${t}`))})`;
+/** Every event type: "all types" is spelt out, so raw reads use the (accountId, type, time) index, never a scan of the account's events. */
+const ALL_TYPES = Object.keys(KEYS);
+
+const typeCondition = (alias: string, list: readonly string[]) => {
+  const types = list.length ? list : ALL_TYPES;
+  return types.length === 1 ? sql` AND ${raw(alias)}."type" = ${types[0]}` : sql` AND ${raw(alias)}."type" IN (${join(types.map((t) => sql`${t}`))})`;
+};
 
 /** Domain and flow filters. Rollup tables store '' for "no domain", events NULL. */
 function filters(alias: string, p: SourceParams, rollup: boolean): Prisma.Sql {
