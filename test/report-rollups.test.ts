@@ -9,7 +9,7 @@ import { REPORTS, type ReportParams, runReport } from "../src/domains/reports/re
 import { eraseEndUsersFromRollups, rebuildRollups } from "../src/domains/reports/rollups.js";
 import { decodeReportCursor, encodeReportCursor } from "../src/domains/reports/schema.js";
 import { rng } from "../src/seed/demo.js";
-import { prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -212,6 +212,34 @@ describe("rollups", () => {
     });
     expect(other.status).toBe(400);
     expect(other.body.detail).toMatch(/cursor belongs to another report/);
+  }, 60_000);
+
+  it("GraphQL: per-user reports are connections (first/after), the others lists", async () => {
+    const q = `query($id: String!, $after: String) { reports(accountId: $id, startDate: "2024-03-10", endDate: "2024-03-12") {
+      flowCompletionByUser(first: 25, after: $after) { nodes { endUserId flowId plays completed } pageInfo { hasNextPage endCursor } }
+      flowViews { flowId plays uniqueUsers } } }`;
+    const all = (
+      await req(`/v1/accounts/${t.accountId}/reports/flowCompletionByUser?startDate=2024-03-10&endDate=2024-03-12&limit=10000`, { headers: t.headers })
+    ).body.rows.map((r: unknown[]) => ({ endUserId: r[0], flowId: r[2], plays: r[3], completed: r[4] }));
+    expect(all.length).toBeGreaterThan(25);
+    const walked: unknown[] = [];
+    let after: string | null = null;
+    for (let i = 0; i < 100; i++) {
+      const r = await gql(server, t, q, { id: t.accountId, after });
+      expect(r.errors).toBeUndefined();
+      const c = r.data.reports.flowCompletionByUser;
+      expect(c.nodes.length).toBeLessThanOrEqual(25);
+      walked.push(...c.nodes);
+      expect(r.data.reports.flowViews.length).toBeGreaterThan(0);
+      if (!c.pageInfo.hasNextPage) {
+        expect(c.pageInfo.endCursor).toBeNull();
+        break;
+      }
+      after = c.pageInfo.endCursor;
+    }
+    expect(walked).toEqual(all);
+    const bad = await gql(server, t, `{ reports(accountId: "${t.accountId}") { popupsByUser(first: 0) { nodes { endUserId } } } }`);
+    expect(bad.errors?.[0]?.message).toMatch(/first must be between 1 and 10000/);
   }, 60_000);
 
   it("erasing end users to pseudonyms keeps every report and the rebuild consistent", async () => {
