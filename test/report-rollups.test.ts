@@ -225,9 +225,9 @@ describe("rollups", () => {
     const walked: unknown[] = [];
     let after: string | null = null;
     for (let i = 0; i < 100; i++) {
-      const r = await gql(server, t, q, { id: t.accountId, after });
+      const r: { errors?: unknown; data: any } = await gql(server, t, q, { id: t.accountId, after });
       expect(r.errors).toBeUndefined();
-      const c = r.data.reports.flowCompletionByUser;
+      const c: { nodes: unknown[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } = r.data.reports.flowCompletionByUser;
       expect(c.nodes.length).toBeLessThanOrEqual(25);
       walked.push(...c.nodes);
       expect(r.data.reports.flowViews.length).toBeGreaterThan(0);
