@@ -225,7 +225,7 @@ describe("rollups", () => {
     const walked: unknown[] = [];
     let after: string | null = null;
     for (let i = 0; i < 100; i++) {
-      const r: { errors?: unknown; data: any } = await gql(server, t, q, { id: t.accountId, after });
+      const r: { errors?: unknown; data?: any } = await gql(server, t, q, { id: t.accountId, after });
       expect(r.errors).toBeUndefined();
       const c: { nodes: unknown[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } = r.data.reports.flowCompletionByUser;
       expect(c.nodes.length).toBeLessThanOrEqual(25);
