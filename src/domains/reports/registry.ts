@@ -50,7 +50,7 @@ interface Q {
    * Event counts of these types in the window (`FROM ${q.counts([...])} e`), filtered: rollups for
    * the whole days and hours, raw events for the partial hours at the edges (sources.ts). Sum `n`.
    */
-  counts(types: readonly string[]): Prisma.Sql;
+  counts(types: readonly string[], opts?: { totals?: boolean }): Prisma.Sql;
   /** The same per end user (events that name one), per-day rollups plus the partial days' events; `lastTime` is the latest. */
   users(types: readonly string[]): Prisma.Sql;
   /** Raw events: `e."accountId" = ? AND e."time" >= ? AND e."time" < ?`, the domain filters and, on flow reports, the flow. */
@@ -189,7 +189,7 @@ export const REPORTS: readonly ReportDefinition[] = [
       return sql`SELECT COALESCE(${count("selfhelp_search")}, 0) AS "selfHelpQueriesServed", COALESCE(${popups}, 0) AS "popupsShown",
         COALESCE(${count("task_started")}, 0) AS "tasksStarted", COALESCE(${count("flow_started")}, 0) AS "flowsPlayed",
         COALESCE(${count("smarttip_shown")}, 0) AS "smartTipsShown", COALESCE(${count("beacon_shown")}, 0) AS "beaconsShown"
-        FROM ${q.counts(kinds)} e`;
+        FROM ${q.counts(kinds, { totals: true })} e`;
     },
   ),
   report(
@@ -446,7 +446,7 @@ export function reportSql(def: ReportDefinition, p: ReportParams, dialect: "sqli
   // A page of a per-user report reads only the end users it can hold (sources.ts, userBound).
   const range =
     def.perUser && page ? { after: (page.after?.values[0] as string | null | undefined) ?? null, users: page.limit + (page.after?.same ?? 0) + 1 } : undefined;
-  const q: Q = { p, dialect, where: whereOf(p, def.flow), counts: (t) => countSource(sp, t), users: (t) => userSource(sp, t, dialect, range) };
+  const q: Q = { p, dialect, where: whereOf(p, def.flow), counts: (t, o) => countSource(sp, t, o), users: (t) => userSource(sp, t, dialect, range) };
   const hasName = def.columns.some((c) => c.name === "userName");
   const select = def.columns.map((c) => (c.name === "userName" ? `n."userName" AS "userName"` : `g."${c.name}" AS "${c.name}"`)).join(", ");
   // Code-point order, nulls first, false before true, on both databases ("C" collation on PostgreSQL).

@@ -3,7 +3,8 @@
 //
 // - "EventRollup": events counted per account, hour and UTC day (two grains), type, domain and the
 //   keys the counting reports group or filter by (flow, content, widget, search term, outcome,
-//   action, useful). No end user: many events fold into one row.
+//   action, useful), and per day, type and domain alone (TOTALS). No end user: many events fold
+//   into one row.
 // - "EventUserRollup": events counted per account, end user, UTC day, type, domain and the keys the
 //   per-user and distinct-user reports need (flow, content, action, step), with the latest time.
 //   Distinct-user counts stay exact: they count distinct end users over these rows.
@@ -52,6 +53,13 @@ export const KEYS: Record<string, { rollup: readonly RollupKey[]; user: readonly
 
 export const ROLLUP_KEYS: readonly RollupKey[] = ["flowId", "contentId", "widget", "searchTerm", "outcome", "actionId", "useful"];
 export const USER_KEYS: readonly UserKey[] = ["flowId", "contentId", "actionId", "step"];
+/**
+ * Grain of the day totals: per UTC day, type and domain, no keys. Reports that only count types
+ * (summary) read these: a month of them is 30 × types × domains rows, whatever the keys' variety.
+ */
+export const TOTALS = 0;
+const NO_KEYS = ["", "", "", "", "", "", -1] as const;
+
 /** The primary keys, in the order the migrations declare them (upsert targets). */
 const ROLLUP_PK = ["accountId", "type", "grain", "bucket", "domain", ...ROLLUP_KEYS];
 const USER_PK = ["accountId", "endUserId", "day", "type", "domain", ...USER_KEYS];
@@ -88,12 +96,12 @@ export function rollupRowsOf(accountId: string, events: readonly EventRow[]): { 
     const k = ROLLUP_KEYS.map((key) => rollupValue(e, key));
     const hour = Math.floor(e.time / HOUR);
     const dayHour = Math.floor(e.time / DAY) * 24;
-    const tail = `\u0000${domain}\u0000${k.join("\u0000")}`;
-    for (const [grain, bucket] of [
-      [1, hour],
-      [24, dayHour],
+    for (const [grain, bucket, keys] of [
+      [1, hour, k],
+      [24, dayHour, k],
+      [TOTALS, dayHour, NO_KEYS],
     ] as const) {
-      const id = `${e.type}\u0000${grain}\u0000${bucket}${tail}`;
+      const id = `${e.type}\u0000${grain}\u0000${bucket}\u0000${domain}\u0000${keys.join("\u0000")}`;
       const seen = rollup.get(id);
       if (seen) (seen as { n: number }).n++;
       else
@@ -103,13 +111,13 @@ export function rollupRowsOf(accountId: string, events: readonly EventRow[]): { 
           grain,
           bucket,
           domain,
-          flowId: k[0],
-          contentId: k[1],
-          widget: k[2],
-          searchTerm: k[3],
-          outcome: k[4],
-          actionId: k[5],
-          useful: k[6],
+          flowId: keys[0],
+          contentId: keys[1],
+          widget: keys[2],
+          searchTerm: keys[3],
+          outcome: keys[4],
+          actionId: keys[5],
+          useful: keys[6],
           n: 1,
         });
     }
@@ -199,13 +207,14 @@ export async function rebuildRollups(accountId?: string): Promise<{ rollupRows: 
   const params = accountId === undefined ? [] : [accountId];
   const p = (s: string) => (dialect === "sqlite" ? s.replace(/\$1/g, "?") : s);
   const del = accountId === undefined ? "" : ` WHERE "accountId" = $1`;
-  const [hours, days, users] = rebuildStatements(accountId !== undefined);
+  const [hours, days, totals, users] = rebuildStatements(accountId !== undefined);
   return withTransaction(
     async (tx) => {
       await tx.$executeRawUnsafe(p(`DELETE FROM "EventRollup"${del}`), ...params);
       await tx.$executeRawUnsafe(p(`DELETE FROM "EventUserRollup"${del}`), ...params);
       let rollupRows = await tx.$executeRawUnsafe(p(hours!), ...params);
       rollupRows += await tx.$executeRawUnsafe(p(days!), ...params);
+      rollupRows += await tx.$executeRawUnsafe(p(totals!), ...params);
       const userRows = await tx.$executeRawUnsafe(p(users!), ...params);
       return { rollupRows, userRows };
     },
@@ -214,7 +223,7 @@ export async function rebuildRollups(accountId?: string): Promise<{ rollupRows: 
 }
 
 /**
- * The three INSERT ... SELECT statements that fill the rollups from "Event" (hours, days, users),
+ * The INSERT ... SELECT statements that fill the rollups from "Event" (hours, days, day totals, users),
  * for one account (`$1`) or all. The migration that created the tables ran them once for the
  * events already stored.
  */
@@ -226,12 +235,16 @@ export function rebuildStatements(oneAccount: boolean): string[] {
 SELECT e."accountId", e."type", ${grain}, ${bucket}, COALESCE(e."domain", ''), ${keys}, COUNT(*)
 FROM "Event" e ${where}
 GROUP BY e."accountId", e."type", ${bucket}, COALESCE(e."domain", ''), ${keys}`;
+  const totalsSql = `INSERT INTO "EventRollup" ("accountId", "type", "grain", "bucket", "domain", ${quoted(ROLLUP_KEYS)}, "n")
+SELECT e."accountId", e."type", ${TOTALS}, ((e."time" / ${DAY}) * 24), COALESCE(e."domain", ''), ${NO_KEYS.map((v) => (v === "" ? "''" : String(v))).join(", ")}, COUNT(*)
+FROM "Event" e ${where}
+GROUP BY e."accountId", e."type", ((e."time" / ${DAY}) * 24), COALESCE(e."domain", '')`;
   const userKeys = USER_KEYS.map(userExpr).join(", ");
   const userSql = `INSERT INTO "EventUserRollup" ("accountId", "endUserId", "day", "type", "domain", ${quoted(USER_KEYS)}, "n", "lastTime")
 SELECT e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}, COUNT(*), MAX(e."time")
 FROM "Event" e ${where ? `${where} AND` : "WHERE"} e."endUserId" IS NOT NULL
 GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}`;
-  return [rollupSql(1, `(e."time" / ${HOUR})`), rollupSql(24, `((e."time" / ${DAY}) * 24)`), userSql];
+  return [rollupSql(1, `(e."time" / ${HOUR})`), rollupSql(24, `((e."time" / ${DAY}) * 24)`), totalsSql, userSql];
 }
 
 // ---- erasure -----------------------------------------------------------------------------------------

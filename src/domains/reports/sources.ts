@@ -3,7 +3,7 @@
 // summing `n` (and counting distinct end users) gives exactly what counting the window's raw events
 // gives. `raw` mode reads only raw events (test/report-rollups.test.ts compares the two).
 import { Prisma } from "../../generated/sqlite/client.js";
-import { KEYS, ROLLUP_KEYS, type RollupKey, rollupExpr, USER_KEYS, type UserKey, userExpr } from "./rollups.js";
+import { KEYS, ROLLUP_KEYS, TOTALS, type RollupKey, rollupExpr, USER_KEYS, type UserKey, userExpr } from "./rollups.js";
 
 const { sql, raw, join, empty } = Prisma;
 const HOUR = 3_600_000;
@@ -92,7 +92,7 @@ const outcomeOfEvent = `CASE WHEN e."type" = 'selfhelp_search' THEN CASE WHEN e.
  * Counting source: columns type, domain, flowId, contentId, widget, searchTerm, outcome, actionId,
  * useful (1, 0, -1 for none), n, day (UTC days since the epoch). Keys a type does not keep are NULL.
  */
-export function countSource(p: SourceParams, types: readonly string[]): Prisma.Sql {
+export function countSource(p: SourceParams, types: readonly string[], opts: { totals?: boolean } = {}): Prisma.Sql {
   const from = p.from.getTime();
   const to = p.to.getTime();
   const rawBranch = (ranges: Range[], projected: boolean) => {
@@ -119,7 +119,8 @@ export function countSource(p: SourceParams, types: readonly string[]): Prisma.S
     sql`SELECT r."type" AS "type", NULLIF(r."domain", '') AS "domain", ${cols} FROM "EventRollup" r
       WHERE r."accountId" = ${p.accountId}${typeCondition("r", types)} AND r."grain" = ${grain} AND r."bucket" >= ${r[0]} AND r."bucket" < ${r[1]}${filters("r", p, true)}`;
   const branches: Prisma.Sql[] = [];
-  if (seg.days) branches.push(rollupBranch(24, [seg.days[0] * 24, seg.days[1] * 24]));
+  // Reports that group by type alone read the day totals (no keys: every key column is NULL there).
+  if (seg.days) branches.push(rollupBranch(opts.totals ? TOTALS : 24, [seg.days[0] * 24, seg.days[1] * 24]));
   for (const h of seg.hours) branches.push(rollupBranch(1, h));
   if (seg.raw.length || !branches.length) branches.push(rawBranch(seg.raw.length ? seg.raw : [[from, from]], true));
   return sql`(${join(branches, " UNION ALL ")})`;
