@@ -21,6 +21,9 @@ const Env = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   ENCRYPTION_KEY: z.string().optional(),
   SEED_DEMO: bool.default(true),
+  // Raw engagement events older than this many days are removed (PostgreSQL: whole monthly
+  // partitions; SQLite: deleted); the reports' rollups stay. Unset: events are kept.
+  EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().default("development"),
   // GraphQL document limits (graphql-armor); REST routes' own documents are trusted and exempt.

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
 import { CopyJobWorker, closeQueue } from "./domains/copyJobs/worker.js";
 import { WebhookWorker } from "./domains/webhooks/worker.js";
+import { startEventMaintenance } from "./domains/events/partitions.js";
 import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
 import { loadConfig } from "./config.js";
@@ -41,6 +42,8 @@ if (fresh && config.SEED_DEMO) {
   logger.info({ account: "demo", user: DEMO_EMAIL }, "seeded the demo account on the new database");
   console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
 }
+// Event partitions ahead (PostgreSQL) and EVENTS_RETENTION_DAYS.
+const stopEventMaintenance = startEventMaintenance(config);
 const { app, close: closeApp, lifecycle } = createApp(config);
 // Copy jobs: this process works on them unless JOB_WORKER=false (then other instances do).
 const jobWorker = config.JOB_WORKER
@@ -78,6 +81,7 @@ async function shutdown(signal: string) {
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     log: (msg, details) => logger.info(details ?? {}, msg),
     closeResources: async () => {
+      stopEventMaintenance();
       await closeQueue();
       await flushKeyUsage();
       await closeApp();

@@ -17,7 +17,8 @@ const USAGE = `usage: npm run cli -- <command>
   key create <email> [--ttl <seconds>] [--scope integration|auditlogs|ingest] [--account <accountId>]
   key list [--email <email>]
   key revoke <keyPrefix>
-  seed --demo`;
+  seed --demo
+  rollups rebuild [--account <accountId>]   recompute the reports' rollups from the events`;
 
 const int = (v: string | undefined, flag: string) => {
   if (v === undefined) return undefined;
@@ -110,6 +111,15 @@ async function main(argv: string[]): Promise<number> {
         if (!arg) throw new AdminError("key revoke needs <keyPrefix>");
         const k = await revokeKey(arg);
         console.log(`key ${k.prefix} revoked`);
+        return 0;
+      }
+      case "rollups rebuild": {
+        const { rebuildRollups } = await import("../domains/reports/rollups.js");
+        const t0 = Date.now();
+        const r = await rebuildRollups(values.account);
+        console.log(
+          `rollups of ${values.account ? `account ${values.account}` : "every account"} rebuilt: ${r.rollupRows} hour/day rows, ${r.userRows} end-user/day rows (${Date.now() - t0} ms)`,
+        );
         return 0;
       }
       case "seed": {

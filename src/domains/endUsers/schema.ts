@@ -8,6 +8,7 @@ import type { Context } from "../../context.js";
 import { prisma, type Tx, withTransaction } from "../../db/index.js";
 import { eraseAuditTrail } from "../../audit/recorder.js";
 import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
+import { eraseEndUsersFromRollups } from "../reports/rollups.js";
 import { endUserWith } from "./read.js";
 import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
@@ -395,7 +396,8 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
  * Deletes end users (by row id) with their values and actions, and erases them everywhere else, in
  * the caller's transaction and in a fixed number of statements per chunk: their events are
  * anonymised under one random pseudonym each (src/domains/events/erasure.ts) and the audit entries
- * about them are rewritten to the same pseudonym without the values (src/audit/recorder.ts), and
+ * about them are rewritten to the same pseudonym without the values (src/audit/recorder.ts), their
+ * per-user report rollups move to the pseudonym (src/domains/reports/rollups.ts), and
  * so are the engagement webhook messages about them (src/domains/webhooks/emit.ts).
  */
 async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promise<void> {
@@ -404,6 +406,7 @@ async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promi
   await tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } });
   const pseudonyms = erased.map((e) => ({ endUserId: e.row.externalId, pseudonym: e.pseudonym }));
   await anonymiseEvents(tx, accountId, pseudonyms);
+  await eraseEndUsersFromRollups(tx, accountId, pseudonyms);
   await anonymiseWebhookMessages(tx, accountId, pseudonyms);
   await eraseAuditTrail("EndUser", erased);
 }

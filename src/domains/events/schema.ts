@@ -10,6 +10,7 @@ import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, fail, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
 import { requireAccount } from "../accounts/schema.js";
+import { addToRollups } from "../reports/rollups.js";
 import { checkEvent, type EventRow } from "./validate.js";
 import { claimMessages, messageIdProblem } from "../../ingest/idempotency.js";
 import { lockEventOrder } from "../eventExport/order.js";
@@ -32,8 +33,8 @@ export type EventItemResult = ItemResult & { duplicate?: boolean };
 /**
  * Stores the valid events of `items` and answers one result per item: 202 stored, 400 with the
  * reasons. One transaction: end users first seen here are created (audited), the events inserted
- * in statements of ~2,000 rows, the latest userName per end user upserted. An item's optional
- * `id` (or `messageIds[index]`, given by the Segment ingest) is its idempotency key.
+ * in statements of ~2,000 rows, the reports' rollups added to, the latest userName per end user upserted.
+ * An item's optional `id` (or `messageIds[index]`, given by the Segment ingest) is its idempotency key.
  */
 export async function recordEvents(accountId: string, items: unknown[], opts: { messageIds?: readonly (string | null)[] } = {}): Promise<EventItemResult[]> {
   const now = clock.now().getTime();
@@ -100,6 +101,9 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
       await lockEventOrder(tx, accountId);
       if (dialect === "postgres") await insertEventsUnnest(tx, stored);
       else await insertRows(tx, dialect, "Event", stored as unknown as Record<string, unknown>[]);
+      // The reports' rollups, in the same transaction: a report never sees an event without its
+      // counts. Exactly the rows inserted: a repeated message adds nothing.
+      await addToRollups(tx, accountId, stored, dialect);
       await emitEngagementEvents(tx, accountId, stored);
       if (names.size) {
         await insertRows(

@@ -5,6 +5,7 @@
 // binds the account id, the window and the filters as parameters.
 import { prisma, dbKind } from "../../db/index.js";
 import { Prisma } from "../../generated/sqlite/client.js";
+import { countSource, userSource } from "./sources.js";
 
 /** string/int/bool as they are; `time` epoch ms (ISO 8601 in CSV); `date` a UTC YYYY-MM-DD. */
 export type ColumnKind = "string" | "int" | "bool" | "time" | "date";
@@ -22,6 +23,8 @@ export interface ReportParams {
   includeDomains: string[];
   excludeDomains: string[];
   flowId: string | null;
+  /** Compute from the raw events only, ignoring the rollups (the reference in tests and benches). */
+  raw?: boolean;
 }
 
 export interface ReportDefinition {
@@ -35,17 +38,23 @@ export interface ReportDefinition {
    * which the runner joins from the latest names when the report has that column).
    */
   sql(q: Q): Prisma.Sql;
+  /** Its rows are per end user (endUserId is the first column): pages read a range of end users. */
+  perUser: boolean;
 }
 
-/** What a definition builds its SQL from: the bound parameters, fragments and the dialect. */
+/** What a definition builds its SQL from: the bound parameters, the sources and the dialect. */
 interface Q {
   p: ReportParams;
   dialect: "sqlite" | "postgres";
-  /** `e."accountId" = ? AND e."time" >= ? AND e."time" < ?`, the domain filters and, on flow reports, the flow. */
+  /**
+   * Event counts of these types in the window (`FROM ${q.counts([...])} e`), filtered: rollups for
+   * the whole days and hours, raw events for the partial hours at the edges (sources.ts). Sum `n`.
+   */
+  counts(types: readonly string[], opts?: { totals?: boolean }): Prisma.Sql;
+  /** The same per end user (events that name one), per-day rollups plus the partial days' events; `lastTime` is the latest. */
+  users(types: readonly string[]): Prisma.Sql;
+  /** Raw events: `e."accountId" = ? AND e."time" >= ? AND e."time" < ?`, the domain filters and, on flow reports, the flow. */
   where(types: readonly string[], opts?: { user?: boolean }): Prisma.Sql;
-  /** The event's UTC day (days since the epoch; the runner formats it as YYYY-MM-DD). A literal, not a
-   * parameter: PostgreSQL matches GROUP BY expressions by their text, and two parameters differ. */
-  day: Prisma.Sql;
 }
 
 const { sql, raw, join, empty } = Prisma;
@@ -76,41 +85,51 @@ const C = {
 
 // ---- SQL helpers ---------------------------------------------------------------------------------
 
-const count = (type: string, extra?: Prisma.Sql) => sql`SUM(CASE WHEN e."type" = ${type}${extra ? sql` AND ${extra}` : empty} THEN 1 ELSE 0 END)`;
+/** Events of `type` in a source (each source row stands for `n` events). */
+const count = (type: string, extra?: Prisma.Sql) => sql`SUM(CASE WHEN e."type" = ${type}${extra ? sql` AND ${extra}` : empty} THEN e."n" ELSE 0 END)`;
 const types = (list: readonly string[]) => join(list.map((t) => sql`${t}`));
-const FLOW_PLAY = ["flow_started"];
+const PLAYS = ["flow_started", "flow_completed"];
 
-/** Plays and completions of flows, grouped by `by` (e.g. flowId, or endUserId and flowId). */
+/** Plays and completions of flows, grouped by `by` (flowId from the counts, or endUserId and flowId per user). */
 function playsAndCompletions(q: Q, by: string[], withNotCompleted: boolean): Prisma.Sql {
   const keys = raw(by.map((k) => `e."${k}"`).join(", "));
   const named = raw(by.map((k) => `e."${k}" AS "${k}"`).join(", "));
-  const inner = sql`SELECT ${named}, ${count("flow_started")} AS "plays", ${count("flow_completed")} AS "completed"
-    FROM "Event" e WHERE ${q.where(["flow_started", "flow_completed"], { user: by.includes("endUserId") })} GROUP BY ${keys}`;
+  const source = by.includes("endUserId") ? q.users(PLAYS) : q.counts(PLAYS);
+  const inner = sql`SELECT ${named}, ${count("flow_started")} AS "plays", ${count("flow_completed")} AS "completed" FROM ${source} e GROUP BY ${keys}`;
   if (!withNotCompleted) return inner;
   return sql`SELECT x.*, CASE WHEN x."plays" > x."completed" THEN x."plays" - x."completed" ELSE 0 END AS "notCompleted" FROM (${inner}) x`;
 }
 
 const feedbackCounts = (q: Q) =>
-  sql`SELECT e."flowId" AS "flowId", ${count("flow_feedback", sql`e."useful" = ${true}`)} AS "useful", ${count("flow_feedback", sql`e."useful" = ${false}`)} AS "notUseful"
-    FROM "Event" e WHERE ${q.where(["flow_feedback"])} GROUP BY e."flowId"`;
+  sql`SELECT e."flowId" AS "flowId", ${count("flow_feedback", sql`e."useful" = 1`)} AS "useful", ${count("flow_feedback", sql`e."useful" = 0`)} AS "notUseful"
+    FROM ${q.counts(["flow_feedback"])} e GROUP BY e."flowId"`;
 
+/** Comments are single events: read from the events themselves (the type-and-time index). */
 const comments = (q: Q, useful: boolean | null) =>
   sql`SELECT e."time" AS "time", e."flowId" AS "flowId", e."endUserId" AS "endUserId", e."useful" AS "useful", e."comment" AS "comment"
     FROM "Event" e WHERE ${q.where(["flow_feedback"])} AND e."comment" IS NOT NULL${useful === null ? empty : sql` AND e."useful" = ${useful}`}`;
 
-const searchTerms = (q: Q, condition: Prisma.Sql) =>
-  sql`SELECT e."searchTerm" AS "searchTerm", COUNT(*) AS "searches" FROM "Event" e WHERE ${q.where(["selfhelp_search"])} AND ${condition} GROUP BY e."searchTerm"`;
+const searchTerms = (q: Q, outcomes: string[]) =>
+  sql`SELECT e."searchTerm" AS "searchTerm", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"])} e
+    WHERE e."outcome" IN (${join(outcomes)}) GROUP BY e."searchTerm"`;
 
 const countBy = (q: Q, type: string, by: string[], as: string, opts: { user?: boolean } = {}) => {
   const keys = raw(by.map((k) => `e."${k}"`).join(", "));
   const named = raw(by.map((k) => `e."${k}" AS "${k}"`).join(", "));
-  return sql`SELECT ${named}, COUNT(*) AS ${raw(`"${as}"`)} FROM "Event" e WHERE ${q.where([type], opts)} GROUP BY ${keys}`;
+  return sql`SELECT ${named}, SUM(e."n") AS ${raw(`"${as}"`)} FROM ${opts.user ? q.users([type]) : q.counts([type])} e GROUP BY ${keys}`;
 };
 const countByDay = (q: Q, type: string, extra: string[] = []) => {
   const named = raw(extra.map((k) => `, e."${k}" AS "${k}"`).join(""));
   const keys = raw(extra.map((k) => `, e."${k}"`).join(""));
-  return sql`SELECT ${q.day} AS "date"${named}, COUNT(*) AS "plays" FROM "Event" e WHERE ${q.where([type])} GROUP BY ${q.day}${keys}`;
+  return sql`SELECT e."day" AS "date"${named}, SUM(e."n") AS "plays" FROM ${q.counts([type])} e GROUP BY e."day"${keys}`;
 };
+
+/** Event counts per `key` joined with the distinct end users per `key` (exact: counted over per-user rows). */
+const countsWithUsers = (q: Q, type: string, key: string, countAs: string, usersAs: string) =>
+  sql`SELECT c."${raw(key)}" AS "${raw(key)}", c."${raw(countAs)}" AS "${raw(countAs)}", COALESCE(u."${raw(usersAs)}", 0) AS "${raw(usersAs)}"
+    FROM (SELECT e."${raw(key)}" AS "${raw(key)}", SUM(e."n") AS "${raw(countAs)}" FROM ${q.counts([type])} e GROUP BY e."${raw(key)}") c
+    LEFT JOIN (SELECT e."${raw(key)}" AS "${raw(key)}", COUNT(DISTINCT e."endUserId") AS "${raw(usersAs)}" FROM ${q.users([type])} e GROUP BY e."${raw(key)}") u
+      ON u."${raw(key)}" = c."${raw(key)}"`;
 
 // ---- the reports ---------------------------------------------------------------------------------
 
@@ -120,6 +139,7 @@ const report = (name: string, description: string, columns: Column[], sqlOf: (q:
   flow,
   columns,
   sql: sqlOf,
+  perUser: columns[0]?.name === "endUserId",
 });
 
 export const REPORTS: readonly ReportDefinition[] = [
@@ -138,14 +158,10 @@ export const REPORTS: readonly ReportDefinition[] = [
     ],
     (q) => sql`SELECT e."endUserId" AS "endUserId", ${count("flow_started")} AS "flowsPlayed", ${count("flow_completed")} AS "flowsCompleted",
       ${count("selfhelp_search")} AS "searches", ${count("smarttip_played")} AS "smartTipsPlayed", ${count("beacon_clicked")} AS "beaconsClicked",
-      MAX(e."time") AS "lastSeen" FROM "Event" e WHERE ${q.where([], { user: true })} GROUP BY e."endUserId"`,
+      MAX(e."lastTime") AS "lastSeen" FROM ${q.users([])} e GROUP BY e."endUserId"`,
   ),
-  report(
-    "flowViews",
-    "Number of views (plays) of each flow, with distinct end users.",
-    [C.flowId, C.plays, C.uniqueUsers],
-    (q) =>
-      sql`SELECT e."flowId" AS "flowId", COUNT(*) AS "plays", COUNT(DISTINCT e."endUserId") AS "uniqueUsers" FROM "Event" e WHERE ${q.where(FLOW_PLAY)} GROUP BY e."flowId"`,
+  report("flowViews", "Number of views (plays) of each flow, with distinct end users.", [C.flowId, C.plays, C.uniqueUsers], (q) =>
+    countsWithUsers(q, "flow_started", "flowId", "plays", "uniqueUsers"),
   ),
   report(
     "summary",
@@ -169,11 +185,11 @@ export const REPORTS: readonly ReportDefinition[] = [
         "smarttip_shown",
         "beacon_shown",
       ];
-      const popups = sql`SUM(CASE WHEN e."type" IN (${types(["popup_shown", "guided_popup_shown", "smart_popup_shown"])}) THEN 1 ELSE 0 END)`;
+      const popups = sql`SUM(CASE WHEN e."type" IN (${types(["popup_shown", "guided_popup_shown", "smart_popup_shown"])}) THEN e."n" ELSE 0 END)`;
       return sql`SELECT COALESCE(${count("selfhelp_search")}, 0) AS "selfHelpQueriesServed", COALESCE(${popups}, 0) AS "popupsShown",
         COALESCE(${count("task_started")}, 0) AS "tasksStarted", COALESCE(${count("flow_started")}, 0) AS "flowsPlayed",
         COALESCE(${count("smarttip_shown")}, 0) AS "smartTipsShown", COALESCE(${count("beacon_shown")}, 0) AS "beaconsShown"
-        FROM "Event" e WHERE ${q.where(kinds)}`;
+        FROM ${q.counts(kinds, { totals: true })} e`;
     },
   ),
   report(
@@ -186,38 +202,36 @@ export const REPORTS: readonly ReportDefinition[] = [
       col("views", "int", "selfhelp_content_viewed events."),
     ],
     (q) => sql`SELECT v."contentId" AS "contentId", c."title" AS "title", c."type" AS "type", v."views" AS "views"
-      FROM (SELECT e."contentId" AS "contentId", COUNT(*) AS "views" FROM "Event" e WHERE ${q.where(["selfhelp_content_viewed"])} GROUP BY e."contentId") v
+      FROM (SELECT e."contentId" AS "contentId", SUM(e."n") AS "views" FROM ${q.counts(["selfhelp_content_viewed"])} e GROUP BY e."contentId") v
       LEFT JOIN "Content" c ON c."accountId" = ${q.p.accountId} AND c."id" = v."contentId"`,
   ),
   report(
     "selfHelpSearchTrend",
     "Self Help searches per UTC day, with distinct searchers.",
     [C.date, C.searches, col("uniqueSearchers", "int", "Distinct end users who searched.")],
-    (q) =>
-      sql`SELECT ${q.day} AS "date", COUNT(*) AS "searches", COUNT(DISTINCT e."endUserId") AS "uniqueSearchers" FROM "Event" e WHERE ${q.where(["selfhelp_search"])} GROUP BY ${q.day}`,
+    (q) => sql`SELECT c."date" AS "date", c."searches" AS "searches", COALESCE(u."uniqueSearchers", 0) AS "uniqueSearchers"
+      FROM (SELECT e."day" AS "date", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"])} e GROUP BY e."day") c
+      LEFT JOIN (SELECT e."day" AS "date", COUNT(DISTINCT e."endUserId") AS "uniqueSearchers" FROM ${q.users(["selfhelp_search"])} e GROUP BY e."day") u
+        ON u."date" = c."date"`,
   ),
+  // Outcomes partition the searches: a clicked result implies resultCount ≥ 1 (validate.ts), so
+  // "resultCount > 0" is successful or unsuccessful and "resultCount = 0" is no_results.
   report("unsuccessfulSearchTerms", "Search terms of searches that showed results but got no click.", [C.searchTerm, C.searches], (q) =>
-    searchTerms(q, sql`e."resultCount" > 0 AND e."contentId" IS NULL`),
+    searchTerms(q, ["unsuccessful"]),
   ),
   report("searchTermsWithResults", "Search terms of searches that showed results (clicked or not).", [C.searchTerm, C.searches], (q) =>
-    searchTerms(q, sql`e."resultCount" > 0`),
+    searchTerms(q, ["successful", "unsuccessful"]),
   ),
-  report("successfulSearchTerms", "Search terms of searches whose result was clicked.", [C.searchTerm, C.searches], (q) =>
-    searchTerms(q, sql`e."contentId" IS NOT NULL`),
-  ),
+  report("successfulSearchTerms", "Search terms of searches whose result was clicked.", [C.searchTerm, C.searches], (q) => searchTerms(q, ["successful"])),
   report(
     "searchSuccessVsFailure",
     "Searches by outcome: successful (a result clicked), unsuccessful (results, no click), no_results (always three rows).",
     [col("outcome", "string", "successful, unsuccessful or no_results."), C.searches],
     (q) => sql`SELECT o."outcome" AS "outcome", COALESCE(s."searches", 0) AS "searches"
       FROM (SELECT 'successful' AS "outcome" UNION ALL SELECT 'unsuccessful' UNION ALL SELECT 'no_results') o
-      LEFT JOIN (SELECT CASE WHEN e."contentId" IS NOT NULL THEN 'successful' WHEN e."resultCount" = 0 THEN 'no_results' ELSE 'unsuccessful' END AS "outcome", COUNT(*) AS "searches"
-        FROM "Event" e WHERE ${q.where(["selfhelp_search"])}
-        GROUP BY CASE WHEN e."contentId" IS NOT NULL THEN 'successful' WHEN e."resultCount" = 0 THEN 'no_results' ELSE 'unsuccessful' END) s ON s."outcome" = o."outcome"`,
+      LEFT JOIN (SELECT e."outcome" AS "outcome", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"])} e GROUP BY e."outcome") s ON s."outcome" = o."outcome"`,
   ),
-  report("searchTermsWithNoResults", "Search terms of searches that showed no results.", [C.searchTerm, C.searches], (q) =>
-    searchTerms(q, sql`e."resultCount" = 0`),
-  ),
+  report("searchTermsWithNoResults", "Search terms of searches that showed no results.", [C.searchTerm, C.searches], (q) => searchTerms(q, ["no_results"])),
   report(
     "taskListCompletion",
     "Users and their Task List status per flow: completed when a task_completed was seen, else started.",
@@ -225,14 +239,14 @@ export const REPORTS: readonly ReportDefinition[] = [
     (
       q,
     ) => sql`SELECT e."endUserId" AS "endUserId", e."flowId" AS "flowId", CASE WHEN ${count("task_completed")} > 0 THEN 'completed' ELSE 'started' END AS "status"
-      FROM "Event" e WHERE ${q.where(["task_started", "task_completed"], { user: true })} GROUP BY e."endUserId", e."flowId"`,
+      FROM ${q.users(["task_started", "task_completed"])} e GROUP BY e."endUserId", e."flowId"`,
   ),
   report(
     "guidedPopups",
     "Guided popups: appearances, and flow plays from that popup (flow_started with widget guided_popup and its contentId).",
     [C.contentId, C.appearances, col("flowPlays", "int", "flow_started events with widget guided_popup and this contentId, any flow.")],
     (q) => sql`SELECT e."contentId" AS "contentId", ${count("guided_popup_shown")} AS "appearances", ${count("flow_started")} AS "flowPlays"
-      FROM "Event" e WHERE ${q.where([])} AND e."contentId" IS NOT NULL
+      FROM ${q.counts(["guided_popup_shown", "flow_started"])} e WHERE e."contentId" IS NOT NULL
         AND (e."type" = ${"guided_popup_shown"} OR (e."type" = ${"flow_started"} AND e."widget" = ${"guided_popup"}))
       GROUP BY e."contentId"`,
   ),
@@ -242,7 +256,7 @@ export const REPORTS: readonly ReportDefinition[] = [
     [C.contentId, C.appearances, C.clicks],
     (q) =>
       sql`SELECT e."contentId" AS "contentId", ${count("popup_shown")} AS "appearances", ${count("popup_clicked")} AS "clicks"
-      FROM "Event" e WHERE ${q.where(["popup_shown", "popup_clicked"])} GROUP BY e."contentId"`,
+      FROM ${q.counts(["popup_shown", "popup_clicked"])} e GROUP BY e."contentId"`,
   ),
   report(
     "popupsByUser",
@@ -250,7 +264,7 @@ export const REPORTS: readonly ReportDefinition[] = [
     [C.endUserId, C.userName, C.contentId, C.appearances, C.clicks],
     (q) =>
       sql`SELECT e."endUserId" AS "endUserId", e."contentId" AS "contentId", ${count("popup_shown")} AS "appearances", ${count("popup_clicked")} AS "clicks"
-      FROM "Event" e WHERE ${q.where(["popup_shown", "popup_clicked"], { user: true })} GROUP BY e."endUserId", e."contentId"`,
+      FROM ${q.users(["popup_shown", "popup_clicked"])} e GROUP BY e."endUserId", e."contentId"`,
   ),
   report("smartPopups", "Smart popups: appearances.", [C.contentId, C.appearances], (q) => countBy(q, "smart_popup_shown", ["contentId"], "appearances")),
   report(
@@ -297,8 +311,8 @@ export const REPORTS: readonly ReportDefinition[] = [
       q,
     ) => sql`SELECT s."step" AS "step", COUNT(*) AS "reached", SUM(CASE WHEN s."step" = s."furthest" AND c."endUserId" IS NULL THEN 1 ELSE 0 END) AS "droppedAfter"
       FROM (SELECT r."endUserId", r."step", MAX(r."step") OVER (PARTITION BY r."endUserId") AS "furthest"
-            FROM (SELECT DISTINCT e."endUserId" AS "endUserId", e."step" AS "step" FROM "Event" e WHERE ${q.where(["flow_step"], { user: true })}) r) s
-      LEFT JOIN (SELECT DISTINCT e."endUserId" AS "endUserId" FROM "Event" e WHERE ${q.where(["flow_completed"], { user: true })}) c ON c."endUserId" = s."endUserId"
+            FROM (SELECT DISTINCT e."endUserId" AS "endUserId", e."step" AS "step" FROM ${q.users(["flow_step"])} e) r) s
+      LEFT JOIN (SELECT DISTINCT e."endUserId" AS "endUserId" FROM ${q.users(["flow_completed"])} e) c ON c."endUserId" = s."endUserId"
       GROUP BY s."step"`,
     true,
   ),
@@ -326,8 +340,8 @@ export const REPORTS: readonly ReportDefinition[] = [
       col("failures", "int", "flow_failed events."),
       col("lastFailure", "time", "The latest failure (epoch ms; ISO 8601 in CSV)."),
     ],
-    (q) => sql`SELECT e."endUserId" AS "endUserId", e."flowId" AS "flowId", COUNT(*) AS "failures", MAX(e."time") AS "lastFailure"
-      FROM "Event" e WHERE ${q.where(["flow_failed"], { user: true })} GROUP BY e."endUserId", e."flowId"`,
+    (q) => sql`SELECT e."endUserId" AS "endUserId", e."flowId" AS "flowId", SUM(e."n") AS "failures", MAX(e."lastTime") AS "lastFailure"
+      FROM ${q.users(["flow_failed"])} e GROUP BY e."endUserId", e."flowId"`,
   ),
   report("allFlowsFeedback", "Useful versus not useful, every flow.", [C.flowId, C.useful, C.notUseful], feedbackCounts),
   report("positiveFeedbackComments", "Feedback comments with Yes (useful), verbatim, all flows.", [C.time, C.flowId, C.endUserId, C.userName, C.comment], (q) =>
@@ -355,21 +369,20 @@ export const REPORTS: readonly ReportDefinition[] = [
     [C.contentId, col("usersShown", "int", "Distinct end users with beacon_shown."), col("usersClicked", "int", "Distinct end users with beacon_clicked.")],
     (q) => sql`SELECT e."contentId" AS "contentId", COUNT(DISTINCT CASE WHEN e."type" = ${"beacon_shown"} THEN e."endUserId" END) AS "usersShown",
       COUNT(DISTINCT CASE WHEN e."type" = ${"beacon_clicked"} THEN e."endUserId" END) AS "usersClicked"
-      FROM "Event" e WHERE ${q.where(["beacon_shown", "beacon_clicked"], { user: true })} GROUP BY e."contentId"`,
+      FROM ${q.users(["beacon_shown", "beacon_clicked"])} e GROUP BY e."contentId"`,
   ),
   report(
     "beaconEngagementByUser",
     "Beacon engagement per end user: times shown and clicked.",
     [C.endUserId, C.userName, C.contentId, col("shown", "int", "beacon_shown events."), col("clicked", "int", "beacon_clicked events.")],
     (q) => sql`SELECT e."endUserId" AS "endUserId", e."contentId" AS "contentId", ${count("beacon_shown")} AS "shown", ${count("beacon_clicked")} AS "clicked"
-      FROM "Event" e WHERE ${q.where(["beacon_shown", "beacon_clicked"], { user: true })} GROUP BY e."endUserId", e."contentId"`,
+      FROM ${q.users(["beacon_shown", "beacon_clicked"])} e GROUP BY e."endUserId", e."contentId"`,
   ),
   report(
     "userActions",
     "User actions and how often they occurred, with distinct end users.",
     [col("actionId", "string", "The user action."), col("occurrences", "int", "user_action events."), C.uniqueUsers],
-    (q) => sql`SELECT e."actionId" AS "actionId", COUNT(*) AS "occurrences", COUNT(DISTINCT e."endUserId") AS "uniqueUsers"
-      FROM "Event" e WHERE ${q.where(["user_action"])} GROUP BY e."actionId"`,
+    (q) => countsWithUsers(q, "user_action", "actionId", "occurrences", "uniqueUsers"),
   ),
 ];
 
@@ -392,20 +405,67 @@ function whereOf(p: ReportParams, flow: boolean) {
   };
 }
 
-/** The whole statement: the report's aggregation, its userName joined, sorted by its columns. */
-export function reportSql(def: ReportDefinition, p: ReportParams, dialect: "sqlite" | "postgres" = dbKind()): Prisma.Sql {
-  const q: Q = { p, dialect, where: whereOf(p, def.flow), day: raw(`(e."time" / ${DAY_MS})`) };
+/** Where a page starts: the sort values of the last row returned, and how many rows equal to it were returned. */
+export interface Keyset {
+  values: unknown[];
+  same: number;
+}
+
+/** The page a caller asks for (JSON); without one a report answers every row (CSV, GraphQL lists). */
+export interface PageRequest {
+  limit: number;
+  after: Keyset | null;
+}
+
+export const DEFAULT_REPORT_LIMIT = 1_000;
+export const MAX_REPORT_LIMIT = 10_000;
+
+/**
+ * "Row ≥ the keyset row" in the report's sort order (columns left to right, nulls first): a
+ * lexicographic comparison spelt out column by column, so it means the same on both databases.
+ * Equal rows are included and the runner drops the ones already returned (rows may repeat).
+ */
+function keysetCondition(refs: string[], values: unknown[]): Prisma.Sql {
+  const gt = (ref: string, v: unknown) => (v === null ? sql`${raw(ref)} IS NOT NULL` : sql`${raw(ref)} > ${v}`);
+  const eq = (ref: string, v: unknown) => (v === null ? sql`${raw(ref)} IS NULL` : sql`${raw(ref)} = ${v}`);
+  const alternatives: Prisma.Sql[] = [];
+  for (let i = 0; i <= refs.length; i++) {
+    const prefix = refs.slice(0, i).map((r, j) => eq(r, values[j]));
+    const last = i < refs.length ? [gt(refs[i]!, values[i])] : [];
+    alternatives.push(sql`(${join([...prefix, ...last], " AND ")})`);
+  }
+  // The first column's bound alone as well: a plain range condition the database can push into
+  // the aggregation (and, on the per-user reports, into the end-user-ordered rollup scan).
+  const first = values[0] === null ? empty : sql`${raw(refs[0]!)} >= ${values[0]} AND `;
+  return sql`${first}(${join(alternatives, " OR ")})`;
+}
+
+/** The whole statement: the report's aggregation, its userName joined, sorted by its columns (and one page of it). */
+export function reportSql(def: ReportDefinition, p: ReportParams, dialect: "sqlite" | "postgres" = dbKind(), page?: PageRequest): Prisma.Sql {
+  const sp = { ...p, flowId: def.flow ? p.flowId : null };
+  // A page of a per-user report reads only the end users it can hold (sources.ts, userBound).
+  const range =
+    def.perUser && page ? { after: (page.after?.values[0] as string | null | undefined) ?? null, users: page.limit + (page.after?.same ?? 0) + 1 } : undefined;
+  const q: Q = { p, dialect, where: whereOf(p, def.flow), counts: (t, o) => countSource(sp, t, o), users: (t) => userSource(sp, t, dialect, range) };
   const hasName = def.columns.some((c) => c.name === "userName");
   const select = def.columns.map((c) => (c.name === "userName" ? `n."userName" AS "userName"` : `g."${c.name}" AS "${c.name}"`)).join(", ");
   // Code-point order, nulls first, false before true, on both databases ("C" collation on PostgreSQL).
-  const order = def.columns
-    .map((c) => {
-      const ref = c.name === "userName" ? `n."userName"` : `g."${c.name}"`;
-      return `${ref}${c.kind === "string" && dialect === "postgres" ? ` COLLATE "C"` : ""} ASC NULLS FIRST`;
-    })
-    .join(", ");
+  const refs = def.columns.map((c) => {
+    const ref = c.name === "userName" ? `n."userName"` : `g."${c.name}"`;
+    return `${ref}${c.kind === "string" && dialect === "postgres" ? ` COLLATE "C"` : ""}`;
+  });
+  const order = refs.map((r) => `${r} ASC NULLS FIRST`).join(", ");
   const names = hasName ? sql` LEFT JOIN "EventUserName" n ON n."accountId" = ${p.accountId} AND n."endUserId" = g."endUserId"` : empty;
-  return sql`SELECT ${raw(select)} FROM (${def.sql(q)}) g${names} ORDER BY ${raw(order)}`;
+  const where = page?.after ? sql` WHERE ${keysetCondition(refs, page.after.values)}` : empty;
+  const limit = page ? sql` LIMIT ${page.limit + (page.after?.same ?? 0) + 1}` : empty;
+  return sql`SELECT ${raw(select)} FROM (${def.sql(q)}) g${names}${where} ORDER BY ${raw(order)}${limit}`;
+}
+
+/** A database value as it goes into a cursor (JSON) and comes back as a bound parameter. */
+function cursorValue(v: unknown): unknown {
+  if (typeof v === "bigint") return Number(v);
+  if (v instanceof Date) return v.toISOString();
+  return v ?? null;
 }
 
 const pad = (n: number) => String(n).padStart(2, "0");
@@ -435,8 +495,24 @@ export function wireValue(kind: ColumnKind, v: unknown): string | number | boole
   }
 }
 
-/** Runs a report: its rows, each an array of wire values in column order. */
-export async function runReport(def: ReportDefinition, p: ReportParams): Promise<unknown[][]> {
-  const rows = await prisma.$queryRaw<Record<string, unknown>[]>(reportSql(def, p));
-  return rows.map((r) => def.columns.map((c) => wireValue(c.kind, r[c.name])));
+/** Runs a report: its rows, each an array of wire values in column order (all of them, or one page and the keyset of the next). */
+export async function runReport(def: ReportDefinition, p: ReportParams): Promise<unknown[][]>;
+export async function runReport(def: ReportDefinition, p: ReportParams, page: PageRequest): Promise<{ rows: unknown[][]; next: Keyset | null }>;
+export async function runReport(def: ReportDefinition, p: ReportParams, page?: PageRequest): Promise<unknown[][] | { rows: unknown[][]; next: Keyset | null }> {
+  const found = await prisma.$queryRaw<Record<string, unknown>[]>(reportSql(def, p, dbKind(), page));
+  const wire = (r: Record<string, unknown>) => def.columns.map((c) => wireValue(c.kind, r[c.name]));
+  if (!page) return found.map(wire);
+  const sortValues = (r: Record<string, unknown>) => def.columns.map((c) => cursorValue(r[c.name]));
+  const same = (a: unknown[], b: unknown[]) => a.every((v, i) => v === b[i]);
+  // Rows equal to the keyset row come first; as many as were returned already are dropped.
+  const after = page.after;
+  const rows = after ? found.slice(Math.min(after.same, found.filter((r) => same(sortValues(r), after.values)).length)) : found;
+  const taken = rows.slice(0, page.limit);
+  if (rows.length <= page.limit || !taken.length) return { rows: taken.map(wire), next: null };
+  const last = sortValues(taken.at(-1)!);
+  let equal = 0;
+  for (let i = taken.length - 1; i >= 0 && same(sortValues(taken[i]!), last); i--) equal++;
+  // A page of nothing but rows equal to the previous keyset row continues its count.
+  if (after && equal === taken.length && same(last, after.values)) equal += after.same;
+  return { rows: taken.map(wire), next: { values: last, same: equal } };
 }

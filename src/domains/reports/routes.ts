@@ -1,16 +1,16 @@
 // REST row of the reports (B24): GET /v1/accounts/{accountId}/reports/{reportName}, JSON or CSV.
 import { stringify } from "csv-stringify";
 import { B, type RestInput, type RestRoute } from "../../rest/contract.js";
-import { stringParam } from "../../rest/params.js";
+import { cursorParam, intParam, stringParam } from "../../rest/params.js";
 import type { RestReply } from "../../rest/responses.js";
 import { reply } from "../../rest/responses.js";
-import { REPORTS, REPORTS_BY_NAME, type Column } from "./registry.js";
+import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORTS, REPORTS_BY_NAME, type Column } from "./registry.js";
 import { domainList } from "./window.js";
 import type { ReportTable } from "./schema.js";
 
-const REPORT = `query Report($accountId: String!, $name: String!, $flowId: String, $startDate: String, $endDate: String, $includeDomains: [String!], $excludeDomains: [String!]) {
-  report(accountId: $accountId, name: $name, flowId: $flowId, startDate: $startDate, endDate: $endDate, includeDomains: $includeDomains, excludeDomains: $excludeDomains) {
-    report startDate endDate columns rows } }`;
+const REPORT = `query Report($accountId: String!, $name: String!, $flowId: String, $startDate: String, $endDate: String, $includeDomains: [String!], $excludeDomains: [String!], $limit: Int, $cursor: String, $allRows: Boolean) {
+  report(accountId: $accountId, name: $name, flowId: $flowId, startDate: $startDate, endDate: $endDate, includeDomains: $includeDomains, excludeDomains: $excludeDomains, limit: $limit, cursor: $cursor, allRows: $allRows) {
+    report startDate endDate columns rows cursor } }`;
 
 const FORMATS = ["json", "csv"] as const;
 const DATE = { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}( \\d{2}:\\d{2})?$" };
@@ -72,14 +72,28 @@ export const reportRoutes: RestRoute[] = [
         example: "c_flow1",
       },
       format: {
-        description: "`json` (default) or `csv` (an attachment, same columns as a header row).",
+        description: "`json` (default) or `csv` (an attachment, same columns as a header row, every row: `limit` and `cursor` do not apply).",
         schema: { type: "string", enum: [...FORMATS], default: "json" },
         example: "json",
       },
+      limit: {
+        description: `JSON: rows per page, 1 to ${MAX_REPORT_LIMIT.toLocaleString("en")}; default ${DEFAULT_REPORT_LIMIT.toLocaleString("en")}. Pages follow the report's sort order (keyset).`,
+        schema: { type: "integer", minimum: 1, maximum: MAX_REPORT_LIMIT, default: DEFAULT_REPORT_LIMIT },
+        example: 1000,
+      },
+      cursor: {
+        description: "JSON: the `cursor` of the previous page (opaque); the rows after it. A malformed cursor, or one of another report, is a 400.",
+        schema: { type: "string" },
+        example: "eyJyIjoiZmxvd0NvbXBsZXRpb25CeVVzZXIiLCJ2IjpbInUxIiwiQW5uIiwiZjEiLDEsMV0sInMiOjF9",
+      },
     },
     variables: (i: RestInput) => {
-      stringParam(i.query, "format", { oneOf: FORMATS });
+      const csv = stringParam(i.query, "format", { oneOf: FORMATS }) === "csv";
+      const limit = intParam(i.query, "limit", { min: 1, max: MAX_REPORT_LIMIT }) ?? null;
+      const cursor = cursorParam(i.query) ?? null;
       return {
+        // CSV is one download of every row; JSON answers a page.
+        ...(csv ? { allRows: true } : { limit, cursor }),
         accountId: i.params.accountId,
         name: i.params.reportName,
         flowId: stringParam(i.query, "flowId") ?? null,
@@ -94,7 +108,7 @@ export const reportRoutes: RestRoute[] = [
         200: {
           json: {
             type: "object",
-            required: ["report", "startDate", "endDate", "columns", "rows"],
+            required: ["report", "startDate", "endDate", "columns", "rows", "cursor"],
             properties: {
               report: { type: "string", example: "flowViews" },
               startDate: { type: "string", description: "Window start (inclusive), ISO 8601 UTC.", example: "2024-06-01T00:00:00.000Z" },
@@ -105,6 +119,11 @@ export const reportRoutes: RestRoute[] = [
                 description: "Values in column order: counts as integers, times in epoch ms, dates YYYY-MM-DD, booleans, null.",
                 items: { type: "array", items: { type: ["string", "integer", "boolean", "null"] } },
                 example: [["c_flow1", 12, 9]],
+              },
+              cursor: {
+                type: ["string", "null"],
+                description: `The next page's cursor (pass it as \`cursor\`); null when \`rows\` holds the rest of the answer. Pages hold at most \`limit\` rows (default ${DEFAULT_REPORT_LIMIT}).`,
+                example: null,
               },
             },
           },

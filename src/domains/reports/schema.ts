@@ -4,7 +4,17 @@
 import { notFound, badRequest } from "../../errors.js";
 import { builder } from "../../schema/builder.js";
 import { requireAccount } from "../accounts/schema.js";
-import { REPORTS, REPORTS_BY_NAME, runReport, type ColumnKind, type ReportDefinition, type ReportParams } from "./registry.js";
+import {
+  DEFAULT_REPORT_LIMIT,
+  MAX_REPORT_LIMIT,
+  REPORTS,
+  REPORTS_BY_NAME,
+  runReport,
+  type ColumnKind,
+  type Keyset,
+  type ReportDefinition,
+  type ReportParams,
+} from "./registry.js";
 import { domainList, reportWindow } from "./window.js";
 
 type Filters = { startDate?: string | null; endDate?: string | null; includeDomains?: readonly string[] | null; excludeDomains?: readonly string[] | null };
@@ -40,6 +50,56 @@ export interface ReportTable {
   endDate: string;
   columns: string[];
   rows: unknown[][];
+  /** The next page's cursor; null when `rows` holds the rest (and on answers of every row). */
+  cursor: string | null;
+}
+
+// ---- paging: keyset cursors over a report's sort order ---------------------------------------------
+
+/** A cursor: the report's name and the keyset (the last row's sort values), base64url JSON. */
+export function encodeReportCursor(report: string, k: Keyset): string {
+  return Buffer.from(JSON.stringify({ r: report, v: k.values, s: k.same })).toString("base64url");
+}
+
+const malformed = () =>
+  badRequest("cursor is malformed: pass the cursor value of a previous page of this report unchanged", [{ path: "cursor", message: "malformed cursor" }]);
+
+/** Decodes and checks a cursor against the report's columns (a value of the wrong kind would reach SQL). */
+export function decodeReportCursor(def: ReportDefinition, cursor: string): Keyset {
+  let v: unknown;
+  try {
+    if (!/^[A-Za-z0-9_-]{1,100000}$/.test(cursor)) throw malformed();
+    v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw malformed();
+  }
+  const c = v as { r?: unknown; v?: unknown; s?: unknown };
+  if (!c || typeof c !== "object" || !Array.isArray(c.v) || c.v.length !== def.columns.length || !Number.isSafeInteger(c.s) || (c.s as number) < 1)
+    throw malformed();
+  if (c.r !== def.name) throw badRequest(`cursor belongs to another report than ${def.name}`, [{ path: "cursor", message: "cursor from another report" }]);
+  const ok = (kind: ColumnKind, x: unknown) =>
+    x === null ||
+    (kind === "string" && typeof x === "string") ||
+    ((kind === "int" || kind === "date") && Number.isSafeInteger(x)) ||
+    (kind === "time" && (Number.isSafeInteger(x) || (typeof x === "string" && !Number.isNaN(Date.parse(x))))) ||
+    (kind === "bool" && (typeof x === "boolean" || x === 0 || x === 1));
+  if (!def.columns.every((col, i) => ok(col.kind, (c.v as unknown[])[i]))) throw malformed();
+  return { values: c.v, same: c.s as number };
+}
+
+/** `limit` within 1..MAX_REPORT_LIMIT (a 400 otherwise), defaulted. */
+function limitOf(limit: number | null | undefined, name = "limit"): number {
+  if (limit === null || limit === undefined) return DEFAULT_REPORT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT)
+    throw badRequest(`${name} must be between 1 and ${MAX_REPORT_LIMIT}`, [{ path: name, message: `must be between 1 and ${MAX_REPORT_LIMIT}` }]);
+  return limit;
+}
+
+/** One page of a report: its rows and the next page's cursor. */
+async function reportPage(def: ReportDefinition, p: ReportParams, limit: number | null | undefined, cursor: string | null | undefined, limitName?: string) {
+  const page = { limit: limitOf(limit, limitName), after: cursor ? decodeReportCursor(def, cursor) : null };
+  const { rows, next } = await runReport(def, p, page);
+  return { rows, cursor: next ? encodeReportCursor(def.name, next) : null };
 }
 
 const ReportTableRef = builder.objectRef<ReportTable>("ReportTable").implement({
@@ -50,6 +110,10 @@ const ReportTableRef = builder.objectRef<ReportTable>("ReportTable").implement({
     endDate: t.exposeString("endDate", { description: "End of the window (exclusive), ISO 8601 UTC." }),
     columns: t.exposeStringList("columns"),
     rows: t.field({ type: "JSON", description: "Rows: arrays of values in column order.", resolve: (r) => r.rows }),
+    cursor: t.exposeString("cursor", {
+      nullable: true,
+      description: "The next page's cursor (pass it as `cursor`); null when `rows` holds the rest of the answer.",
+    }),
   }),
 });
 
@@ -57,19 +121,28 @@ builder.queryField("report", (t) =>
   t.field({
     type: ReportTableRef,
     description: `One analytics report by name (B24): ${REPORTS.map((r) => r.name).join(", ")}. Flow reports need flowId.`,
-    args: { accountId: t.arg.string({ required: true }), name: t.arg.string({ required: true }), flowId: t.arg.string({ required: false }), ...filterArgs(t) },
+    args: {
+      accountId: t.arg.string({ required: true }),
+      name: t.arg.string({ required: true }),
+      flowId: t.arg.string({ required: false }),
+      ...filterArgs(t),
+      limit: t.arg.int({ required: false, description: `Rows per page, 1 to ${MAX_REPORT_LIMIT}; default ${DEFAULT_REPORT_LIMIT}.` }),
+      cursor: t.arg.string({ required: false, description: "The `cursor` of the previous page: the rows after it, in the report's sort order (keyset)." }),
+      allRows: t.arg.boolean({ required: false, description: "Every row in one answer, ignoring limit and cursor (what CSV downloads use)." }),
+    },
     resolve: async (_root, args, ctx) => {
       await requireAccount(ctx, args.accountId);
       const def = REPORTS_BY_NAME.get(args.name);
       if (!def) throw notFound(`no report named '${args.name.slice(0, 80)}'; reports: ${REPORTS.map((r) => r.name).join(", ")}`);
       const flowId = flowIdOf(def, args.flowId);
       const p = { ...(await paramsOf(ctx, args.accountId, args as Filters)), flowId };
+      const page = args.allRows ? { rows: await runReport(def, p), cursor: null } : await reportPage(def, p, args.limit, args.cursor);
       return {
         report: def.name,
         startDate: p.from.toISOString(),
         endDate: p.to.toISOString(),
         columns: def.columns.map((c) => c.name),
-        rows: await runReport(def, p),
+        ...page,
       };
     },
   }),
@@ -103,19 +176,61 @@ const rowTypes = new Map(
   ]),
 );
 
+const ReportPageInfo = builder.objectRef<{ cursor: string | null }>("ReportPageInfo").implement({
+  description: "Where a page of a per-user report ends.",
+  fields: (t) => ({
+    hasNextPage: t.boolean({ resolve: (p) => p.cursor !== null }),
+    endCursor: t.string({ nullable: true, description: "Pass as `after` for the next page; null on the last page.", resolve: (p) => p.cursor }),
+  }),
+});
+
+/** Per-user reports answer one row per end user (and flow or content): pages, as connections. */
+const connectionTypes = new Map(
+  REPORTS.filter((def) => def.perUser).map((def) => [
+    def.name,
+    builder.objectRef<{ rows: unknown[][]; cursor: string | null }>(`${def.name[0]!.toUpperCase()}${def.name.slice(1)}ReportConnection`).implement({
+      description: `A page of the ${def.name} report, in its sort order.`,
+      fields: (t) => ({
+        nodes: t.field({ type: [rowTypes.get(def.name)!], resolve: (c) => c.rows }),
+        pageInfo: t.field({ type: ReportPageInfo, resolve: (c) => c }),
+      }),
+    }),
+  ]),
+);
+
 const ReportsRef = builder.objectRef<Omit<ReportParams, "flowId">>("Reports").implement({
-  description: "The analytics reports (B24) of one account and window, one typed field per report.",
+  description:
+    "The analytics reports (B24) of one account and window, one typed field per report. Per-user reports are connections " +
+    `(first: default ${DEFAULT_REPORT_LIMIT}, max ${MAX_REPORT_LIMIT}; after: the previous page's endCursor); the others are lists of every row.`,
   fields: (t) =>
     Object.fromEntries(
-      REPORTS.map((def) => [
-        def.name,
-        t.field({
-          type: [rowTypes.get(def.name)!],
-          description: def.description + (def.flow ? " Needs flowId." : ""),
-          args: def.flow ? { flowId: t.arg.string({ required: true }) } : {},
-          resolve: (p, args: { flowId?: string }) => runReport(def, { ...p, flowId: flowIdOf(def, args.flowId) }),
-        }),
-      ]),
+      REPORTS.map((def) => {
+        const flowArg: Record<string, any> = def.flow ? { flowId: t.arg.string({ required: true }) } : {};
+        if (def.perUser)
+          return [
+            def.name,
+            t.field({
+              type: connectionTypes.get(def.name)!,
+              description: `${def.description} Paged: first/after, keyset on the report's sort order.`,
+              args: {
+                ...flowArg,
+                first: t.arg.int({ required: false, description: `Rows, 1 to ${MAX_REPORT_LIMIT}; default ${DEFAULT_REPORT_LIMIT}.` }),
+                after: t.arg.string({ required: false, description: "The previous page's pageInfo.endCursor." }),
+              },
+              resolve: (p, args: { flowId?: string; first?: number | null; after?: string | null }) =>
+                reportPage(def, { ...p, flowId: flowIdOf(def, args.flowId) }, args.first, args.after, "first"),
+            }),
+          ];
+        return [
+          def.name,
+          t.field({
+            type: [rowTypes.get(def.name)!],
+            description: def.description + (def.flow ? " Needs flowId." : ""),
+            args: flowArg,
+            resolve: (p, args: { flowId?: string }) => runReport(def, { ...p, flowId: flowIdOf(def, args.flowId) }),
+          }),
+        ];
+      }),
     ),
 });
 

@@ -105,7 +105,7 @@ ALTER TABLE "new_Event" RENAME TO "Event";
 CREATE INDEX "Event_accountId_id_idx" ON "Event"("accountId", "id");
 CREATE INDEX "Event_accountId_type_id_idx" ON "Event"("accountId", "type", "id");
 CREATE INDEX "Event_accountId_type_time_idx" ON "Event"("accountId", "type", "time");
-CREATE INDEX "Event_accountId_flowId_type_time_idx" ON "Event"("accountId", "flowId", "type", "time");
+-- (No flow index: 20261123155034_event_partitions dropped it; the reports read rollups.)
 PRAGMA foreign_keys=ON;
 PRAGMA defer_foreign_keys=OFF;
 

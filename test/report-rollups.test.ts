@@ -1,0 +1,264 @@
+// The rollups behind the reports: on a randomized event set, every report over the rollups (whole
+// days and hours from "EventRollup" / "EventUserRollup", raw events at the edges) equals the same
+// report computed from the raw events alone, for windows with odd edges, domain filters and flows;
+// pages walked with a small limit give the same rows; a rebuild reproduces what ingest maintained;
+// erasing end users to pseudonyms keeps every report and the rebuild consistent.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../src/db/index.js";
+import { REPORTS, type ReportParams, runReport } from "../src/domains/reports/registry.js";
+import { eraseEndUsersFromRollups, rebuildRollups } from "../src/domains/reports/rollups.js";
+import { decodeReportCursor, encodeReportCursor } from "../src/domains/reports/schema.js";
+import { rng } from "../src/seed/demo.js";
+import { gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+
+let server: Server;
+let t: Tenant;
+const req = requester(() => server);
+
+const H = 3_600_000;
+const M = 60_000;
+const D0 = Date.UTC(2024, 2, 10); // 2024-03-10 00:00 UTC
+const DOMAINS = ["a.x.com", "b.x.com", null];
+
+/** A deterministic random event stream over four days: every type, anonymous events, repeats. */
+function randomEvents(n: number, seed: number): Record<string, unknown>[] {
+  const r = rng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const users = [...Array.from({ length: 40 }, (_, i) => `u${i}`), "Zed", "_u", null];
+  const flows = ["f1", "f2", "f3", "F4"];
+  const contents = ["c1", "c2", "cX", "c_3"];
+  const widgets = ["self_help", "task_list", "beacon", "guided_popup", "smart_tip", "popup", "direct"];
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    const user = pick(users);
+    const domain = pick(DOMAINS);
+    const common = {
+      // Clustered on hour and day boundaries too, where the edge arithmetic could slip.
+      time: r() < 0.1 ? D0 + Math.floor(r() * 4) * 24 * H + (r() < 0.5 ? -1 : 0) + (r() < 0.5 ? 0 : H) : D0 - 2 * H + Math.floor(r() * 4.2 * 24 * H),
+      ...(user ? { endUserId: user } : {}),
+      ...(domain ? { domain } : {}),
+      ...(r() < 0.2 ? { userName: `N${Math.floor(r() * 100)}` } : {}),
+    };
+    const k = r();
+    const flowId = pick(flows);
+    if (k < 0.15) out.push({ ...common, type: "flow_started", flowId, widget: pick(widgets), ...(r() < 0.5 ? { contentId: pick(contents) } : {}) });
+    else if (k < 0.3) out.push({ ...common, type: "flow_step", flowId, step: 1 + Math.floor(r() * 4) });
+    else if (k < 0.38) out.push({ ...common, type: pick(["flow_completed", "flow_exited", "flow_failed"]), flowId, widget: pick(widgets) });
+    else if (k < 0.44)
+      out.push({ ...common, type: "flow_feedback", flowId, useful: r() < 0.5, ...(r() < 0.5 ? { comment: pick(["ok", "bad", "=x", "a, b"]) } : {}) });
+    else if (k < 0.56) {
+      const resultCount = r() < 0.3 ? 0 : 1 + Math.floor(r() * 3);
+      out.push({
+        ...common,
+        type: "selfhelp_search",
+        searchTerm: pick(["Invoice", "invoice ", "refund", "Été"]),
+        resultCount,
+        ...(resultCount && r() < 0.5 ? { contentId: pick(contents) } : {}),
+      });
+    } else if (k < 0.64) out.push({ ...common, type: pick(["task_started", "task_completed"]), flowId });
+    else if (k < 0.94)
+      out.push({
+        ...common,
+        type: pick([
+          "selfhelp_content_viewed",
+          "guided_popup_shown",
+          "popup_shown",
+          "popup_clicked",
+          "smart_popup_shown",
+          "smarttip_shown",
+          "smarttip_played",
+          "beacon_shown",
+          "beacon_clicked",
+        ]),
+        contentId: pick(contents),
+      });
+    else out.push({ ...common, type: "user_action", actionId: pick(["export", "login", "Save"]) });
+  }
+  return out;
+}
+
+/** Windows whose edges fall mid-hour, on hours, on days, inside one hour, and none at all. */
+const WINDOWS: [number, number][] = [
+  [D0, D0 + 3 * 24 * H], // whole days only
+  [D0 + 3 * H + 17 * M + 5, D0 + 2 * 24 * H + 20 * H + 59 * M], // partial hours, whole hours, whole days
+  [D0 + 5 * H, D0 + 24 * H + 7 * H], // whole hours on both sides of a midnight, no whole day
+  [D0 + 5 * H + 1, D0 + 5 * H + 40 * M], // inside one hour
+  [D0 + 23 * H + 30 * M, D0 + 24 * H + 30 * M], // across midnight, no whole day
+  [D0 - 3 * H, D0 + 5 * 24 * H], // more than the events
+  [D0 + 12 * H, D0 + 12 * H], // empty
+];
+const FILTERS = [
+  { includeDomains: [], excludeDomains: [] },
+  { includeDomains: ["a.x.com"], excludeDomains: [] },
+  { includeDomains: [], excludeDomains: ["a.x.com"] },
+  { includeDomains: ["a.x.com", "b.x.com"], excludeDomains: ["b.x.com"] },
+];
+
+const params = (from: number, to: number, f: (typeof FILTERS)[number], flowId: string | null = null): ReportParams => ({
+  accountId: t.accountId,
+  from: new Date(from),
+  to: new Date(to),
+  flowId,
+  ...f,
+});
+
+async function rollupRows(accountId: string) {
+  const [rollup, user] = await Promise.all([prisma.eventRollup.findMany({ where: { accountId } }), prisma.eventUserRollup.findMany({ where: { accountId } })]);
+  const key = (r: object) => JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? Number(v) : v));
+  return { rollup: rollup.map(key).sort(), user: user.map(key).sort() };
+}
+
+async function expectRollupsMatchRaw(label: string) {
+  let rows = 0;
+  for (const [from, to] of WINDOWS) {
+    for (const f of FILTERS) {
+      for (const def of REPORTS) {
+        for (const flowId of def.flow ? ["f1", "F4"] : [null]) {
+          const p = params(from, to, f, flowId);
+          const [fromRollups, fromEvents] = await Promise.all([runReport(def, p), runReport(def, { ...p, raw: true })]);
+          expect(fromRollups, `${label}: ${def.name} ${new Date(from).toISOString()}..${new Date(to).toISOString()} ${JSON.stringify(f)} ${flowId}`).toEqual(
+            fromEvents,
+          );
+          rows += fromEvents.length;
+        }
+      }
+    }
+  }
+  // The comparison is about real answers, not empty ones.
+  expect(rows).toBeGreaterThan(10_000);
+}
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await tenant("roll");
+  const events = randomEvents(6_000, 20);
+  for (let i = 0; i < events.length; i += 1_500) {
+    const r = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events.slice(i, i + 1_500) });
+    expect(r.status, r.text).toBe(202);
+  }
+  // Another tenant's events must not reach these rollups.
+  const other = await tenant("rollb");
+  const r = await req(`/v1/accounts/${other.accountId}/events`, { method: "POST", headers: other.headers, body: randomEvents(500, 3) });
+  expect(r.status, r.text).toBe(202);
+}, 120_000);
+afterAll(() => server.close());
+
+describe("rollups", () => {
+  it("every report over the rollups equals the raw-event computation (odd window edges, domain filters, flows)", async () => {
+    await expectRollupsMatchRaw("ingest");
+  }, 180_000);
+
+  it("a rebuild reproduces the rollups ingest maintained", async () => {
+    const before = await rollupRows(t.accountId);
+    expect(before.rollup.length).toBeGreaterThan(100);
+    expect(before.user.length).toBeGreaterThan(100);
+    const counts = await rebuildRollups(t.accountId);
+    expect(counts.rollupRows).toBe(before.rollup.length);
+    expect(counts.userRows).toBe(before.user.length);
+    expect(await rollupRows(t.accountId)).toEqual(before);
+  }, 60_000);
+
+  it("pages walked with a small limit give every row once, in order", async () => {
+    const p = params(D0 + 3 * H + 17 * M, D0 + 3 * 24 * H + 5 * H, FILTERS[0]!);
+    for (const def of REPORTS.filter((d) => !d.flow)) {
+      const all = await runReport(def, p);
+      const walked: unknown[][] = [];
+      let after = null;
+      for (let n = 0; n < 1_000; n++) {
+        const page: { rows: unknown[][]; next: import("../src/domains/reports/registry.js").Keyset | null } = await runReport(def, p, { limit: 7, after });
+        walked.push(...page.rows);
+        if (!page.next) break;
+        // Through the opaque cursor, as clients pass it.
+        after = decodeReportCursor(def, encodeReportCursor(def.name, page.next));
+      }
+      expect(walked, def.name).toEqual(all);
+    }
+  }, 120_000);
+
+  it("REST: limit and cursor page a report; CSV ignores them; bad ones are 400s", async () => {
+    const base = `/v1/accounts/${t.accountId}/reports/flowCompletionByUser?startDate=2024-03-10&endDate=2024-03-13`;
+    const full = await req(`${base}&format=csv`, { headers: t.headers });
+    expect(full.status).toBe(200);
+    const csvRows = full.text.split("\r\n").length - 2;
+    const first = await req(`${base}&limit=10`, { headers: t.headers });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.rows).toHaveLength(10);
+    expect(typeof first.body.cursor).toBe("string");
+    let rows = [...first.body.rows];
+    let cursor = first.body.cursor;
+    while (cursor) {
+      const next = await req(`${base}&limit=50&cursor=${cursor}`, { headers: t.headers });
+      expect(next.status, next.text).toBe(200);
+      rows = rows.concat(next.body.rows);
+      cursor = next.body.cursor;
+    }
+    expect(rows).toHaveLength(csvRows);
+    expect(rows).toEqual((await req(`${base}&limit=10000`, { headers: t.headers })).body.rows);
+    expect((await req(`${base}&format=csv&limit=1`, { headers: t.headers })).text).toBe(full.text);
+    for (const [q, detail] of [
+      ["limit=0", /limit must be between 1 and 10000/],
+      ["limit=10001", /limit must be between 1 and 10000/],
+      ["limit=x", /limit must be an integer/],
+      ["cursor=%%%", /Query parameter cursor is not valid percent-encoded UTF-8/],
+      ["cursor=nonsense", /cursor is malformed/],
+      [`cursor=${Buffer.from('{"r":"flowCompletionByUser","v":[1,2,3,4,5],"s":1}').toString("base64url")}`, /cursor is malformed/],
+    ] as const) {
+      const r = await req(`${base}&${q}`, { headers: t.headers });
+      expect(r.status, `${q}: ${r.text}`).toBe(400);
+      expect(r.body.detail).toMatch(detail);
+    }
+    // A cursor of another report is refused.
+    const other = await req(`/v1/accounts/${t.accountId}/reports/popupsByUser?startDate=2024-03-10&endDate=2024-03-13&cursor=${first.body.cursor}`, {
+      headers: t.headers,
+    });
+    expect(other.status).toBe(400);
+    expect(other.body.detail).toMatch(/cursor belongs to another report/);
+  }, 60_000);
+
+  it("GraphQL: per-user reports are connections (first/after), the others lists", async () => {
+    const q = `query($id: String!, $after: String) { reports(accountId: $id, startDate: "2024-03-10", endDate: "2024-03-12") {
+      flowCompletionByUser(first: 25, after: $after) { nodes { endUserId flowId plays completed } pageInfo { hasNextPage endCursor } }
+      flowViews { flowId plays uniqueUsers } } }`;
+    const all = (
+      await req(`/v1/accounts/${t.accountId}/reports/flowCompletionByUser?startDate=2024-03-10&endDate=2024-03-12&limit=10000`, { headers: t.headers })
+    ).body.rows.map((r: unknown[]) => ({ endUserId: r[0], flowId: r[2], plays: r[3], completed: r[4] }));
+    expect(all.length).toBeGreaterThan(25);
+    const walked: unknown[] = [];
+    let after: string | null = null;
+    for (let i = 0; i < 100; i++) {
+      const r: { errors?: unknown; data?: any } = await gql(server, t, q, { id: t.accountId, after });
+      expect(r.errors).toBeUndefined();
+      const c: { nodes: unknown[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } = r.data.reports.flowCompletionByUser;
+      expect(c.nodes.length).toBeLessThanOrEqual(25);
+      walked.push(...c.nodes);
+      expect(r.data.reports.flowViews.length).toBeGreaterThan(0);
+      if (!c.pageInfo.hasNextPage) {
+        expect(c.pageInfo.endCursor).toBeNull();
+        break;
+      }
+      after = c.pageInfo.endCursor;
+    }
+    expect(walked).toEqual(all);
+    const bad = await gql(server, t, `{ reports(accountId: "${t.accountId}") { popupsByUser(first: 0) { nodes { endUserId } } } }`);
+    expect(bad.errors?.[0]?.message).toMatch(/first must be between 1 and 10000/);
+  }, 60_000);
+
+  it("erasing end users to pseudonyms keeps every report and the rebuild consistent", async () => {
+    const mapping = ["u1", "u2", "Zed"].map((endUserId, i) => ({ endUserId, pseudonym: `erased-${i}-${t.accountId}` }));
+    await withTransaction(async (tx) => {
+      // What the end-user deletion does to the events (anonymised, kept), then the rollups.
+      for (const m of mapping)
+        await tx.event.updateMany({
+          where: { accountId: t.accountId, endUserId: m.endUserId },
+          data: { endUserId: m.pseudonym, userName: null, comment: null },
+        });
+      const moved = await eraseEndUsersFromRollups(tx, t.accountId, mapping);
+      expect(moved).toBeGreaterThan(0);
+    });
+    expect(await prisma.eventUserRollup.count({ where: { accountId: t.accountId, endUserId: { in: ["u1", "u2", "Zed"] } } })).toBe(0);
+    const before = await rollupRows(t.accountId);
+    await rebuildRollups(t.accountId);
+    expect(await rollupRows(t.accountId)).toEqual(before);
+    await expectRollupsMatchRaw("after erasure");
+  }, 180_000);
+});
