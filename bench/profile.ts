@@ -1,7 +1,8 @@
 // A CPU profile of the style A content list route under load (SQLite, 5,000 contents): where a
 // request's time goes, by package, for the notes of performance work. Figures only.
 //
-//   npm run bench:profile [-- 10|1000]    (the page size; writes data/bench/content-<limit>.cpuprofile)
+//   npm run bench:profile [-- 10|1000 [graphql]]    (the page size, and POST /graphql instead of REST;
+//                                                   writes data/bench/content-<limit>[-graphql].cpuprofile)
 //
 // Open the .cpuprofile in Chrome DevTools (Performance) or speedscope; the summary printed groups
 // the samples by package (inclusive time; the fetch client in this process counts as "node").
@@ -28,10 +29,25 @@ const { loadConfig } = await import("../src/config.js");
 const { app } = createApp(loadConfig());
 const server = app.listen(0, "127.0.0.1");
 await new Promise((r) => server.once("listening", r));
-const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/${seeded.accountId}/content?limit=${limit}`;
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+// `-- 10 graphql`: the same operation over POST /graphql instead of the REST route.
+const overGraphql = process.argv[3] === "graphql";
+const { routes } = await import("../src/rest/routes.js");
+const document = routes.find((r) => r.name === "listContentA")!.document;
+const request = (): [string, RequestInit] =>
+  overGraphql
+    ? [
+        `${base}/graphql`,
+        {
+          method: "POST",
+          headers: { ...headers, "content-type": "application/json" },
+          body: JSON.stringify({ query: document, variables: { accountId: seeded.accountId, first: limit } }),
+        },
+      ]
+    : [`${base}/api/v1/${seeded.accountId}/content?limit=${limit}`, { headers }];
 const headers = { "x-service-integration-key": seeded.key, "x-service-user": seeded.email };
 const n = limit >= 1000 ? 150 : 3000;
-for (let i = 0; i < 50; i++) await (await fetch(url, { headers })).text(); // warm-up
+for (let i = 0; i < 50; i++) await (await fetch(...request())).text(); // warm-up
 
 const session = new Session();
 session.connect();
@@ -41,13 +57,13 @@ const t0 = performance.now();
 const c0 = process.cpuUsage();
 await Promise.all(
   Array.from({ length: 4 }, async () => {
-    for (let i = 0; i < n / 4; i++) await (await fetch(url, { headers })).text();
+    for (let i = 0; i < n / 4; i++) await (await fetch(...request())).text();
   }),
 );
 const cpu = process.cpuUsage(c0);
 const { profile } = await session.post("Profiler.stop");
 console.log(`limit ${limit}: ${(n / ((performance.now() - t0) / 1000)).toFixed(0)} req/s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} CPU ms/req`);
-const out = `data/bench/content-${limit}.cpuprofile`;
+const out = `data/bench/content-${limit}${overGraphql ? "-graphql" : ""}.cpuprofile`;
 writeFileSync(out, JSON.stringify(profile));
 console.log(`profile: ${out}`);
 printByPackage(profile as unknown as Profile);
