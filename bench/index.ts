@@ -420,6 +420,9 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     // The longest identity-cache life: changes to keys drop it at once anyway, and a re-lookup every
     // 5 s would land in the B16 statement count as a fraction of a statement per request.
     IDENTITY_CACHE_MS: "60000",
+    // No job workers (copy jobs, webhook deliveries): their polling is not the read path, and it
+    // would land in the B16 statement count.
+    JOB_WORKER: "false",
   };
   Object.assign(process.env, env, { LOG_LEVEL: "warn" });
 
