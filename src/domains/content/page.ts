@@ -17,7 +17,8 @@ export interface ContentPageFilter {
   parentId?: string | null;
 }
 
-const CONTENT_COLUMNS = [
+/** The Content columns a page row carries (what Prisma's findMany returns). */
+export const CONTENT_COLUMNS = [
   "id",
   "accountId",
   "title",
@@ -37,6 +38,19 @@ const TAG_COLUMNS = ["id", "accountId", "name", "description", "type", "createdA
 
 type Row = Record<string, unknown>;
 const q = (c: string) => `"${c}"`;
+
+/** The tags of the content row `alias` as one JSON array of Tag rows (a correlated subquery). */
+export function tagsJsonSql(dialect: "sqlite" | "postgres", alias: string): string {
+  const tagObject = `${dialect === "postgres" ? "json_build_object" : "json_object"}(${TAG_COLUMNS.map((c) => `'${c}', t.${q(c)}`).join(", ")})`;
+  return dialect === "postgres"
+    ? `COALESCE((SELECT json_agg(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = ${alias}."id"), '[]')::text`
+    : `(SELECT json_group_array(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = ${alias}."id")`;
+}
+
+/** A tags JSON array from tagsJsonSql() in Prisma's include shape: `[{ tag: Tag }]`, dates as Dates. */
+export function tagsInIncludeShape(json: string): { tag: Row }[] {
+  return (JSON.parse(json) as Row[]).map((t) => ({ tag: { ...t, createdAt: dateOf(t.createdAt), updatedAt: dateOf(t.updatedAt) } }));
+}
 
 /**
  * A DateTime column as epoch milliseconds, exactly: SQLite stores Prisma's ISO text
@@ -85,15 +99,7 @@ function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: 
     where.push(`(c.${q(field)} > ${a} OR (c.${q(field)} = ${b} AND c."id" > ${id}))`);
     params.push("after.sort", "after.sort", "after.id");
   }
-  const tagObject =
-    dialect === "postgres"
-      ? `json_build_object(${TAG_COLUMNS.map((c) => `'${c}', t.${q(c)}`).join(", ")})`
-      : `json_object(${TAG_COLUMNS.map((c) => `'${c}', t.${q(c)}`).join(", ")})`;
-  const tags = !withTags
-    ? ""
-    : dialect === "postgres"
-      ? `, COALESCE((SELECT json_agg(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id"), '[]')::text AS "tags"`
-      : `, (SELECT json_group_array(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id") AS "tags"`;
+  const tags = withTags ? `, ${tagsJsonSql(dialect, "c")} AS "tags"` : "";
   // The page is chosen first (a CTE), then its rows' tags are aggregated: one statement either way.
   // Times leave the database as epoch ms: parsing 2,000 ISO strings a page cost more than the read.
   const columns = CONTENT_COLUMNS.map((col) =>
@@ -164,10 +170,7 @@ export async function contentPage(
   for (const r of rows) {
     r.createdAt = new Date(Number(r.createdAt));
     r.updatedAt = new Date(Number(r.updatedAt));
-    if (withTags) {
-      const tags = JSON.parse(r.tags as string) as Row[];
-      r.tags = tags.map((t) => ({ tag: { ...t, createdAt: dateOf(t.createdAt), updatedAt: dateOf(t.updatedAt) } }));
-    }
+    if (withTags) r.tags = tagsInIncludeShape(r.tags as string);
   }
   return rows;
 }

@@ -10,6 +10,7 @@
 //      it (a flow_completed or task_completed event), in one statement.
 import { dateOf, directDialect, directRead } from "../../db/direct.js";
 import { decodeValue, type StoredValue } from "../endUsers/fields.js";
+import { CONTENT_COLUMNS, tagsInIncludeShape, tagsJsonSql } from "../content/page.js";
 import { COMPLETION_EVENTS } from "./progress.js";
 import { fieldsOf, type Rule } from "./rules.js";
 
@@ -93,33 +94,11 @@ export function withLinked(read: (path: string) => unknown, linked: Map<string, 
   return (path) => (path.startsWith("attribute.") && linked.has(path.slice("attribute.".length)) ? linked.get(path.slice("attribute.".length)) : read(path));
 }
 
-const CONTENT_COLUMNS = [
-  "id",
-  "accountId",
-  "title",
-  "type",
-  "url",
-  "source",
-  "description",
-  "descriptionMd",
-  "state",
-  "stage",
-  "parentId",
-  "ownerId",
-  "createdAt",
-  "updatedAt",
-];
-const TAG_COLUMNS = ["id", "accountId", "name", "description", "type", "createdAt", "updatedAt"];
-
 function contentSql(dialect: "sqlite" | "postgres"): string {
   const q = (c: string) => `"${c}"`;
   const events = COMPLETION_EVENTS.map((e) => `'${e}'`).join(", ");
   const p = (n: number) => (dialect === "postgres" ? `$${n}` : "?");
-  const tagObject = `${dialect === "postgres" ? "json_build_object" : "json_object"}(${TAG_COLUMNS.map((c) => `'${c}', t.${q(c)}`).join(", ")})`;
-  const tags =
-    dialect === "postgres"
-      ? `COALESCE((SELECT json_agg(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id"), '[]')::text`
-      : `(SELECT json_group_array(${tagObject}) FROM "ContentTag" ct JOIN "Tag" t ON t."id" = ct."tagId" WHERE ct."contentId" = c."id")`;
+  const tags = tagsJsonSql(dialect, "c");
   // The segment's rows first (a CTE), then their tags and the user's completions: one statement.
   return `WITH c AS (SELECT ${CONTENT_COLUMNS.map((col) => `x.${q(col)}`).join(", ")}, sc."position" FROM "SegmentContent" sc JOIN "Content" x ON x."id" = sc."contentId" WHERE sc."segmentId" = ${p(1)})
     SELECT c.*, ${tags} AS "tags",
@@ -142,9 +121,7 @@ export async function orderedContentFor(segmentId: string, accountId: string, en
       id: String(r.id),
       createdAt: dateOf(r.createdAt),
       updatedAt: dateOf(r.updatedAt),
-      ...(withTags
-        ? { tags: (JSON.parse(tags as string) as Row[]).map((t) => ({ tag: { ...t, createdAt: dateOf(t.createdAt), updatedAt: dateOf(t.updatedAt) } })) }
-        : {}),
+      ...(withTags ? { tags: tagsInIncludeShape(tags as string) } : {}),
     };
   });
   const done = new Set(rows.filter((r) => Boolean(r.done)).map((r) => r.id));
