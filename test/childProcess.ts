@@ -66,9 +66,13 @@ export function spawnLogged(command: string, args: string[], env: Record<string,
   };
 }
 
-/** The server from source (tsx, no build) on a free port; resolves with its base URL once it listens. */
+/**
+ * The server from source (tsx as node's loader, no build) on a free port; resolves with its base URL
+ * once it listens. One process, node itself: killing it leaves nothing behind (through `npx tsx` the
+ * server would be a grandchild that outlives the kill).
+ */
 export async function startServerProcess(env: Record<string, string>): Promise<{ child: Child; url: string }> {
-  const child = spawnLogged("npx", ["tsx", "src/main.ts"], {
+  const child = spawnLogged(process.execPath, ["--import", "tsx", "src/main.ts"], {
     NODE_ENV: "production",
     HOST: "127.0.0.1",
     PORT: "0",
