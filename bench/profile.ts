@@ -3,6 +3,8 @@
 //
 //   npm run bench:profile [-- 10|1000 [graphql]]    (the page size, and POST /graphql instead of REST;
 //                                                   writes data/bench/content-<limit>[-graphql].cpuprofile)
+//   npm run bench:profile -- b16                    (B16, the segment's content order, instead:
+//                                                   writes data/bench/b16.cpuprofile)
 //
 // Open the .cpuprofile in Chrome DevTools (Performance) or speedscope; the summary printed groups
 // the samples by package (inclusive time; the fetch client in this process counts as "node").
@@ -16,7 +18,8 @@ process.env.DATABASE_URL = "file:./data/bench/profile.db";
 process.env.NODE_ENV = "production";
 process.env.LOG_LEVEL = "warn";
 process.env.RATE_LIMIT_PER_MINUTE = "1000000000";
-const limit = Number(process.argv[2] ?? 10);
+const b16 = process.argv[2] === "b16";
+const limit = b16 ? 20 : Number(process.argv[2] ?? 10);
 
 const { migrate } = await import("../src/db/migrate.js");
 await migrate(process.env.DATABASE_URL);
@@ -35,16 +38,18 @@ const overGraphql = process.argv[3] === "graphql";
 const { routes } = await import("../src/rest/routes.js");
 const document = routes.find((r) => r.name === "listContentA")!.document;
 const request = (): [string, RequestInit] =>
-  overGraphql
-    ? [
-        `${base}/graphql`,
-        {
-          method: "POST",
-          headers: { ...headers, "content-type": "application/json" },
-          body: JSON.stringify({ query: document, variables: { accountId: seeded.accountId, first: limit } }),
-        },
-      ]
-    : [`${base}/api/v1/${seeded.accountId}/content?limit=${limit}`, { headers }];
+  b16
+    ? [`${base}/v1/accounts/${seeded.accountId}/segments/${seeded.segmentId}/contentOrder?id=${seeded.endUserId}`, { headers }]
+    : overGraphql
+      ? [
+          `${base}/graphql`,
+          {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body: JSON.stringify({ query: document, variables: { accountId: seeded.accountId, first: limit } }),
+          },
+        ]
+      : [`${base}/api/v1/${seeded.accountId}/content?limit=${limit}`, { headers }];
 const headers = { "x-service-integration-key": seeded.key, "x-service-user": seeded.email };
 const n = limit >= 1000 ? 150 : 3000;
 for (let i = 0; i < 50; i++) await (await fetch(...request())).text(); // warm-up
@@ -62,8 +67,10 @@ await Promise.all(
 );
 const cpu = process.cpuUsage(c0);
 const { profile } = await session.post("Profiler.stop");
-console.log(`limit ${limit}: ${(n / ((performance.now() - t0) / 1000)).toFixed(0)} req/s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} CPU ms/req`);
-const out = `data/bench/content-${limit}${overGraphql ? "-graphql" : ""}.cpuprofile`;
+console.log(
+  `${b16 ? "B16" : `limit ${limit}`}: ${(n / ((performance.now() - t0) / 1000)).toFixed(0)} req/s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} CPU ms/req`,
+);
+const out = b16 ? "data/bench/b16.cpuprofile" : `data/bench/content-${limit}${overGraphql ? "-graphql" : ""}.cpuprofile`;
 writeFileSync(out, JSON.stringify(profile));
 console.log(`profile: ${out}`);
 printByPackage(profile as unknown as Profile);

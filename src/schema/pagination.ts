@@ -11,6 +11,9 @@ export const LIST_LIMITS = {
   auditLogs: { default: 100, max: 500 },
 } as const;
 
+/** Where a connection's records are in its selection (for plugin-prisma's queryFromInfo and selectsChild). */
+export const CONNECTION_RECORDS: string[][] = [["nodes"], ["edges", "node"]];
+
 export type SortValue = string | number;
 
 export function encodeCursor(sort: SortValue | Date, id: string): string {

@@ -13,7 +13,7 @@ import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, DeletePayload, fail, firstOccurrences, inTurn, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
-import { connectionFrom, decodeCursor, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { connectionFrom, decodeCursor, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import {
   decodeValue,
@@ -99,7 +99,7 @@ builder.prismaObjectField(Account, "integrationAttributes", (t) =>
       const limit = pageLimit(args, LIST_LIMITS.standard);
       if (args.primaryAttrName != null && !(await schemaMap(account.id)).has(args.primaryAttrName))
         throw unknownAttribute(args.primaryAttrName, "primaryAttrName");
-      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       let after: Prisma.AttributeRecordWhereInput = {};
       if (args.after) {
         const [value, id] = decodeCursor(args.after);
@@ -191,7 +191,7 @@ builder.prismaObjectField(Account, "searchIntegrationAttributes", (t) =>
         after = id;
       }
       const ids = await searchIds(account.id, args.query, limit, after);
-      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       const rows = ids.length
         ? await prisma.attributeRecord.findMany({ ...query, where: { accountId: account.id, id: { in: ids } }, orderBy: { id: "asc" } })
         : [];

@@ -6,7 +6,7 @@ import { prisma } from "../../db/index.js";
 import { badRequest } from "../../errors.js";
 import { requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
 
 const DAY = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 90;
@@ -83,7 +83,7 @@ builder.queryField("auditLogs", (t) =>
       await requireAccount(ctx, args.accountId, ["integration", "auditlogs"]);
       const limit = pageLimit(args, LIST_LIMITS.auditLogs);
       const { from, to } = auditWindow(args.filter?.startDate, args.filter?.endDate);
-      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       const rows = await prisma.auditLog.findMany({
         ...(query as object),
         where: {

@@ -1,7 +1,9 @@
 // Content (links, videos, text, flows, widgets, folders): the type, the account's filtered list,
 // lookups, and bulk create / update / delete with per-item results. Validation is per item: a bad
 // item fails alone (REST answers 207), the good ones are written together in one transaction.
+import { createContextCache } from "@pothos/core";
 import { queryFromInfo } from "@pothos/plugin-prisma";
+import DataLoader from "dataloader";
 import { prisma, type Reader, withTransaction } from "../../db/index.js";
 import { emitContent } from "../webhooks/emit.js";
 import { lockRows } from "../../db/locks.js";
@@ -22,8 +24,8 @@ import {
   type ItemResult,
   inTurn,
 } from "../../schema/bulk.js";
-import { afterCursor, connectionFrom, cursorPosition, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
-import { contentPage } from "./page.js";
+import { afterCursor, connectionFrom, cursorPosition, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
+import { contentPage, tagColumnsFor } from "./page.js";
 import { Tag } from "../tags/schema.js";
 
 export const CONTENT_TYPES = ["link", "video", "text", "flow", "widget", "folder"] as const;
@@ -43,6 +45,27 @@ const ContentOrder = builder.enumType("ContentOrder", {
 /** The stage follows from the state: production content is in the production stage. */
 const stageOf = (state: string) => (state === "production" ? "production" : "design");
 
+type TagRow = Prisma.TagGetPayload<object>;
+const byNameOrder = (a: TagRow, b: TagRow) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+/** Tags by name in JavaScript's order (SQL's byte order agrees below U+FFFF: mostly a check). */
+function byName(tags: TagRow[]): TagRow[] {
+  for (let i = 1; i < tags.length; i++) if (byNameOrder(tags[i - 1]!, tags[i]!) > 0) return [...tags].sort(byNameOrder);
+  return tags;
+}
+
+/** Per request: the tags of contents whose rows did not carry them, one read per batch of contents. */
+const tagsOfContent = createContextCache(
+  () =>
+    new DataLoader<string, TagRow[]>(async (contentIds) => {
+      const links = await inChunks(contentIds, (chunk) =>
+        prisma.contentTag.findMany({ where: { contentId: { in: chunk } }, select: { contentId: true, tag: true } }),
+      );
+      const byContent = new Map<string, TagRow[]>();
+      for (const l of links) byContent.set(l.contentId, [...(byContent.get(l.contentId) ?? []), l.tag]);
+      return contentIds.map((id) => (byContent.get(id) ?? []).sort(byNameOrder));
+    }),
+);
+
 export const Content = builder.prismaObject("Content", {
   fields: (t) => ({
     id: t.exposeID("id"),
@@ -57,11 +80,16 @@ export const Content = builder.prismaObject("Content", {
     parentId: t.exposeString("parentId", { nullable: true }),
     creationTime: t.expose("createdAt", { type: "Timestamp" }),
     lastUpdateTime: t.expose("updatedAt", { type: "Timestamp" }),
+    // Not a plugin-prisma relation field: its per-row wrapper cost more than the rest of a row. The
+    // tags come with the row where the read carried them (./page.ts, segments/read.ts), otherwise
+    // from one batched read for every content of the request.
     tags: t.field({
       type: [Tag],
       description: "Tags on this content, by name.",
-      select: (_args, _ctx, nested) => ({ tags: { select: { tag: nested(true) } } }),
-      resolve: (c) => c.tags.map((l) => l.tag).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      resolve: (c, _args, ctx) => {
+        const carried = (c as { tags?: TagRow[] }).tags;
+        return carried ? byName(carried) : tagsOfContent(ctx).load(c.id);
+      },
     }),
   }),
 });
@@ -93,9 +121,6 @@ function filterWhere(f: typeof ContentFilter.$inferInput | null | undefined): Pr
   };
 }
 
-/** The Prisma query plugin-prisma plans for content with its tags: what contentPage() rows carry. */
-const WITH_TAGS = JSON.stringify({ include: { tags: { select: { tag: true } } } });
-
 builder.prismaObjectField(Account, "contents", (t) =>
   t.connection({
     type: Content,
@@ -107,15 +132,14 @@ builder.prismaObjectField(Account, "contents", (t) =>
     resolve: async (account, args, ctx, info) => {
       const limit = pageLimit(args, LIST_LIMITS.standard);
       const field = args.orderBy === "UPDATED" ? "updatedAt" : "createdAt";
-      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
-      // The selections REST and most dashboards make (content fields, with or without their tags)
-      // are one statement on the driver (./page.ts); any other goes through Prisma.
-      const shape = JSON.stringify(query);
-      if (shape === "{}" || shape === WITH_TAGS) {
+      const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
+      // Content's own fields, with or without their tags (every selection today: Content has no
+      // plugin-prisma relation field), are one statement on the driver (./page.ts); any other
+      // selection plugin-prisma would plan goes through Prisma.
+      if (JSON.stringify(query) === "{}") {
         const after = cursorPosition(args.after, true) as { sort: Date; id: string } | null;
-        const rows = (await contentPage(account.id, args.filter ?? {}, field, after, limit + 1, shape === WITH_TAGS)) as unknown as Prisma.ContentGetPayload<{
-          include: { tags: { select: { tag: true } } };
-        }>[];
+        const tags = tagColumnsFor(info, CONNECTION_RECORDS);
+        const rows = (await contentPage(account.id, args.filter ?? {}, field, after, limit + 1, tags)) as unknown as Prisma.ContentGetPayload<object>[];
         return connectionFrom(toPage(rows, limit), (r) => r[field]);
       }
       const rows = await prisma.content.findMany({

@@ -30,7 +30,7 @@ import {
   inTurn,
 } from "../../schema/bulk.js";
 import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./fields.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
 
 const ID_MAX = 256;
 const ACTION_ID_MAX = 128;
@@ -151,7 +151,7 @@ builder.prismaObjectField(Account, "endUsers", (t) =>
     resolve: async (account, args, ctx, info) => {
       const limit = pageLimit(args, LIST_LIMITS.standard);
       const field = args.orderBy === "UPDATED" ? "updatedAt" : "createdAt";
-      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       const rows = await prisma.endUser.findMany({
         ...query,
         where: { AND: [{ accountId: account.id }, await endUserWhere(account.id, args.filter), afterCursor(field, args.after, true)] },

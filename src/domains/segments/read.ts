@@ -1,5 +1,5 @@
 // A segment evaluation for one end user in a constant number of statements on the driver
-// (src/db/direct.ts), whatever the rule:
+// (src/db/direct.ts), whatever the rule: after the segment's own row (segmentRow),
 //   1. the values the rule reads: the user's values of the custom fields it names and, through a
 //      join on the user's own value of each primary attribute it reaches through, the linked
 //      records' secondary values; plus a marker row telling whether the user exists at all. The
@@ -10,11 +10,26 @@
 //      it (a flow_completed or task_completed event), in one statement.
 import { dateOf, directDialect, directRead } from "../../db/direct.js";
 import { decodeValue, type StoredValue } from "../endUsers/fields.js";
-import { CONTENT_COLUMNS, tagsInIncludeShape, tagsJsonSql } from "../content/page.js";
+import { CONTENT_COLUMNS, epochMs, type TagColumns, tagsJsonSql } from "../content/page.js";
 import { COMPLETION_EVENTS } from "./progress.js";
 import { fieldsOf, type Rule } from "./rules.js";
 
 type Row = Record<string, unknown>;
+
+const SEGMENT = {
+  name: "segment_row",
+  sqlite: `SELECT "id", "accountId", "name", "rule", "createdAt", "updatedAt" FROM "Segment" WHERE "id" = ? AND "accountId" = ?`,
+  postgres: `SELECT "id", "accountId", "name", "rule", "createdAt", "updatedAt" FROM "Segment" WHERE "id" = $1 AND "accountId" = $2`,
+};
+
+/** The account's segment `id` as Prisma returns it (null: none), for reads of its own fields. */
+export async function segmentRow(accountId: string, id: string) {
+  const [row] = await directRead<{ id: string; accountId: string; name: string; rule: string; createdAt: unknown; updatedAt: unknown }>(SEGMENT, [
+    id,
+    accountId,
+  ]);
+  return row ? { ...row, createdAt: dateOf(row.createdAt), updatedAt: dateOf(row.updatedAt) } : null;
+}
 
 const VALUES = {
   name: "segment_values",
@@ -94,34 +109,48 @@ export function withLinked(read: (path: string) => unknown, linked: Map<string, 
   return (path) => (path.startsWith("attribute.") && linked.has(path.slice("attribute.".length)) ? linked.get(path.slice("attribute.".length)) : read(path));
 }
 
-function contentSql(dialect: "sqlite" | "postgres"): string {
+function contentSql(dialect: "sqlite" | "postgres", tagColumns: TagColumns): string {
   const q = (c: string) => `"${c}"`;
   const events = COMPLETION_EVENTS.map((e) => `'${e}'`).join(", ");
   const p = (n: number) => (dialect === "postgres" ? `$${n}` : "?");
-  const tags = tagsJsonSql(dialect, "c");
+  const tags = tagColumns ? `${tagsJsonSql(dialect, "c", tagColumns)} AS "tags",` : "";
   // The segment's rows first (a CTE), then their tags and the user's completions: one statement.
-  return `WITH c AS (SELECT ${CONTENT_COLUMNS.map((col) => `x.${q(col)}`).join(", ")}, sc."position" FROM "SegmentContent" sc JOIN "Content" x ON x."id" = sc."contentId" WHERE sc."segmentId" = ${p(1)})
-    SELECT c.*, ${tags} AS "tags",
+  const columns = CONTENT_COLUMNS.map((col) =>
+    col === "createdAt" || col === "updatedAt" ? `${epochMs(dialect, `x.${q(col)}`)} AS ${q(col)}` : `x.${q(col)}`,
+  );
+  return `WITH c AS (SELECT ${columns.join(", ")}, sc."position" FROM "SegmentContent" sc JOIN "Content" x ON x."id" = sc."contentId" WHERE sc."segmentId" = ${p(1)})
+    SELECT c.*, ${tags}
     EXISTS (SELECT 1 FROM "Event" e WHERE e."accountId" = ${p(2)} AND e."flowId" = c."id" AND e."type" IN (${events}) AND e."endUserId" = ${p(3)}) AS "done"
     FROM c ORDER BY c."position"`;
 }
 
-const CONTENT = { name: "segment_content", sqlite: contentSql("sqlite"), postgres: contentSql("postgres") };
+/** The content statement per set of tag columns (a handful in practice). */
+const contentStatements = new Map<string, { name: string; sqlite: string; postgres: string }>();
+function contentStatement(tags: TagColumns) {
+  const key = tags ? tags.join(",") : "";
+  let statement = contentStatements.get(key);
+  if (!statement) {
+    statement = { name: `segment_content_${tags ? tags.join("_") : "no_tags"}`, sqlite: contentSql("sqlite", tags), postgres: contentSql("postgres", tags) };
+    contentStatements.set(key, statement);
+  }
+  return statement;
+}
 
 /**
  * The segment's content in its order for a user who matches, completed content moved after the
- * rest (each part keeping the segment's order), rows in Prisma's include-tags shape.
+ * rest (each part keeping the segment's order), rows as Prisma returns them with their `tags` (Tag
+ * rows by name, with the `tags` columns) when asked.
  */
-export async function orderedContentFor(segmentId: string, accountId: string, endUserId: string, withTags: boolean): Promise<Row[]> {
-  const rows = await directRead<Row>(CONTENT, [segmentId, accountId, endUserId]);
+export async function orderedContentFor(segmentId: string, accountId: string, endUserId: string, tags: TagColumns): Promise<Row[]> {
+  const rows = await directRead<Row>(contentStatement(tags), [segmentId, accountId, endUserId]);
   const shaped = rows.map((r): Row & { id: string } => {
-    const { done: _done, tags, position: _position, ...content } = r;
+    const { done: _done, tags: tagsJson, position: _position, ...content } = r;
     return {
       ...content,
       id: String(r.id),
-      createdAt: dateOf(r.createdAt),
-      updatedAt: dateOf(r.updatedAt),
-      ...(withTags ? { tags: tagsInIncludeShape(tags as string) } : {}),
+      createdAt: new Date(Number(r.createdAt)),
+      updatedAt: new Date(Number(r.updatedAt)),
+      ...(tags ? { tags: JSON.parse(tagsJson as string) } : {}),
     };
   });
   const done = new Set(rows.filter((r) => Boolean(r.done)).map((r) => r.id));

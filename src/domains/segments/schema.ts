@@ -8,19 +8,18 @@ import { AppError, badRequest, notFound } from "../../errors.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, deleteByKeys, DeletePayload } from "../../schema/bulk.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { attributeSchema } from "../attributes/schema.js";
 import { Content } from "../content/schema.js";
 import { decodeValue, endUserSchema, type StoredValue } from "../endUsers/fields.js";
 import { checkIdType, EndUserIdType } from "../endUsers/schema.js";
 import { completedContent } from "./progress.js";
-import { orderedContentFor, ruleValues, withLinked } from "./read.js";
+import { tagColumnsFor } from "../content/page.js";
+import { orderedContentFor, ruleValues, segmentRow, withLinked } from "./read.js";
 import { checkRule, evaluate, type Rule } from "./rules.js";
 
 const NAME_MAX = 200;
-/** The Prisma query plugin-prisma plans for content with its tags (what ./read.ts rows carry). */
-const CONTENT_WITH_TAGS = JSON.stringify({ include: { tags: { select: { tag: true } } } });
 const MAX_CONTENTS = 1_000;
 
 const RULE_DOC = `A rule over end users, as JSON:
@@ -124,13 +123,12 @@ export const Segment = builder.prismaObject("Segment", {
         const matched = await matches(ctx, s as SegmentRow, endUserId);
         if (matched === null) return null;
         if (!matched) return [];
-        // The content is read only for users who match, with what the query selects: what REST
-        // and dashboards select (content, with or without tags) in one statement with the user's
-        // completions (./read.ts), anything else through Prisma.
+        // The content is read only for users who match, with what the query selects: Content's own
+        // fields, with or without tags (every selection today), in one statement with the user's
+        // completions (./read.ts); anything plugin-prisma would plan through Prisma.
         const query = queryFromInfo({ context: ctx, info });
-        const shape = JSON.stringify(query);
-        if (shape === "{}" || shape === CONTENT_WITH_TAGS) {
-          return (await orderedContentFor(s.id, s.accountId, endUserId, shape === CONTENT_WITH_TAGS)) as Awaited<ReturnType<typeof orderedContents>>;
+        if (JSON.stringify(query) === "{}") {
+          return (await orderedContentFor(s.id, s.accountId, endUserId, tagColumnsFor(info, [[]]))) as Awaited<ReturnType<typeof orderedContents>>;
         }
         const contents = await orderedContents(s.id, query);
         const done = await completedContent(
@@ -150,7 +148,7 @@ builder.prismaObjectField(Account, "segments", (t) =>
     description: "The account's segments, oldest first (keyset pagination).",
     resolve: async (account, args, ctx, info) => {
       const limit = pageLimit(args, LIST_LIMITS.standard);
-      const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+      const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       const rows = await prisma.segment.findMany({
         ...query,
         where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true)] },
@@ -168,7 +166,9 @@ builder.prismaObjectField(Account, "segment", (t) =>
     nullable: true,
     description: "One segment by id (null when the account has none with that id).",
     args: { id: t.arg.string({ required: true }) },
-    resolve: (query, account, { id }) => prisma.segment.findUnique({ ...query, where: { id, accountId: account.id } }),
+    // The segment's own fields (B16 and most reads): one statement on the driver; relations through Prisma.
+    resolve: (query, account, { id }) =>
+      JSON.stringify(query) === "{}" ? segmentRow(account.id, id) : prisma.segment.findUnique({ ...query, where: { id, accountId: account.id } }),
   }),
 );
 

@@ -21,7 +21,7 @@ import {
   type ItemResult,
   inTurn,
 } from "../../schema/bulk.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
 import type { Tag as TagRow } from "../../generated/sqlite/client.js";
 
 export const TAG_NAME_MAX = 100;
@@ -58,7 +58,7 @@ builder.prismaObjectField(Account, "tags", (t) =>
       args: {},
       resolve: async (account, args, ctx, info) => {
         const limit = pageLimit(args, LIST_LIMITS.standard);
-        const query = queryFromInfo({ context: ctx, info, paths: [["nodes"], ["edges", "node"]] });
+        const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
         const rows = await prisma.tag.findMany({
           ...query,
           where: { AND: [{ accountId: account.id }, afterCursor("name", args.after, false)] },
