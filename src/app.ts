@@ -19,7 +19,8 @@ import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity
 import { randomUUID } from "node:crypto";
 import { requestScope } from "./audit/requestScope.js";
 import { armorPlugins } from "./graphql/armor.js";
-import { useCompiledExecution } from "./graphql/compiled.js";
+import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
+import { AcceptedQueries, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
 import { maskError } from "./graphql/masking.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { storableText } from "./graphql/storableText.js";
@@ -69,6 +70,8 @@ export function createApp(config: Config) {
   const lifecycle = createLifecycle();
   const routeLabel = routeLabeler(routes);
   collectMetrics();
+  const compiled = new CompiledDocuments(schema);
+  const accepted = new AcceptedQueries();
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -90,9 +93,13 @@ export function createApp(config: Config) {
         blockFieldSuggestions: !config.INTROSPECTION,
       }),
       graphqlMetricsPlugin(),
-      useCompiledExecution(),
+      useCompiledExecution(compiled),
+      recordAcceptedQueries(accepted),
     ],
-    context: ({ request, req, res }) => createContext(request.headers, req, res, rateLimiter, preauthenticated(request)),
+    // CORS is the app's one policy (the cors middleware below, CORS_ORIGINS), not Yoga's own.
+    cors: false,
+    // A request the fast path handed over keeps its context: its identity and rate-limit points.
+    context: ({ request, req, res }) => handedOverContext(res) ?? createContext(request.headers, req, res, rateLimiter, preauthenticated(request)),
     maskedErrors: { maskError },
   });
 
@@ -141,6 +148,10 @@ export function createApp(config: Config) {
       return next(Object.assign(new Error("request entity too large"), { type: "entity.too.large", limit: JSON_BODY_LIMIT_BYTES, status: 413 }));
     next();
   });
+  app.use(
+    yoga.graphqlEndpoint,
+    graphqlFastPath({ accepted, compiled, maxBodyBytes: JSON_BODY_LIMIT_BYTES, context: (req, res) => createContext(req, req, res, rateLimiter) }),
+  );
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
   // Segment-format sources (write keys, Segment's answers): src/ingest/.
   app.use(segmentRouter(rateLimiter));
@@ -168,5 +179,6 @@ export function createApp(config: Config) {
     },
     lifecycle,
     trusted,
+    accepted,
   };
 }

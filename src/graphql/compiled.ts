@@ -44,32 +44,38 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
 const inGraphqlJsOrder = (r: ExecutionResult): ExecutionResult => (r.errors ? { errors: r.errors, data: r.data } : r);
 
 /**
- * POST /graphql runs repeated documents compiled too: a dashboard or segmentation service sends the
- * same few documents over and over. Compiled operations are kept per parsed document (Yoga's parse
- * cache hands out the same DocumentNode for the same text, and bounds how many it keeps: an entry
- * here lives only as long as its document) and operation name. A document graphql-jit cannot
- * compile (subscriptions, say) runs on graphql-js as before.
+ * Compiled operations per parsed document and operation name, for POST /graphql: a dashboard or a
+ * segmentation service sends the same few documents over and over. Kept per DocumentNode (Yoga's
+ * parse cache hands out the same node for the same text and bounds how many it keeps; the fast
+ * path's accepted queries are bounded too): an entry lives only as long as its document. null: a
+ * document graphql-jit cannot compile, or a subscription, which runs on graphql-js as before.
  */
-export function useCompiledExecution(): Plugin {
-  const compiled = new WeakMap<DocumentNode, Map<string, CompiledOperation | null>>();
+export class CompiledDocuments {
+  private readonly byDocument = new WeakMap<DocumentNode, Map<string, CompiledOperation | null>>();
+  constructor(private readonly schema: GraphQLSchema) {}
+
+  get(document: DocumentNode, operationName: string | null | undefined): CompiledOperation | null {
+    let byName = this.byDocument.get(document);
+    if (!byName) this.byDocument.set(document, (byName = new Map()));
+    const key = operationName ?? "";
+    let op = byName.get(key);
+    if (op === undefined) {
+      try {
+        op = getOperationAST(document, operationName)?.operation === "subscription" ? null : compileOperation(this.schema, document, operationName);
+      } catch {
+        op = null;
+      }
+      byName.set(key, op);
+    }
+    return op;
+  }
+}
+
+/** The Yoga plugin that runs POST /graphql's operations compiled (src/graphql/fastPath.ts runs the repeated ones before Yoga). */
+export function useCompiledExecution(documents: CompiledDocuments): Plugin {
   return {
     onExecute({ args, setExecuteFn }) {
-      let byName = compiled.get(args.document);
-      if (!byName) compiled.set(args.document, (byName = new Map()));
-      const key = args.operationName ?? "";
-      let op = byName.get(key);
-      if (op === undefined) {
-        try {
-          op =
-            getOperationAST(args.document, args.operationName)?.operation === "subscription"
-              ? null
-              : compileOperation(args.schema, args.document, args.operationName);
-        } catch {
-          op = null;
-        }
-        byName.set(key, op);
-      }
-      const run = op;
+      const run = documents.get(args.document, args.operationName);
       if (run) setExecuteFn((a) => run.execute(a.contextValue as object, (a.variableValues ?? {}) as Record<string, unknown>));
     },
   };

@@ -1,0 +1,174 @@
+// POST /graphql for documents the service has already accepted: a dashboard or a segmentation
+// service sends the same few queries on every page view of its users, and for those Yoga's
+// per-request envelope (a fetch Request and Response made from Node's, the plugin chain, the result
+// processors) cost as much as the query itself. A query whose exact text Yoga has parsed, validated
+// (armor limits, introspection rule and all) and executed before is run here, compiled, with the
+// same context factory, and answered as Yoga answers a successful result: 200, the media type
+// Yoga's Accept negotiation picks, `{"data":…}`.
+//
+// Anything else goes to Yoga untouched, the body already read handed over as `req.body`: a document
+// not yet seen, a mutation or subscription, credentials that do not authenticate, variables that
+// are not storable text, and every result with errors (a query has no effects, so Yoga runs it again
+// and answers the errors exactly as it always does, on the same context: the same identity and the
+// rate-limit points already charged). test/graphql-fast-path.test.ts compares both answers header
+// for header and byte for byte.
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { type DocumentNode, getOperationAST } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import type { Context } from "../context.js";
+import { countOperation } from "../observability/metrics.js";
+import { findUnstorableText } from "../text.js";
+import type { CompiledDocuments, CompiledOperation } from "./compiled.js";
+
+/** Query texts Yoga has accepted and executed, with their documents: a size-bounded LRU. */
+export class AcceptedQueries {
+  private readonly entries = new Map<string, DocumentNode>();
+  /** Requests the fast path answered (the rest went to Yoga): for the operator's and the tests' eyes. */
+  served = 0;
+  constructor(private readonly max = 500) {}
+
+  get(text: string): DocumentNode | undefined {
+    const document = this.entries.get(text);
+    if (document) {
+      this.entries.delete(text);
+      this.entries.set(text, document);
+    }
+    return document;
+  }
+
+  add(text: string, document: DocumentNode): void {
+    this.entries.delete(text);
+    this.entries.set(text, document);
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** The Yoga plugin that records what Yoga accepted (an execution follows parse, validation and every check). */
+export function recordAcceptedQueries(accepted: AcceptedQueries): Plugin {
+  return {
+    onExecute({ args }) {
+      const query = (args.contextValue as { params?: { query?: unknown } }).params?.query;
+      if (typeof query === "string" && getOperationAST(args.document, args.operationName)?.operation === "query") accepted.add(query, args.document);
+    },
+  };
+}
+
+/**
+ * The media type Yoga's result processing answers a regular result with, for an Accept header:
+ * its processors are tried in order and the last match wins, the header's first types last.
+ * Null: Yoga would answer otherwise (a 406, a stream): not ours to answer.
+ */
+export function regularMediaType(accept: string | undefined): string | null {
+  let chosen: string | null = null;
+  const asked = (accept || "*/*").replace(/\s/g, "").toLowerCase().split(",").reverse();
+  for (const entry of asked) {
+    const [type, ...params] = entry.split(";");
+    if (!type || (params.find((p) => p.includes("charset=")) ?? "charset=utf-8") !== "charset=utf-8") continue;
+    const [pre, suf] = type.split("/");
+    for (const offered of ["application/graphql-response+json", "application/json"]) {
+      const [oPre, oSuf] = offered.split("/");
+      if ((pre === "*" || pre === oPre) && (suf === "*" || suf === oSuf)) chosen = offered;
+    }
+  }
+  // Yoga tries its stream processors first and the regular one last: a regular match is final.
+  return chosen;
+}
+
+const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
+const PARAM_KEYS = new Set(["query", "variables", "operationName", "extensions"]);
+
+interface Params {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+}
+
+function asParams(body: unknown): Params | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
+  const p = body as Record<string, unknown>;
+  for (const key of Object.keys(p)) if (!PARAM_KEYS.has(key)) return null;
+  if (typeof p.query !== "string" || p.extensions != null) return null;
+  if (p.operationName != null && typeof p.operationName !== "string") return null;
+  if (p.variables != null && (typeof p.variables !== "object" || Array.isArray(p.variables))) return null;
+  return p as unknown as Params;
+}
+
+function readBody(req: Request, length: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    req.on("end", () => resolve(size === length ? Buffer.concat(chunks, size) : null));
+    req.on("error", reject);
+  });
+}
+
+/** Where the context of a request the fast path handed to Yoga is kept, for Yoga's context factory. */
+const HANDED_OVER = "graphqlContext";
+export const handedOverContext = (res: Response | undefined): Context | undefined => res?.locals?.[HANDED_OVER] as Context | undefined;
+
+export function graphqlFastPath(options: {
+  accepted: AcceptedQueries;
+  compiled: CompiledDocuments;
+  context: (req: Request, res: Response) => Context;
+  maxBodyBytes: number;
+}): RequestHandler {
+  const { accepted, compiled, context } = options;
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== "POST" || accepted.size === 0 || req.url.includes("?")) return next();
+    const length = Number(req.headers["content-length"]);
+    if (!JSON_TYPE.test(req.headers["content-type"] ?? "") || !(length > 0) || length > options.maxBodyBytes) return next();
+    // A compressed body is Yoga's to decode.
+    const encoding = req.headers["content-encoding"];
+    if (encoding && encoding !== "identity") return next();
+    const mediaType = regularMediaType(req.headers.accept);
+    if (!mediaType) return next();
+    let body: Buffer | null;
+    try {
+      body = await readBody(req, length);
+    } catch (err) {
+      return next(err);
+    }
+    // A body shorter or longer than announced: Yoga reads what it is given and answers for it.
+    const toYoga = (ctx?: Context) => {
+      req.body = body ?? Buffer.alloc(0);
+      if (ctx) res.locals[HANDED_OVER] = ctx;
+      next();
+    };
+    if (!body) return toYoga();
+    let params: Params | null;
+    try {
+      params = asParams(JSON.parse(body.toString("utf8")));
+    } catch {
+      return toYoga();
+    }
+    const document = params && accepted.get(params.query);
+    if (!params || !document) return toYoga();
+    if (params.variables && findUnstorableText(params.variables, "variables")) return toYoga();
+    const op = compiled.get(document, params.operationName);
+    if (!op || op.type !== "query") return toYoga();
+    const ctx = context(req, res);
+    try {
+      await ctx.identity();
+    } catch {
+      return toYoga(ctx);
+    }
+    let result: Awaited<ReturnType<CompiledOperation["execute"]>>;
+    try {
+      result = await op.execute(ctx, params.variables ?? {});
+    } catch {
+      return toYoga(ctx);
+    }
+    if (result.errors?.length) return toYoga(ctx);
+    countOperation(op.name, op.type, false);
+    accepted.served++;
+    res.status(200).set("Content-Type", `${mediaType}; charset=utf-8`).end(JSON.stringify(result));
+  };
+}
