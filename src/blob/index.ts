@@ -1,6 +1,6 @@
-// Blob storage behind one small interface, with two back-ends: a directory (the embedded default)
-// and any S3-compatible store (when S3_BUCKET is set). Knows no domain: keys are opaque strings.
-// Writes stream: `put` consumes a Readable without holding it whole in memory.
+// Blob storage behind one small interface (./store.ts), with two back-ends: a directory (the
+// embedded default) and any S3-compatible store (when S3_BUCKET is set). This module picks one
+// from the configuration and holds the process's store.
 import type { Config } from "../config.js";
 import { loadConfig } from "../config.js";
 import { DirectoryStore } from "./directory.js";
