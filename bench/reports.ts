@@ -111,7 +111,7 @@ const { benchServer } = await import("./server.js");
 const kind = values.db === "postgres" ? "postgres" : "sqlite";
 const app = await benchServer(kind, "reports");
 // Imported after benchServer set up the environment (the logger reads LOG_LEVEL when it loads).
-const { rng } = await import("../src/seed/demo.js");
+const { rng } = await import("../src/seed/random.js");
 const { REPORTS } = await import("../src/domains/reports/registry.js");
 try {
   const random = rng(7);

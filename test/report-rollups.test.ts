@@ -8,7 +8,7 @@ import { withTransaction } from "../src/db/index.js";
 import { REPORTS, type ReportParams, runReport } from "../src/domains/reports/registry.js";
 import { eraseEndUsersFromRollups, rebuildRollups } from "../src/domains/reports/rollups.js";
 import { decodeReportCursor, encodeReportCursor } from "../src/domains/reports/schema.js";
-import { rng } from "../src/seed/demo.js";
+import { rng } from "../src/seed/random.js";
 import { gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;

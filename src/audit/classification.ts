@@ -1,6 +1,6 @@
 // How each Prisma model takes part in the audit log. Every model of the schema is classified, by
 // the domain that owns it (src/domains/*/audit.ts); a model nobody classified cannot be written
-// (src/db/index.ts refuses to start, test/audit.test.ts fails), so a new table cannot slip past
+// (src/db/index.ts refuses to start, test/audit-classification.test.ts fails), so a new table cannot slip past
 // the audit unnoticed.
 export type Row = Record<string, unknown>;
 
