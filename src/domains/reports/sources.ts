@@ -120,7 +120,8 @@ export function countSource(p: SourceParams, types: readonly string[], opts: { t
       WHERE r."accountId" = ${p.accountId}${typeCondition("r", types)} AND r."grain" = ${grain} AND r."bucket" >= ${r[0]} AND r."bucket" < ${r[1]}${filters("r", p, true)}`;
   const branches: Prisma.Sql[] = [];
   // Reports that group by type alone read the day totals (no keys: every key column is NULL there).
-  if (seg.days) branches.push(rollupBranch(opts.totals ? TOTALS : 24, [seg.days[0] * 24, seg.days[1] * 24]));
+  // (Not with a flow filter: the totals have no flow.)
+  if (seg.days) branches.push(rollupBranch(opts.totals && p.flowId === null ? TOTALS : 24, [seg.days[0] * 24, seg.days[1] * 24]));
   for (const h of seg.hours) branches.push(rollupBranch(1, h));
   if (seg.raw.length || !branches.length) branches.push(rawBranch(seg.raw.length ? seg.raw : [[from, from]], true));
   return sql`(${join(branches, " UNION ALL ")})`;
