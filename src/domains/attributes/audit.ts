@@ -2,7 +2,7 @@
 // record's entry (encrypted values never appear in clear).
 import { audited, childOf, type AuditClassification } from "../../audit/classification.js";
 
-export const attributesAudit: AuditClassification = {
+export const attributesAudit = {
   AttributeField: audited({
     type: "integrationAttributeField",
     identity: ["accountId", "name"],
@@ -20,4 +20,4 @@ export const attributesAudit: AuditClassification = {
     String(r.name),
     r.type === "encrypted_string" ? "[encrypted]" : (r.text ?? r.num ?? r.bool ?? r.time ?? null),
   ]),
-};
+} satisfies AuditClassification;

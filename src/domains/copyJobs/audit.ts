@@ -4,7 +4,7 @@
 // destination account, in each item's transaction.
 import { audited, exempt, type AuditClassification } from "../../audit/classification.js";
 
-export const copyJobsAudit: AuditClassification = {
+export const copyJobsAudit = {
   CopyJob: audited({
     type: "copyJob",
     identity: ["id", "accountId"],
@@ -14,4 +14,4 @@ export const copyJobsAudit: AuditClassification = {
     bookkeeping: (args) => args.data !== undefined && !("id" in args.data),
   }),
   CopyJobItem: exempt("per-item outcome of a copy job (the copies are audited as content, the job itself at creation)"),
-};
+} satisfies AuditClassification;

@@ -2,7 +2,7 @@
 // user's entry (encrypted values never appear in clear).
 import { audited, childOf, type AuditClassification } from "../../audit/classification.js";
 
-export const endUsersAudit: AuditClassification = {
+export const endUsersAudit = {
   EndUser: audited({
     type: "endUser",
     identity: ["id", "accountId", "externalId"],
@@ -16,4 +16,4 @@ export const endUsersAudit: AuditClassification = {
   ]),
   EndUserAction: childOf("EndUser", "endUserId", (r) => ["userActions", String(r.actionId), { count: r.count, value: r.value }]),
   EndUserField: audited({ type: "endUserField", identity: ["accountId", "name"], resourceId: (r) => String(r.name), accountId: (r) => String(r.accountId) }),
-};
+} satisfies AuditClassification;

@@ -2,6 +2,6 @@
 // the bytes are in blob storage).
 import { audited, type AuditClassification } from "../../audit/classification.js";
 
-export const filesAudit: AuditClassification = {
+export const filesAudit = {
   StoredFile: audited({ type: "file", identity: ["id", "accountId"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) }),
-};
+} satisfies AuditClassification;

@@ -6,7 +6,7 @@ import { audited, exempt, type AuditClassification } from "../../audit/classific
 
 const BOOKKEEPING = new Set(["lastSuccessAt", "updatedAt"]);
 
-export const webhooksAudit: AuditClassification = {
+export const webhooksAudit = {
   Webhook: audited({
     type: "webhook",
     identity: ["id", "accountId"],
@@ -17,4 +17,4 @@ export const webhooksAudit: AuditClassification = {
   }),
   WebhookDelivery: exempt("a message queued for an endpoint and its delivery state: the worker's own bookkeeping (the delivery log)"),
   WebhookAttempt: exempt("one delivery attempt: the delivery log itself, append-only"),
-};
+} satisfies AuditClassification;
