@@ -30,7 +30,10 @@ export interface Domain {
   openApiTags?: Record<string, string>;
 }
 
-/** A domain whose classification's declared type is kept (src/db's types are derived from it). */
+/**
+ * A domain whose classification's declared type is kept (src/db's types are derived from it): a
+ * domain's audit.ts declares its classification without a type annotation, and this checks it.
+ */
 export interface DomainOf<C extends AuditClassification> extends Domain {
   audit?: C;
   fastInsert?: readonly (keyof C & string)[];
@@ -42,10 +45,12 @@ export const defineDomain = <C extends AuditClassification = Record<never, Model
 /** The write policy of `domains`; a model classified by two domains stops start-up. */
 export function writePolicyOf(domains: readonly Domain[]): WritePolicy {
   const classification: AuditClassification = {};
+  const owner = new Map<string, string>();
   const fastInsert = new Set<string>();
   for (const d of domains) {
     for (const [model, c] of Object.entries(d.audit ?? {})) {
-      if (classification[model]) throw new Error(`model ${model} is classified by two domains (${d.name} and another)`);
+      if (owner.has(model)) throw new Error(`model ${model} is classified by two domains: ${owner.get(model)} and ${d.name}`);
+      owner.set(model, d.name);
       classification[model] = c;
     }
     for (const model of d.fastInsert ?? []) fastInsert.add(model);

@@ -1,5 +1,5 @@
 // Audit classification of the tenancy and access models.
-import { audited, type AuditClassification } from "../../audit/classification.js";
+import { audited } from "../../audit/classification.js";
 
 export const accountsAudit = {
   Account: audited({ type: "account", identity: ["id"], resourceId: (r) => String(r.id), accountId: (r) => String(r.id) }),
@@ -19,4 +19,4 @@ export const accountsAudit = {
     // Key use is recorded in batches as lastUsedAt (src/auth/keyUsage.ts): bookkeeping, not a change.
     bookkeeping: (args) => args.data !== undefined && Object.keys(args.data).every((k) => k === "lastUsedAt"),
   }),
-} satisfies AuditClassification;
+};

@@ -1,6 +1,6 @@
 // Audit classification of integration attributes: secondary attributes are details of their
 // record's entry (encrypted values never appear in clear).
-import { audited, childOf, type AuditClassification } from "../../audit/classification.js";
+import { audited, childOf } from "../../audit/classification.js";
 
 export const attributesAudit = {
   AttributeField: audited({
@@ -20,4 +20,4 @@ export const attributesAudit = {
     String(r.name),
     r.type === "encrypted_string" ? "[encrypted]" : (r.text ?? r.num ?? r.bool ?? r.time ?? null),
   ]),
-} satisfies AuditClassification;
+};

@@ -1,6 +1,6 @@
 // Audit classification of end users and their schema: values and actions are details of the end
 // user's entry (encrypted values never appear in clear).
-import { audited, childOf, type AuditClassification } from "../../audit/classification.js";
+import { audited, childOf } from "../../audit/classification.js";
 
 export const endUsersAudit = {
   EndUser: audited({
@@ -16,4 +16,4 @@ export const endUsersAudit = {
   ]),
   EndUserAction: childOf("EndUser", "endUserId", (r) => ["userActions", String(r.actionId), { count: r.count, value: r.value }]),
   EndUserField: audited({ type: "endUserField", identity: ["accountId", "name"], resourceId: (r) => String(r.name), accountId: (r) => String(r.accountId) }),
-} satisfies AuditClassification;
+};

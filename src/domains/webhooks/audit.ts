@@ -2,7 +2,7 @@
 // secret rotations and deletion are audited (the secret never appears). Its delivery state
 // (last success) is bookkeeping; deliveries and their attempt log are the log of the worker's
 // own work, exempt.
-import { audited, exempt, type AuditClassification } from "../../audit/classification.js";
+import { audited, exempt } from "../../audit/classification.js";
 
 const BOOKKEEPING = new Set(["lastSuccessAt", "updatedAt"]);
 
@@ -17,4 +17,4 @@ export const webhooksAudit = {
   }),
   WebhookDelivery: exempt("a message queued for an endpoint and its delivery state: the worker's own bookkeeping (the delivery log)"),
   WebhookAttempt: exempt("one delivery attempt: the delivery log itself, append-only"),
-} satisfies AuditClassification;
+};
