@@ -39,7 +39,7 @@ export interface DomainOf<C extends AuditClassification> extends Domain {
   fastInsert?: readonly (keyof C & string)[];
 }
 
-/** A domain, its classification's model names kept (the database layer's types are derived from them). */
+/** A domain (its classification's type kept, see DomainOf). */
 export const defineDomain = <C extends AuditClassification = Record<never, ModelAudit>>(domain: DomainOf<C>): DomainOf<C> => domain;
 
 /** The write policy of `domains`; a model classified by two domains stops start-up. */
@@ -58,7 +58,23 @@ export function writePolicyOf(domains: readonly Domain[]): WritePolicy {
   return { classification, fastInsert };
 }
 
-/** The models of a classification that may be written outside withTransaction() (the type of src/db's `FreeWrites`). */
+/** The OpenAPI tag descriptions of `domains`, by resource; a resource described by two domains stops start-up. */
+export function openApiTagsOf(domains: readonly Domain[]): Readonly<Record<string, string>> {
+  const tags: Record<string, string> = {};
+  for (const d of domains) {
+    for (const [resource, what] of Object.entries(d.openApiTags ?? {})) {
+      if (resource in tags) throw new Error(`REST resource ${resource} is described by two domains (${d.name} and another)`);
+      tags[resource] = what;
+    }
+  }
+  return tags;
+}
+
+/**
+ * The models of a classification that may be written outside withTransaction(), as a type (src/db's
+ * `FreeWrites`): the rule of writableOutsideTransactions (src/audit/classification.ts), which the
+ * audit applies at run time.
+ */
 export type FreeWriteModels<C> = C extends unknown
   ? { [K in keyof C]: C[K] extends { kind: "exempt" } ? K : C[K] extends { bookkeeping: (...args: never[]) => boolean } ? K : never }[keyof C] & string
   : never;

@@ -2,7 +2,7 @@
 // audit classification, write flags and OpenAPI tags; the type is ./define.ts). Everything that
 // needs to know the domains derives from this list. Adding a domain is a folder, a line here, and
 // its migration.
-import { writePolicyOf, type Domain, type FreeWriteModels } from "./define.js";
+import { openApiTagsOf, writePolicyOf, type Domain, type FreeWriteModels } from "./define.js";
 import { accounts } from "./accounts/domain.js";
 import { content } from "./content/domain.js";
 import { tags } from "./tags/domain.js";
@@ -43,7 +43,7 @@ export const domainRoutes = domains.flatMap((d: Domain) => d.routes ?? []);
 export const writePolicy = writePolicyOf(domains);
 
 /** What each REST resource is (OpenAPI tag descriptions), by the path segment after the account. */
-export const openApiTags: Readonly<Record<string, string>> = Object.assign({}, ...domains.map((d: Domain) => d.openApiTags ?? {}));
+export const openApiTags = openApiTagsOf(domains);
 
 // The database layer's types know which models may be written outside withTransaction() from here.
 declare module "../db/index.js" {
