@@ -11,7 +11,8 @@ import { encrypt } from "../src/crypto.js";
 import { withTransaction } from "../src/db/index.js";
 import type { Prisma } from "../src/generated/sqlite/client.js";
 import { newId } from "../src/ids.js";
-import { consoleProgress, rng } from "../src/seed/demo.js";
+import { consoleProgress } from "../src/seed/progress.js";
+import { rng } from "../src/seed/random.js";
 import { seedDemoSegments } from "../src/seed/segments.js";
 
 export const BENCH_ACCOUNT = "bench";

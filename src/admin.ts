@@ -5,7 +5,6 @@ import { clock } from "./clock.js";
 import { prisma, withTransaction } from "./db/index.js";
 
 export const ID_METHODS = ["app_user_id", "crm_user_id", "cookie"] as const;
-export type IdMethodValue = (typeof ID_METHODS)[number];
 
 export class AdminError extends Error {}
 

@@ -70,7 +70,7 @@ export function createApp(config: Config) {
   // REST documents are parsed and validated here, once; an invalid one stops start-up.
   const trusted = trustDocuments(routes, schema);
   const lifecycle = createLifecycle();
-  const routeLabel = routeLabeler(routes);
+  const routeLabel = routeLabeler(routes.map(({ method, path, name }) => ({ method, path, name })));
   collectMetrics();
   const compiled = new CompiledDocuments(schema);
   const accepted = new AcceptedQueries();

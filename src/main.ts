@@ -2,7 +2,8 @@
 // then listen. SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
-import { CopyJobWorker, closeQueue } from "./domains/copyJobs/worker.js";
+import { closeQueue } from "./domains/copyJobs/queue.js";
+import { CopyJobWorker } from "./domains/copyJobs/worker.js";
 import { WebhookWorker } from "./domains/webhooks/worker.js";
 import { startEventMaintenance } from "./domains/events/partitions.js";
 import { requestScope } from "./audit/requestScope.js";
@@ -15,7 +16,8 @@ import { writePolicy } from "./domains/index.js";
 import { createHttpServer } from "./httpServer.js";
 import { gracefulShutdown } from "./lifecycle.js";
 import { logger } from "./logger.js";
-import { consoleProgress, DEMO_EMAIL, seedDemo } from "./seed/demo.js";
+import { DEMO_EMAIL, seedDemo } from "./seed/demo.js";
+import { consoleProgress } from "./seed/progress.js";
 
 // Modules do nothing at import (the database clients are created on first use), so everything is
 // imported statically and runs in this order.

@@ -8,7 +8,7 @@ import { execute, type ExecutionResult, getOperationAST, parse } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createContext } from "../src/context.js";
 import { compileOperation } from "../src/graphql/compiled.js";
-import { sampleInput } from "../src/openapi/samples.js";
+import { sampleInput } from "../src/openapi/requestDocs.js";
 import { type RestInput, type RestRoute, routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
 import { seedDemo } from "../src/seed/demo.js";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createKey, createUser } from "../src/admin.js";
 import { dbKind, withTransaction } from "../src/db/index.js";
-import { closeQueue } from "../src/domains/copyJobs/worker.js";
+import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { call, prisma, startServer, type Server } from "./helpers.js";
 
 const outbox = mkdtempSync(join(tmpdir(), "gg-crash-outbox-"));

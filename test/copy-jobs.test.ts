@@ -10,7 +10,8 @@ import { SMTPServer } from "smtp-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createKey, createUser } from "../src/admin.js";
 import { withTransaction } from "../src/db/index.js";
-import { CopyJobWorker, closeQueue, testHooks } from "../src/domains/copyJobs/worker.js";
+import { closeQueue } from "../src/domains/copyJobs/queue.js";
+import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
 import { configureMail } from "../src/mail/index.js";
 import { prisma, requester, startServer, type Server } from "./helpers.js";
 
@@ -111,6 +112,9 @@ async function waitForJob(w: World, jobId: string, done = (b: any) => b.notifica
   }
 }
 
+/** What the workers run before each attempt of an item (a thrown error fails that attempt); set per test. */
+const hooks: { beforeItem?: (sourceId: string, attempt: number) => void | Promise<void> } = {};
+const newWorker = () => new CopyJobWorker({ leaseMs: 2_000, pollMs: 50, itemAttempts: 3, beforeItem: (id, attempt) => hooks.beforeItem?.(id, attempt) });
 const copy = (w: World, body: unknown, headers = w.headers, account = w.src) => req(`/v1/accounts/${account}/content/copy`, { method: "POST", headers, body });
 
 beforeAll(async () => {
@@ -134,12 +138,12 @@ beforeAll(async () => {
   await new Promise<void>((r) => smtp.listen(0, "127.0.0.1", () => r()));
   const { port } = smtp.server.address() as { port: number };
   server = await startServer({ SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: "guidegate <jobs@guidegate.test>" });
-  worker = new CopyJobWorker({ leaseMs: 2_000, pollMs: 50, itemAttempts: 3 });
+  worker = newWorker();
   await worker.start();
 });
 
 afterEach(() => {
-  testHooks.beforeItem = undefined;
+  hooks.beforeItem = undefined;
 });
 
 afterAll(async () => {
@@ -322,7 +326,7 @@ describe("copying", () => {
       ["ok", "flaky", "poison", "gone"].map((x) => ({ id: s(x), type: "link" })),
     );
     const attempts: Record<string, number[]> = {};
-    testHooks.beforeItem = (id, attempt) => {
+    hooks.beforeItem = (id, attempt) => {
       (attempts[id] ??= []).push(Date.now());
       if (id === s("poison")) throw new Error("poisoned item");
       if (id === s("flaky") && attempt < 3) throw new Error("transient");
@@ -355,7 +359,7 @@ describe("copying", () => {
   it("a job whose every item fails is failed, and says so in the e-mail", async () => {
     const w = await world();
     await seed(w.src, [{ id: `${w.src}-p`, type: "link" }]);
-    testHooks.beforeItem = () => {
+    hooks.beforeItem = () => {
       throw new Error("always");
     };
     const before = mails.length;
@@ -379,8 +383,8 @@ describe("exactly once", () => {
     await worker.stop(); // the test drives the two workers itself
     try {
       const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: ids });
-      const one = new CopyJobWorker({ leaseMs: 2_000, pollMs: 50, itemAttempts: 3 });
-      const two = new CopyJobWorker({ leaseMs: 2_000, pollMs: 50, itemAttempts: 3 });
+      const one = newWorker();
+      const two = newWorker();
       await Promise.all([one.runJob(r.body.jobId), two.runJob(r.body.jobId), one.runJob(r.body.jobId)]);
       const job = await waitForJob(w, r.body.jobId);
       expect(job.counts).toEqual({ total: 6, copied: 6, failed: 0, pending: 0 });
@@ -390,7 +394,7 @@ describe("exactly once", () => {
       await two.runJob(r.body.jobId);
       expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(6);
     } finally {
-      worker = new CopyJobWorker({ leaseMs: 2_000, pollMs: 50, itemAttempts: 3 });
+      worker = newWorker();
       await worker.start();
     }
   });
@@ -403,7 +407,7 @@ describe("exactly once", () => {
       ids.map((id) => ({ id, type: "link" })),
     );
     let started = 0;
-    testHooks.beforeItem = async () => {
+    hooks.beforeItem = async () => {
       started++;
       await new Promise((res) => setTimeout(res, 60));
     };
@@ -416,7 +420,7 @@ describe("exactly once", () => {
     expect(mid.copied).toBeGreaterThanOrEqual(3); // the item under way when stop() came finished
     expect(mid.copied).toBeLessThan(8);
     expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(mid.copied);
-    worker = new CopyJobWorker({ leaseMs: 2_000, pollMs: 50, itemAttempts: 3 });
+    worker = newWorker();
     await worker.start();
     const job = await waitForJob(w, r.body.jobId);
     expect(job.counts).toEqual({ total: 8, copied: 8, failed: 0, pending: 0 });
@@ -434,7 +438,7 @@ describe("watching a job", () => {
       w.src,
       ids.map((id) => ({ id, type: "link" })),
     );
-    testHooks.beforeItem = () => new Promise((res) => setTimeout(res, 300));
+    hooks.beforeItem = () => new Promise((res) => setTimeout(res, 300));
     const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: ids });
     const res = await fetch(`${server.url}/graphql`, {
       method: "POST",

@@ -2,7 +2,7 @@
 // always resumes, type filter, slices of 1,000 rows for long pages) and the end users changed since
 // a time (GET /api/v1/{accountId}/endUsers?updatedSince=).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prisma, type Reply, requester, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
+import { expectProblem, prisma, requester, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
 
 let server: Server;
 const req = requester(() => server);
@@ -11,11 +11,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const expectProblem = (r: Reply, status: number, detail?: RegExp) => {
-  expect(r.status, r.text).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
-  if (detail) expect(r.body.detail).toMatch(detail);
-};
 const post = async (t: Tenant, body: unknown[]) => {
   const r = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
   expect(r.status, r.text).toBe(202);

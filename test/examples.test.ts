@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
-import { closeQueue } from "../src/domains/copyJobs/worker.js";
+import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { WebhookWorker } from "../src/domains/webhooks/worker.js";
 import { prisma, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
 

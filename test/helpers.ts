@@ -1,4 +1,5 @@
 // Test fixtures: a real server on an ephemeral port, tenants with keys, and SQL capture.
+import { STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
 import { createAccount, createKey, createUser } from "../src/admin.js";
@@ -86,6 +87,31 @@ export function requester(server: () => Server) {
     expect(r.headers.get("x-request-id"), "x-request-id").toMatch(/\S/);
     return r;
   };
+}
+
+/** The account prefix of the two REST path styles: `/api/v1/:accountId` (A) and `/v1/accounts/:accountId` (B). */
+export const pathA = (t: Tenant | string) => `/api/v1/${typeof t === "string" ? t : t.accountId}`;
+export const pathB = (t: Tenant | string) => `/v1/accounts/${typeof t === "string" ? t : t.accountId}`;
+
+/** A JSON answer of `status`. */
+export function expectJson(r: Reply, status: number) {
+  expect(r.status, r.text.slice(0, 500)).toBe(status);
+  expect(r.headers.get("content-type")).toMatch(/^application\/json(;|$)/);
+}
+
+/**
+ * An RFC 9457 problem of `status`: problem+json, `type` about:blank, the status's standard `title`,
+ * `status`, and a `detail` string (equal to `detail` when it is a string, matching it when a RegExp).
+ */
+export function expectProblem(r: Reply, status: number, detail?: string | RegExp) {
+  expect(r.status, r.text.slice(0, 500)).toBe(status);
+  expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json(;|$)/);
+  expect(r.body.type).toBe("about:blank");
+  expect(r.body.title).toBe(STATUS_CODES[status]);
+  expect(r.body.status).toBe(status);
+  expect(typeof r.body.detail).toBe("string");
+  if (typeof detail === "string") expect(r.body.detail).toBe(detail);
+  else if (detail) expect(r.body.detail).toMatch(detail);
 }
 
 /** Runs `fn` and returns the SQL statements it issued (transaction control excluded). */

@@ -7,13 +7,12 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { STATUS_CODES } from "node:http";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../src/admin.js";
 import { flushKeyUsage } from "../src/auth/keyUsage.js";
 import { clock } from "../src/clock.js";
-import { call, prisma, sqlOf, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { call, expectProblem, pathA, pathB, prisma, type Reply, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
 
 let server: Server;
 beforeAll(async () => {
@@ -27,13 +26,6 @@ afterEach(() => {
 // ---- helpers ---------------------------------------------------------------------------------------
 
 const headersOf = (key: string, email: string) => ({ "x-service-integration-key": key, "x-service-user": email });
-
-function expectProblem(r: Reply, status: number, detail?: RegExp) {
-  expect(r.status, r.text.slice(0, 500)).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json(;|$)/);
-  expect(r.body).toMatchObject({ type: "about:blank", title: STATUS_CODES[status], status });
-  if (detail) expect(r.body.detail).toMatch(detail);
-}
 
 const b25 = (accountId: string, headers: Record<string, string>, body: unknown = {}) =>
   call(`${server.url}/v1/accounts/${accountId}/auditlogs`, { method: "POST", headers, body });
@@ -70,8 +62,8 @@ describe("auditlogs-scoped keys", () => {
 
   it("are a 403 everywhere else: content, tags, end users, schema routes, GraphQL account queries and mutations", async () => {
     const { t, h } = await withAuditKey("scope403");
-    const A = `${server.url}/api/v1/${t.accountId}`;
-    const B = `${server.url}/v1/accounts/${t.accountId}`;
+    const A = server.url + pathA(t);
+    const B = server.url + pathB(t);
     const before = await prisma.auditLog.count();
     for (const [method, url, body] of [
       ["GET", `${A}/content`],

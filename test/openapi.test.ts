@@ -5,7 +5,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { getOperationAST, parse, type GraphQLSchema } from "graphql";
 import { getVariableValues } from "graphql/execution/values.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openApiPath, sampleInput } from "../src/openapi/samples.js";
+import { openApiPath, sampleInput } from "../src/openapi/requestDocs.js";
 import { AppError } from "../src/errors.js";
 import { routes, type RestInput, type RestRoute } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";

@@ -8,7 +8,7 @@ import { withTransaction } from "../src/db/index.js";
 import { REPORTS, type ReportParams, runReport } from "../src/domains/reports/registry.js";
 import { eraseEndUsersFromRollups, rebuildRollups } from "../src/domains/reports/rollups.js";
 import { decodeReportCursor, encodeReportCursor } from "../src/domains/reports/schema.js";
-import { rng } from "../src/seed/demo.js";
+import { rng } from "../src/seed/random.js";
 import { gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
@@ -85,6 +85,10 @@ const WINDOWS: [number, number][] = [
   [D0 + 5 * H + 1, D0 + 5 * H + 40 * M], // inside one hour
   [D0 + 23 * H + 30 * M, D0 + 24 * H + 30 * M], // across midnight, no whole day
   [D0 - 3 * H, D0 + 5 * 24 * H], // more than the events
+  // Ends mid-day after that day's last event (as "the last 30 days up to now" does): the per-user
+  // reports read that day's rollup rows instead of its raw events. (The second window ends mid-day
+  // before later events of its day: there they read the raw events.)
+  [D0 + 7 * H + 3 * M, D0 + 4 * 24 * H + 6 * H],
   [D0 + 12 * H, D0 + 12 * H], // empty
 ];
 const FILTERS = [

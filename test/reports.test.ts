@@ -3,7 +3,7 @@
 // domain filters, CSV quoting and neutralisation, bad parameters, tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPORTS } from "../src/domains/reports/registry.js";
-import { gql, prisma, requester, sqlOf, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { expectProblem, gql, prisma, requester, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
 
 let server: Server;
 let a: Tenant; // the hand-built event set
@@ -93,11 +93,6 @@ const rows = async (name: string, query = "", t: Tenant = a) => {
   const r = await report(t, name, `${WINDOW}&${query}`);
   expect(r.status, r.text).toBe(200);
   return r.body.rows;
-};
-const expectProblem = (r: Reply, status: number, detail: RegExp) => {
-  expect(r.status, r.text).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
-  expect(r.body).toMatchObject({ status, detail: expect.stringMatching(detail) });
 };
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // change), records keyed by primary name and value with typed secondary attributes, deletes by
 // `name__svc__value`, the search's AND/OR, keyset pages, audit entries, tenant isolation, bad input.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, gql, prisma, sqlOf, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { call, expectProblem, gql, pathB, prisma, type Reply, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
 let server: Server;
@@ -11,16 +11,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const B = (t: Tenant) => `${server.url}/v1/accounts/${t.accountId}`;
+const B = (t: Tenant) => server.url + pathB(t);
 const put = (path: string, t: Tenant, body: unknown) => call(`${B(t)}${path}`, { method: "PUT", headers: t.headers, body });
 const post = (path: string, t: Tenant, body: unknown) => call(`${B(t)}${path}`, { method: "POST", headers: t.headers, body });
 const del = (path: string, t: Tenant) => call(`${B(t)}${path}`, { method: "DELETE", headers: t.headers });
 const get = (path: string, t: Tenant) => call(`${B(t)}${path}`, { headers: t.headers });
-const expectProblem = (r: Reply, status: number, detail?: RegExp) => {
-  expect(r.status, r.text).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
-  if (detail) expect(r.body.detail).toMatch(detail);
-};
 
 const SCHEMA = [
   { name: "company", type: "string", description: "Customer company" },

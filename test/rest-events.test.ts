@@ -2,7 +2,7 @@
 // statuses 202/207/400, per-item validation, end users created on first sight (audited), the
 // latest userName kept, batched multi-row inserts, tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gql, prisma, requester, sqlOf, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { expectProblem, gql, prisma, requester, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
 let server: Server;
@@ -19,10 +19,6 @@ afterAll(() => server.close());
 const T = Date.UTC(2024, 5, 1, 12);
 const post = (t: Tenant, body: unknown) => req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
 const eventsOf = (t: Tenant) => prisma.event.findMany({ where: { accountId: t.accountId }, orderBy: { id: "asc" } });
-const expectProblem = (r: Reply, status: number) => {
-  expect(r.status, r.text).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
-};
 
 describe("POST /events", () => {
   it("stores every event of a valid request: 202, end users created on first sight (audited), userName kept", async () => {

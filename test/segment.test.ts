@@ -7,7 +7,7 @@ import { Analytics } from "@segment/analytics-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser } from "../src/admin.js";
 import { dbKind } from "../src/db/index.js";
-import { prisma, type Reply, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
+import { expectProblem, prisma, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
 
 let server: Server;
 let a: Tenant;
@@ -15,11 +15,6 @@ let writeKey: string;
 const req = requester(() => server);
 const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`${key}:`).toString("base64")}` });
 const batch = (body: unknown, key = writeKey) => req("/segment/v1/batch", { method: "POST", headers: basic(key), body });
-const expectProblem = (r: Reply, status: number, detail?: RegExp) => {
-  expect(r.status, r.text).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
-  if (detail) expect(r.body.detail).toMatch(detail);
-};
 const eventsOf = (accountId: string) => prisma.event.findMany({ where: { accountId }, orderBy: { id: "asc" } });
 const now = () => new Date().toISOString();
 let seq = 0;

@@ -8,23 +8,19 @@ import { Webhook as Verifier } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { createAccount, createUser } from "../src/admin.js";
-import { CopyJobWorker, closeQueue } from "../src/domains/copyJobs/worker.js";
+import { closeQueue } from "../src/domains/copyJobs/queue.js";
+import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
 import { configureWebhooks } from "../src/domains/webhooks/settings.js";
 import { checkWebhookUrl, isPublicAddress } from "../src/domains/webhooks/ssrf.js";
 import { DELIVERY_LOG_RETENTION_MS, pruneDeliveries, WebhookWorker } from "../src/domains/webhooks/worker.js";
 import { dbKind } from "../src/db/index.js";
-import { gql, prisma, type Reply, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
+import { expectProblem, gql, prisma, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
 
 const ENV = { WEBHOOKS_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: "40ms,80ms", WEBHOOK_POLL_MS: "25", WEBHOOK_TIMEOUT_MS: "400" };
 let server: Server;
 let worker: WebhookWorker;
 let a: Tenant;
 const req = requester(() => server);
-const expectProblem = (r: Reply, status: number, detail?: RegExp) => {
-  expect(r.status, r.text).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
-  if (detail) expect(r.body.detail).toMatch(detail);
-};
 
 // ---- a real receiver -------------------------------------------------------------------------------
 interface Received {

@@ -6,7 +6,7 @@ import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { BlobStore } from "./index.js";
+import type { BlobStore } from "./store.js";
 
 export class DirectoryStore implements BlobStore {
   readonly kind = "directory";

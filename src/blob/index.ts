@@ -1,25 +1,11 @@
-// Blob storage behind one small interface, with two back-ends: a directory (the embedded default)
-// and any S3-compatible store (when S3_BUCKET is set). Knows no domain: keys are opaque strings.
-// Writes stream: `put` consumes a Readable without holding it whole in memory.
-import type { Readable } from "node:stream";
+// Blob storage behind one small interface (./store.ts), with two back-ends: a directory (the
+// embedded default) and any S3-compatible store (when S3_BUCKET is set). This module picks one
+// from the configuration and holds the process's store.
 import type { Config } from "../config.js";
 import { loadConfig } from "../config.js";
 import { DirectoryStore } from "./directory.js";
 import type { S3Options } from "./s3.js";
-
-export interface BlobStore {
-  readonly kind: "directory" | "s3";
-  /** Streams `body` into the object `key` (replacing it). Rejects with the stream's error. */
-  put(key: string, body: Readable, contentType: string): Promise<void>;
-  /** Makes `from` available as `to` and removes `from`; if `to` exists already, `from` is just removed. */
-  move(from: string, to: string): Promise<void>;
-  /** The object's bytes and size; null when there is no such object. */
-  get(key: string): Promise<{ body: Readable; size: number } | null>;
-  exists(key: string): Promise<boolean>;
-  /** Removes the object; no error when it does not exist. */
-  delete(key: string): Promise<void>;
-  close(): Promise<void>;
-}
+import type { BlobStore } from "./store.js";
 
 let store: BlobStore | undefined;
 

@@ -4,7 +4,7 @@
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { Readable } from "node:stream";
-import type { BlobStore } from "./index.js";
+import type { BlobStore } from "./store.js";
 
 export interface S3Options {
   bucket: string;

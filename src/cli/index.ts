@@ -9,7 +9,8 @@ import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, 
 import { loadConfig } from "../config.js";
 import { configureDatabase, prepareDb, prisma } from "../db/index.js";
 import { migrate } from "../db/migrate.js";
-import { consoleProgress, DEMO_EMAIL, seedDemo } from "../seed/demo.js";
+import { DEMO_EMAIL, seedDemo } from "../seed/demo.js";
+import { consoleProgress } from "../seed/progress.js";
 
 const USAGE = `usage: npm run cli -- <command>
   account create <accountId> [--name <name>] [--id-method app_user_id|crm_user_id|cookie]

@@ -153,7 +153,7 @@ export function graphqlFastPath(options: {
     if (!params || !document) return toYoga();
     if (params.variables && findUnstorableText(params.variables, "variables")) return toYoga();
     const op = compiled.get(document, params.operationName);
-    if (!op || op.type !== "query") return toYoga();
+    if (op?.type !== "query") return toYoga();
     const ctx = context(req, res);
     try {
       await ctx.identity();

@@ -8,7 +8,6 @@ import client from "prom-client";
 import { onQuery } from "../db/index.js";
 import { LIMIT_CODE } from "../graphql/armor.js";
 import { rateLimitRejections as rateLimitEvents } from "./counters.js";
-import type { RestRoute } from "../rest/routes.js";
 
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
@@ -92,11 +91,18 @@ export function collectMetrics(): void {
   });
 }
 
+/** What a route label is made from: a REST row's method, Express path and name (the app hands these in). */
+export interface NamedRoute {
+  method: string;
+  path: string;
+  name: string;
+}
+
 /**
  * The route label of a finished request: the REST row's name, the Express route path of other
  * routes, "graphql", or "unmatched" (never the raw URL: ids in paths would make a series each).
  */
-export function routeLabeler(routes: readonly RestRoute[]): (req: Request) => string {
+export function routeLabeler(routes: readonly NamedRoute[]): (req: Request) => string {
   const names = new Map(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r.name]));
   return (req) => {
     const path = (req.route as { path?: unknown } | undefined)?.path;

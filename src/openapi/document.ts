@@ -6,7 +6,7 @@ import { KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import { problem } from "../rest/problem.js";
 import { JSON_BODY_LIMIT_BYTES } from "../rest/router.js";
 import type { RestRoute } from "../rest/routes.js";
-import { bodySchema, exampleOf, openApiPath, sampleInput } from "./samples.js";
+import { bodySchema, exampleOf, openApiPath, sampleInput } from "./requestDocs.js";
 
 export interface OpenApiOptions {
   version?: string;
@@ -225,7 +225,7 @@ function successHeaders(route: RestRoute): Record<string, unknown> {
   return Object.fromEntries(Object.entries(route.reply.headers ?? {}).map(([name, value]) => [name, { schema: { type: "string", const: value } }]));
 }
 
-function errorResponse(route: RestRoute, status: number, input: ReturnType<typeof sampleInput>, detail?: string) {
+function errorResponse(route: RestRoute, status: number, input: ReturnType<typeof sampleInput>) {
   let description = STATUS_TEXT[status] ?? `Status ${status}`;
   if (route.rawBody && status === 413) description = `Body larger than ${route.rawBody.limitBytes / 1024 / 1024} MiB`;
   if (route.rawBody && status === 415) description = `Body is not ${route.rawBody.contentType}`;
@@ -234,7 +234,7 @@ function errorResponse(route: RestRoute, status: number, input: ReturnType<typeo
     for (const h of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) headers[h] = { $ref: `#/components/headers/${h}` };
   }
   if (status === 503) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
-  const message = detail ?? (status === 500 ? "Unexpected error; the request may succeed on retry." : (STATUS_TEXT[status] ?? "Error"));
+  const message = status === 500 ? "Unexpected error; the request may succeed on retry." : (STATUS_TEXT[status] ?? "Error");
   if (route.errorBody && route.errorSchema) {
     // The spec's own failure shape for this route instead of problem+json.
     const example = route.errorBody(status, [message], input);

@@ -1,14 +1,6 @@
 // GraphQL types → JSON Schema (2020-12, OpenAPI 3.1's dialect). REST records and bodies are GraphQL
 // results and inputs on the wire, so their types, enums, nullability and descriptions come from here.
-import {
-  GraphQLEnumType,
-  GraphQLInputObjectType,
-  GraphQLList,
-  GraphQLNonNull,
-  GraphQLScalarType,
-  type GraphQLInputType,
-  type GraphQLOutputType,
-} from "graphql";
+import { GraphQLEnumType, GraphQLInputObjectType, GraphQLList, GraphQLNonNull, GraphQLScalarType, type GraphQLInputType } from "graphql";
 import type { JsonSchema } from "../rest/docs.js";
 
 const SCALARS: Record<string, JsonSchema> = {
@@ -79,20 +71,4 @@ export function inputObjectSchema(type: GraphQLInputObjectType, opts: InputObjec
     // GraphQL input coercion rejects unknown fields, so the REST body does too.
     additionalProperties: false,
   };
-}
-
-/** Output leaf with nullability, for the fields a route document selects. */
-export function outputLeafSchema(type: GraphQLOutputType, description?: string | null): JsonSchema {
-  let nullable = true;
-  let t = type;
-  if (t instanceof GraphQLNonNull) {
-    nullable = false;
-    t = t.ofType;
-  }
-  let schema: JsonSchema;
-  if (t instanceof GraphQLList) schema = { type: "array", items: outputLeafSchema(t.ofType) };
-  else if (t instanceof GraphQLScalarType || t instanceof GraphQLEnumType) schema = leafSchema(t);
-  else schema = {};
-  if (description) schema = { ...schema, description: schema.description ? `${description} ${schema.description as string}` : description };
-  return nullable ? orNull(schema) : schema;
 }

@@ -5,7 +5,7 @@
 import type { Readable } from "node:stream";
 import type { KeyScope } from "../auth/keys.js";
 import type { BodyDoc, JsonSchema, QueryParamDoc } from "./docs.js";
-import type { Reply } from "./responses.js";
+import type { Problem } from "./problem.js";
 
 /** The two path styles of the spec; they differ only in how content refers to tags (id or name). */
 export type Style = "A" | "B";
@@ -40,6 +40,34 @@ export interface StagedBody {
   discard(): Promise<void>;
 }
 
+/**
+ * What a status answers with: a JSON body of this schema (and, with `text`, other media types the
+ * caller can ask for, e.g. `text/csv`), bytes of a media type, a problem, or nothing.
+ */
+export type ResponseDoc =
+  | { json: JsonSchema; text?: Record<string, { description: string; example: string }> }
+  | { binary: string; headers: Record<string, string> }
+  | "problem"
+  | "empty";
+
+export interface Reply {
+  kind: "page" | "one" | "bulk" | "custom";
+  responses: Record<number, ResponseDoc>;
+  /** Headers every successful answer carries. */
+  headers?: Record<string, string>;
+  send(data: any, input: RestInput): RestReply;
+}
+
+/** What a route answers: a status, and a JSON body, a problem or a stream. */
+export interface RestReply {
+  status: number;
+  body?: unknown;
+  problem?: Problem;
+  headers?: Record<string, string>;
+  /** A body other than JSON, streamed as it is produced (a file download, a CSV report); `headers` say what it is. */
+  stream?: () => Promise<Readable>;
+}
+
 export interface RestRoute {
   /** Stable operation name (OpenAPI operationId, metrics label). */
   name: string;
@@ -50,7 +78,7 @@ export interface RestRoute {
   /** The GraphQL operation the route runs. */
   document: string;
   variables(input: RestInput): Record<string, unknown>;
-  /** What it answers: a declared reply kind (src/rest/responses.ts `reply`). */
+  /** What it answers: a declared reply kind (`reply` of src/rest/responses.ts). */
   reply: Reply;
   /** Key scopes allowed on this route (default: integration keys only). */
   scopes?: readonly KeyScope[];

@@ -1,19 +1,9 @@
 // How GraphQL results become REST responses: pages, single records, and the contract's rules for
 // bulk outcomes (201/200/204 all succeeded, 207 mixed, the shared status when all failed alike).
-import type { Readable } from "node:stream";
 import type { FieldError } from "../errors.js";
-import type { RestInput } from "./contract.js";
+import type { Reply, ResponseDoc, RestInput, RestReply } from "./contract.js";
 import type { JsonSchema } from "./docs.js";
-import { problem, type Problem } from "./problem.js";
-
-export interface RestReply {
-  status: number;
-  body?: unknown;
-  problem?: Problem;
-  headers?: Record<string, string>;
-  /** A body other than JSON, streamed as it is produced (a file download, a CSV report); `headers` say what it is. */
-  stream?: () => Promise<Readable>;
-}
+import { problem } from "./problem.js";
 
 interface Connection<N> {
   nodes: N[];
@@ -81,24 +71,6 @@ export interface WireRecord<N = any> {
 }
 
 export const wireRecord = <N>(schema: JsonSchema, map: (node: N) => unknown): WireRecord<N> => ({ schema, map });
-
-/**
- * What a status answers with: a JSON body of this schema (and, with `text`, other media types the
- * caller can ask for, e.g. `text/csv`), bytes of a media type, a problem, or nothing.
- */
-export type ResponseDoc =
-  | { json: JsonSchema; text?: Record<string, { description: string; example: string }> }
-  | { binary: string; headers: Record<string, string> }
-  | "problem"
-  | "empty";
-
-export interface Reply {
-  kind: "page" | "one" | "bulk" | "custom";
-  responses: Record<number, ResponseDoc>;
-  /** Headers every successful answer carries. */
-  headers?: Record<string, string>;
-  send(data: any, input: RestInput): RestReply;
-}
 
 const PAGE_CURSOR: JsonSchema = {
   type: ["string", "null"],

@@ -1,7 +1,6 @@
 // Keyset pagination shared by every list: rows are ordered by (sort key, id) and the opaque cursor
 // holds the last row's pair, so a walk returns every row once even while rows are inserted.
 // Cursors are base64url JSON; anything that does not decode to the expected pair is a 400.
-import { z } from "zod";
 import { badRequest } from "../errors.js";
 
 /** Defaults and maxima of `limit` / `first`, from the spec's Limits table. */
@@ -60,10 +59,6 @@ export function afterCursor(field: string, cursor: string | null | undefined, is
 
 function decodeCursorMismatch() {
   return badRequest("cursor does not belong to this list", [{ path: "cursor", message: "cursor from another list" }]);
-}
-
-export function limitSchema(limits: { max: number }) {
-  return z.number().int().min(1, `must be between 1 and ${limits.max}`).max(limits.max, `must be between 1 and ${limits.max}`);
 }
 
 export interface Page<T> {

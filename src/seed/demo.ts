@@ -6,37 +6,12 @@ import { prisma, withTransaction } from "../db/index.js";
 import { newId } from "../ids.js";
 import type { Prisma } from "../generated/sqlite/client.js";
 import { seedDemoEvents } from "./events.js";
+import type { Progress } from "./progress.js";
+import { seeded } from "./random.js";
 import { seedDemoSegments } from "./segments.js";
 
 export const DEMO_ACCOUNT = "demo";
 export const DEMO_EMAIL = "admin@example.com";
-
-/** mulberry32: small, fast, deterministic. */
-export function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export type Progress = (step: string, done: number, total: number) => void;
-
-export function consoleProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
-  let lastLine = "";
-  return (step, done, total) => {
-    const pct = Math.floor((done / total) * 100);
-    const line = `seed: ${step} ${done}/${total} (${pct}%)`;
-    if (stream.isTTY) stream.write(`\r${line}${done === total ? "\n" : ""}`);
-    else if (done === total || line.split(" (")[0] !== lastLine) {
-      if (done === total || pct % 25 === 0) stream.write(`${line}\n`);
-    }
-    lastLine = line.split(" (")[0]!;
-  };
-}
 
 const TAGS = [
   "onboarding",
@@ -76,8 +51,7 @@ const TOPICS = [
 export async function seedDemo(opts: { contents?: number; sessions?: number; progress?: Progress } = {}): Promise<{ key: string; accountId: string }> {
   const progress = opts.progress ?? (() => {});
   const total = opts.contents ?? 200;
-  const random = rng(42);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const { next: random, pick } = seeded(42);
 
   if (!(await prisma.account.findUnique({ where: { id: DEMO_ACCOUNT } }))) {
     await createAccount(DEMO_ACCOUNT, { name: "Demo account" });

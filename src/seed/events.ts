@@ -7,7 +7,8 @@ import { clock } from "../clock.js";
 import { prisma } from "../db/index.js";
 import { recordEvents } from "../domains/events/schema.js";
 import { WIDGETS } from "../domains/events/validate.js";
-import { rng, type Progress } from "./demo.js";
+import type { Progress } from "./progress.js";
+import { seeded } from "./random.js";
 
 const DOMAINS = ["app.acme.com", "app.acme.com", "admin.acme.com", "help.acme.com", undefined] as const;
 const FIRST = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Ken", "Linus", "Margaret", "Dennis", "Radia", "Tim", "Frances"];
@@ -25,9 +26,7 @@ type Ev = Record<string, unknown> & { type: string; time: number };
 export async function seedDemoEvents(accountId: string, opts: { sessions?: number; progress?: Progress } = {}): Promise<number> {
   if ((await prisma.event.count({ where: { accountId } })) > 0) return 0; // seeded before
   const progress = opts.progress ?? (() => {});
-  const random = rng(2024);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const chance = (p: number) => random() < p;
+  const { next: random, pick, chance } = seeded(2024);
 
   const content = await prisma.content.findMany({ where: { accountId }, select: { id: true, type: true }, orderBy: { createdAt: "asc" } });
   const flows = content

@@ -1,7 +1,11 @@
-// Content fixtures, written with createMany (through the audited transaction every write takes): fixed creation times a
-// minute apart, update times in a seeded shuffled order, 2-3 seeded tags per content.
+// Content fixtures, written straight to the database through the audited transaction every write
+// takes (for rows the REST layer cannot write): many at once (seedContents: fixed creation times a
+// minute apart, update times in a seeded shuffled order, 2-3 seeded tags per content), or one
+// (makeContent).
 import { withTransaction } from "../../src/db/index.js";
-import { MINUTE, pad, seeded, T0 } from "./random.js";
+import { newId } from "../../src/ids.js";
+import { seeded } from "../../src/seed/random.js";
+import { MINUTE, pad, T0 } from "./values.js";
 import type { TagRow } from "./tags.js";
 
 export interface ContentRow {
@@ -30,4 +34,24 @@ export async function seedContents(accountId: string, count: number, tags: TagRo
     if (links.length) await tx.contentTag.createMany({ data: links });
   });
   return rows;
+}
+
+/** One content row of the account (types, states and times the REST layer cannot write). */
+export async function makeContent(accountId: string, data: { title?: string; type?: string; state?: string; createdAt?: Date; updatedAt?: Date } = {}) {
+  const state = data.state ?? "draft";
+  const createdAt = data.createdAt ?? new Date();
+  return withTransaction((tx) =>
+    tx.content.create({
+      data: {
+        id: newId("c"),
+        accountId,
+        title: data.title ?? "seeded",
+        type: data.type ?? "text",
+        state,
+        stage: state === "production" ? "production" : "design",
+        createdAt,
+        updatedAt: data.updatedAt ?? createdAt,
+      },
+    }),
+  );
 }

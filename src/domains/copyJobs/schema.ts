@@ -9,7 +9,7 @@ import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { builder } from "../../schema/builder.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { newJobId } from "./copy.js";
-import { dispatch } from "./worker.js";
+import { dispatch } from "./queue.js";
 
 export const JOB_STATUSES = ["queued", "running", "completed", "failed"] as const;
 const FINAL = new Set(["completed", "failed"]);

@@ -11,9 +11,7 @@
 // retried with backoff, then recorded as failed alone; the rest of the job goes on. On completion
 // the initiating user is e-mailed, and the job is marked notified.
 import { hostname } from "node:os";
-import type PgBoss from "pg-boss";
 import { requestScope } from "../../audit/requestScope.js";
-import { loadConfig } from "../../config.js";
 import { dbKind, prisma, withTransaction } from "../../db/index.js";
 import { knownError } from "../../errors.js";
 import type { CopyJob } from "../../generated/sqlite/client.js";
@@ -21,9 +19,9 @@ import { logger } from "../../logger.js";
 import { sendMail } from "../../mail/index.js";
 import { setJobQueueDepth } from "../../observability/metrics.js";
 import { copyItem, type CopyPlan } from "./copy.js";
+import { dispatch, onDispatch, pgBoss, QUEUE, startedBoss } from "./queue.js";
 import { emitCopyJobFinished } from "../webhooks/emit.js";
 
-export const QUEUE = "copy-jobs";
 /** A job taken this many times without finishing is given up (failed). */
 export const MAX_JOB_ATTEMPTS = 10;
 const SWEEP_MS = 5_000;
@@ -35,49 +33,12 @@ export interface WorkerOptions {
   itemAttempts: number;
   /** Tests only: a pause before each item. */
   itemDelayMs?: number;
+  /** Tests only: runs before each attempt of an item (a thrown error fails that attempt). */
+  beforeItem?: (sourceId: string, attempt: number) => void | Promise<void>;
 }
-
-/** Test seam: runs before each attempt of an item (a thrown error fails that attempt). */
-export const testHooks: { beforeItem?: (sourceId: string, attempt: number) => void | Promise<void> } = {};
 
 const backoff = (attempt: number, base = 100) => Math.min(base * 2 ** (attempt - 1), 10_000) * (0.75 + Math.random() / 2);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// ---- the queue ------------------------------------------------------------------------------------
-
-let boss: Promise<PgBoss> | undefined;
-
-/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing (webhook deliveries share it). */
-export function pgBoss(): Promise<PgBoss> {
-  boss ??= (async () => {
-    // Loaded on PostgreSQL only (SQLite runs the in-process worker).
-    const { default: PgBossClass } = await import("pg-boss");
-    const b = new PgBossClass({ connectionString: loadConfig().DATABASE_URL, schema: "pgboss", max: 4, schedule: false });
-    b.on("error", (err) => log.error({ err }, "pg-boss error"));
-    await b.start();
-    await b.createQueue(QUEUE, { name: QUEUE, retryLimit: 8, retryDelay: 1, retryBackoff: true, expireInSeconds: 3600 });
-    return b;
-  })();
-  return boss;
-}
-
-const localWakers = new Set<() => void>();
-
-/** Tells the workers that job `id` wants running (after its row is committed). */
-export async function dispatch(id: string): Promise<void> {
-  if (dbKind() === "postgres") {
-    await (await pgBoss()).send(QUEUE, { jobId: id });
-  } else {
-    for (const wake of localWakers) wake();
-  }
-}
-
-/** Stops the process's pg-boss (after the workers stopped). */
-export async function closeQueue(): Promise<void> {
-  const b = boss;
-  boss = undefined;
-  if (b) await (await b).stop({ graceful: false, wait: true, close: true, timeout: 5_000 });
-}
 
 /** The job_queue_depth metric: jobs not finished and notified yet. */
 async function reportDepth(): Promise<void> {
@@ -124,6 +85,7 @@ export class CopyJobWorker {
     clearInterval(this.sweepTimer);
     await this.loop;
     await this.running;
+    const boss = startedBoss();
     if (boss) await (await boss).offWork(QUEUE).catch(() => undefined);
     log.info({ worker: this.id }, "copy-job worker stopped");
   }
@@ -134,8 +96,7 @@ export class CopyJobWorker {
   }
 
   private async pollLoop(): Promise<void> {
-    const wake = () => this.wake();
-    localWakers.add(wake);
+    const stopListening = onDispatch(() => this.wake());
     try {
       while (!this.stopping) {
         const next = await prisma.copyJob.findFirst({ where: wanted(new Date()), orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: { id: true } });
@@ -155,7 +116,7 @@ export class CopyJobWorker {
     } catch (err) {
       if (!this.stopping) log.error({ err }, "copy-job poll loop stopped");
     } finally {
-      localWakers.delete(wake);
+      stopListening();
     }
   }
 
@@ -250,7 +211,7 @@ export class CopyJobWorker {
     for (let attempt = attemptsBefore + 1; ; attempt++) {
       try {
         if (this.opts.itemDelayMs) await sleep(this.opts.itemDelayMs);
-        await testHooks.beforeItem?.(sourceId, attempt);
+        await this.opts.beforeItem?.(sourceId, attempt);
         // The copies are audited in the destination account as the initiating user's changes.
         await requestScope.run({ requestId: `copy-job:${job.id}`, ip: null, actor: job.requestedBy }, () =>
           withTransaction(async (tx) => {

@@ -68,7 +68,7 @@ type ActionRow = { actionId: string; count: number; value: bigint | number | nul
 /**
  * A user this request created, as the read of it would return it: the row with its values and
  * actions. A field added to EndUser that reads another relation must be filled here too
- * (test/rest-endusers.test.ts compares such a reply with a read of the same user).
+ * (test/rest-endusers/style-b.test.ts compares such a reply with a read of the same user).
  */
 type NewUser = Prisma.EndUserCreateManyInput & { values: (StoredValue & { field: string })[]; actions: ActionRow[] };
 
@@ -244,7 +244,7 @@ function actionMap(value: unknown, what: string, min: number | null, max = Numbe
  */
 export async function upsertEndUsers(accountId: string, items: WriteItem[]): Promise<EndUserItem[]> {
   // Decided inside the transaction: the schema under a shared account lock (a concurrent schema
-  // change waits, see endUserSchema.ts), the named end users locked in id order, so concurrent
+  // change waits, see ./fields.ts), the named end users locked in id order, so concurrent
   // upserts of one user merge instead of overwriting, and a create that loses the race to a
   // concurrent one runs the transaction again as an update.
   return withTransaction(async (tx) => {

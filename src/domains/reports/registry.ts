@@ -3,7 +3,7 @@
 // runner executes them all (runReport): the database groups and counts (GROUP BY, COUNT(DISTINCT),
 // window functions); JavaScript only converts the aggregated rows to wire values. Every statement
 // binds the account id, the window and the filters as parameters.
-import { prisma, dbKind } from "../../db/index.js";
+import { prisma, dbKind, withTransaction } from "../../db/index.js";
 import { Prisma } from "../../generated/sqlite/client.js";
 import { countSource, userSource } from "./sources.js";
 
@@ -121,14 +121,26 @@ const countBy = (q: Q, type: string, by: string[], as: string, opts: { user?: bo
 const countByDay = (q: Q, type: string, extra: string[] = []) => {
   const named = raw(extra.map((k) => `, e."${k}" AS "${k}"`).join(""));
   const keys = raw(extra.map((k) => `, e."${k}"`).join(""));
-  return sql`SELECT e."day" AS "date"${named}, SUM(e."n") AS "plays" FROM ${q.counts([type])} e GROUP BY e."day"${keys}`;
+  // Per day alone (no key, no flow filter): the day totals per type and domain answer it.
+  const totals = !extra.length && q.p.flowId === null;
+  return sql`SELECT e."day" AS "date"${named}, SUM(e."n") AS "plays" FROM ${q.counts([type], { totals })} e GROUP BY e."day"${keys}`;
 };
+
+/**
+ * Distinct end users per `key` of a per-user source: the distinct (key, end user) pairs first (a
+ * hash aggregate), then counted per key. The same count as COUNT(DISTINCT "endUserId") per key,
+ * which PostgreSQL computes by sorting every row of each group (most of these reports' time).
+ */
+const distinctUsers = (source: Prisma.Sql, key: string, as: string) =>
+  sql`SELECT d."${raw(key)}" AS "${raw(key)}", COUNT(*) AS "${raw(as)}"
+    FROM (SELECT e."${raw(key)}" AS "${raw(key)}", e."endUserId" AS "endUserId" FROM ${source} e GROUP BY e."${raw(key)}", e."endUserId") d
+    GROUP BY d."${raw(key)}"`;
 
 /** Event counts per `key` joined with the distinct end users per `key` (exact: counted over per-user rows). */
 const countsWithUsers = (q: Q, type: string, key: string, countAs: string, usersAs: string) =>
   sql`SELECT c."${raw(key)}" AS "${raw(key)}", c."${raw(countAs)}" AS "${raw(countAs)}", COALESCE(u."${raw(usersAs)}", 0) AS "${raw(usersAs)}"
     FROM (SELECT e."${raw(key)}" AS "${raw(key)}", SUM(e."n") AS "${raw(countAs)}" FROM ${q.counts([type])} e GROUP BY e."${raw(key)}") c
-    LEFT JOIN (SELECT e."${raw(key)}" AS "${raw(key)}", COUNT(DISTINCT e."endUserId") AS "${raw(usersAs)}" FROM ${q.users([type])} e GROUP BY e."${raw(key)}") u
+    LEFT JOIN (${distinctUsers(q.users([type]), key, usersAs)}) u
       ON u."${raw(key)}" = c."${raw(key)}"`;
 
 // ---- the reports ---------------------------------------------------------------------------------
@@ -210,9 +222,9 @@ export const REPORTS: readonly ReportDefinition[] = [
     "Self Help searches per UTC day, with distinct searchers.",
     [C.date, C.searches, col("uniqueSearchers", "int", "Distinct end users who searched.")],
     (q) => sql`SELECT c."date" AS "date", c."searches" AS "searches", COALESCE(u."uniqueSearchers", 0) AS "uniqueSearchers"
-      FROM (SELECT e."day" AS "date", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"])} e GROUP BY e."day") c
-      LEFT JOIN (SELECT e."day" AS "date", COUNT(DISTINCT e."endUserId") AS "uniqueSearchers" FROM ${q.users(["selfhelp_search"])} e GROUP BY e."day") u
-        ON u."date" = c."date"`,
+      FROM (SELECT e."day" AS "date", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"], { totals: true })} e GROUP BY e."day") c
+      LEFT JOIN (${distinctUsers(q.users(["selfhelp_search"]), "day", "uniqueSearchers")}) u
+        ON u."day" = c."date"`,
   ),
   // Outcomes partition the searches: a clicked result implies resultCount ≥ 1 (validate.ts), so
   // "resultCount > 0" is successful or unsuccessful and "resultCount = 0" is no_results.
@@ -367,9 +379,12 @@ export const REPORTS: readonly ReportDefinition[] = [
     "beacons",
     "Beacons: distinct end users shown and who clicked.",
     [C.contentId, col("usersShown", "int", "Distinct end users with beacon_shown."), col("usersClicked", "int", "Distinct end users with beacon_clicked.")],
-    (q) => sql`SELECT e."contentId" AS "contentId", COUNT(DISTINCT CASE WHEN e."type" = ${"beacon_shown"} THEN e."endUserId" END) AS "usersShown",
-      COUNT(DISTINCT CASE WHEN e."type" = ${"beacon_clicked"} THEN e."endUserId" END) AS "usersClicked"
-      FROM ${q.users(["beacon_shown", "beacon_clicked"])} e GROUP BY e."contentId"`,
+    // Distinct (content, type, end user) first (a hash aggregate), then counted per content and type.
+    (q) => sql`SELECT d."contentId" AS "contentId", SUM(CASE WHEN d."type" = ${"beacon_shown"} THEN 1 ELSE 0 END) AS "usersShown",
+      SUM(CASE WHEN d."type" = ${"beacon_clicked"} THEN 1 ELSE 0 END) AS "usersClicked"
+      FROM (SELECT e."contentId" AS "contentId", e."type" AS "type", e."endUserId" AS "endUserId" FROM ${q.users(["beacon_shown", "beacon_clicked"])} e
+        GROUP BY e."contentId", e."type", e."endUserId") d
+      GROUP BY d."contentId"`,
   ),
   report(
     "beaconEngagementByUser",
@@ -495,11 +510,27 @@ export function wireValue(kind: ColumnKind, v: unknown): string | number | boole
   }
 }
 
+/** PostgreSQL memory per sort or hash of a report statement (the server's default is 4 MB). */
+const REPORT_WORK_MEM = "64MB";
+
 /** Runs a report: its rows, each an array of wire values in column order (all of them, or one page and the keyset of the next). */
 export async function runReport(def: ReportDefinition, p: ReportParams): Promise<unknown[][]>;
 export async function runReport(def: ReportDefinition, p: ReportParams, page: PageRequest): Promise<{ rows: unknown[][]; next: Keyset | null }>;
 export async function runReport(def: ReportDefinition, p: ReportParams, page?: PageRequest): Promise<unknown[][] | { rows: unknown[][]; next: Keyset | null }> {
-  const found = await prisma.$queryRaw<Record<string, unknown>[]>(reportSql(def, p, dbKind(), page));
+  const statement = reportSql(def, p, dbKind(), page);
+  const found =
+    dbKind() === "postgres"
+      ? // The report's hash aggregates (distinct end users, keys per day) hold up to a few hundred
+        // thousand groups at a few million events: with the default work_mem (4 MB) they spill to
+        // disk, which doubled their time. SET LOCAL needs a transaction; it changes nothing.
+        await withTransaction(
+          async (tx) => {
+            await tx.$executeRawUnsafe(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
+            return tx.$queryRaw<Record<string, unknown>[]>(statement);
+          },
+          { timeout: 600_000, maxWait: 10_000 },
+        )
+      : await prisma.$queryRaw<Record<string, unknown>[]>(statement);
   const wire = (r: Record<string, unknown>) => def.columns.map((c) => wireValue(c.kind, r[c.name]));
   if (!page) return found.map(wire);
   const sortValues = (r: Record<string, unknown>) => def.columns.map((c) => cursorValue(r[c.name]));

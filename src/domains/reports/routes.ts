@@ -2,7 +2,7 @@
 import { stringify } from "csv-stringify";
 import { B, type RestInput, type RestRoute } from "../../rest/contract.js";
 import { cursorParam, intParam, stringParam } from "../../rest/params.js";
-import type { RestReply } from "../../rest/responses.js";
+import type { RestReply } from "../../rest/contract.js";
 import { reply } from "../../rest/responses.js";
 import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORTS, REPORTS_BY_NAME, type Column } from "./registry.js";
 import { domainList } from "./window.js";

@@ -120,7 +120,8 @@ export function countSource(p: SourceParams, types: readonly string[], opts: { t
       WHERE r."accountId" = ${p.accountId}${typeCondition("r", types)} AND r."grain" = ${grain} AND r."bucket" >= ${r[0]} AND r."bucket" < ${r[1]}${filters("r", p, true)}`;
   const branches: Prisma.Sql[] = [];
   // Reports that group by type alone read the day totals (no keys: every key column is NULL there).
-  if (seg.days) branches.push(rollupBranch(opts.totals ? TOTALS : 24, [seg.days[0] * 24, seg.days[1] * 24]));
+  // (Not with a flow filter: the totals have no flow.)
+  if (seg.days) branches.push(rollupBranch(opts.totals && p.flowId === null ? TOTALS : 24, [seg.days[0] * 24, seg.days[1] * 24]));
   for (const h of seg.hours) branches.push(rollupBranch(1, h));
   if (seg.raw.length || !branches.length) branches.push(rawBranch(seg.raw.length ? seg.raw : [[from, from]], true));
   return sql`(${join(branches, " UNION ALL ")})`;
@@ -139,7 +140,12 @@ export function userSource(p: SourceParams, types: readonly string[], dialect: "
   const user = dialect === "postgres" ? `e."endUserId" COLLATE "C"` : `e."endUserId"`;
   const rawWhere = (ranges: Range[]) => {
     const time = join(
-      ranges.map((r) => sql`(e."time" >= ${r[0]} AND e."time" < ${r[1]})`),
+      ranges.map((r) =>
+        // The end day's edge: empty when that day's rollup rows answer it (see endDay below).
+        beyond && r[0] === endDay! * DAY && r[1] === to
+          ? sql`(e."time" >= ${r[0]} AND e."time" < (SELECT CASE WHEN ${beyond} THEN ${raw(String(to))} ELSE ${raw(String(r[0]))} END))`
+          : sql`(e."time" >= ${r[0]} AND e."time" < ${r[1]})`,
+      ),
       " OR ",
     );
     return sql`e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time}) AND e."endUserId" IS NOT NULL${filters("e", p, false)}`;
@@ -152,17 +158,33 @@ export function userSource(p: SourceParams, types: readonly string[], dialect: "
       FROM "Event" e WHERE ${rawWhere(ranges)}${inPage(user)}`;
   };
   const seg = p.raw ? { days: null, raw: [[from, to]] as Range[] } : daySegments(from, to);
+  // The partial day at the end of the window (today, for the default window) is the costly edge: up
+  // to a day of raw events. When no event of these types lies after the window's end in that day
+  // (the usual case: the window ends now), that day's rollup rows hold exactly the events of the
+  // edge, so they are read instead; otherwise the raw events are. Decided inside the statement (one
+  // snapshot), by one probe of the (accountId, type, time) index.
+  const endDay = seg.days && seg.raw.length && seg.raw.at(-1)![1] === to && to % DAY !== 0 ? Math.floor(to / DAY) : null;
+  const beyond =
+    endDay === null
+      ? null
+      : sql`EXISTS (SELECT 1 FROM "Event" x WHERE x."accountId" = ${p.accountId}${typeCondition("x", types)} AND x."time" >= ${to} AND x."time" < ${(endDay + 1) * DAY})`;
   const rollupWhere = seg.days
     ? sql`u."accountId" = ${p.accountId}${typeCondition("u", types)} AND u."day" >= ${seg.days[0]} AND u."day" < ${seg.days[1]}${filters("u", p, true)}`
     : null;
+  // A branch of its own (NOT EXISTS is a one-time filter): the whole days' plan stays as it is.
+  const endDayWhere =
+    beyond && endDay !== null
+      ? sql`u."accountId" = ${p.accountId}${typeCondition("u", types)} AND u."day" = ${endDay}${filters("u", p, true)} AND NOT ${beyond}`
+      : null;
   const rawRanges = seg.raw.length ? seg.raw : ([[from, from]] as Range[]);
   const branches: Prisma.Sql[] = [];
   if (p.raw) branches.push(rawBranch(rawRanges, false));
   else {
-    if (rollupWhere) {
-      const cols = raw(USER_KEYS.map((k) => (k === "step" ? `NULLIF(u."step", 0) AS "step"` : `NULLIF(u."${k}", '')  AS "${k}"`)).join(", "));
+    const cols = raw(USER_KEYS.map((k) => (k === "step" ? `NULLIF(u."step", 0) AS "step"` : `NULLIF(u."${k}", '')  AS "${k}"`)).join(", "));
+    for (const where of [rollupWhere, endDayWhere]) {
+      if (!where) continue;
       branches.push(sql`SELECT u."endUserId" AS "endUserId", u."type" AS "type", NULLIF(u."domain", '') AS "domain", ${cols}, u."n" AS "n", u."lastTime" AS "lastTime", u."day" AS "day"
-      FROM "EventUserRollup" u WHERE ${rollupWhere}${inPage('u."endUserId"')}`);
+      FROM "EventUserRollup" u WHERE ${where}${inPage('u."endUserId"')}`);
     }
     if (seg.raw.length || !branches.length) branches.push(rawBranch(rawRanges, true));
   }
@@ -176,6 +198,7 @@ export function userSource(p: SourceParams, types: readonly string[], dialect: "
   if (p.raw) candidates.push(firstUsers(user, `"Event" e`, rawWhere(rawRanges)));
   else {
     if (rollupWhere) candidates.push(firstUsers('u."endUserId"', `"EventUserRollup" u`, rollupWhere));
+    if (endDayWhere) candidates.push(firstUsers('u."endUserId"', `"EventUserRollup" u`, endDayWhere));
     if (seg.raw.length || !rollupWhere) candidates.push(firstUsers(user, `"Event" e`, rawWhere(rawRanges)));
   }
   if (range.after !== null) candidates.push(sql`SELECT ${range.after} AS "endUserId"`);

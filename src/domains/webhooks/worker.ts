@@ -1,6 +1,6 @@
 // The webhook delivery worker. A WebhookDelivery row is the delivery's truth (status, attempts,
 // next attempt, who holds it until when); the queue only says "send delivery X, attempt n":
-//   - PostgreSQL: pg-boss, the copy jobs' instance (src/domains/copyJobs/worker.ts). A sweep finds
+//   - PostgreSQL: pg-boss, the copy jobs' instance (src/domains/copyJobs/queue.ts). A sweep finds
 //     due deliveries and sends each to the queue once across instances (a conditional bump of
 //     nextAttemptAt decides which instance sends it); pg-boss hands the job to one worker.
 //   - SQLite (embedded, one process): an in-process loop over the same table.
@@ -16,7 +16,7 @@ import { decrypt } from "../../crypto.js";
 import { dbKind, prisma, withTransaction } from "../../db/index.js";
 import { pruneMessages } from "../../ingest/idempotency.js";
 import { logger } from "../../logger.js";
-import { pgBoss } from "../copyJobs/worker.js";
+import { pgBoss } from "../copyJobs/queue.js";
 import { webhookSettings } from "./settings.js";
 import { signedHeaders } from "./sign.js";
 import { guardedLookup, refusedLiteral } from "./ssrf.js";

@@ -1,0 +1,56 @@
+// The copy jobs' queue: how a committed job reaches the workers. The schema hands jobs over here
+// (dispatch) without knowing the worker (./worker.ts), which listens here.
+//   - PostgreSQL: pg-boss (webhook deliveries share its instance, src/domains/webhooks/worker.ts).
+//   - SQLite (embedded, one process): an in-process wake-up of the polling workers.
+import type PgBoss from "pg-boss";
+import { loadConfig } from "../../config.js";
+import { dbKind } from "../../db/index.js";
+import { logger } from "../../logger.js";
+
+export const QUEUE = "copy-jobs";
+const log = logger.child({ component: "copy-jobs" });
+
+let boss: Promise<PgBoss> | undefined;
+
+/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing (webhook deliveries share it). */
+export function pgBoss(): Promise<PgBoss> {
+  boss ??= (async () => {
+    // Loaded on PostgreSQL only (SQLite runs the in-process worker).
+    const { default: PgBossClass } = await import("pg-boss");
+    const b = new PgBossClass({ connectionString: loadConfig().DATABASE_URL, schema: "pgboss", max: 4, schedule: false });
+    b.on("error", (err) => log.error({ err }, "pg-boss error"));
+    await b.start();
+    await b.createQueue(QUEUE, { name: QUEUE, retryLimit: 8, retryDelay: 1, retryBackoff: true, expireInSeconds: 3600 });
+    return b;
+  })();
+  return boss;
+}
+
+/** The process's pg-boss if it was started, else undefined (stopping a worker must not start one). */
+export function startedBoss(): Promise<PgBoss> | undefined {
+  return boss;
+}
+
+const localWakers = new Set<() => void>();
+
+/** SQLite: `wake` runs on every dispatch until the returned function is called. */
+export function onDispatch(wake: () => void): () => void {
+  localWakers.add(wake);
+  return () => localWakers.delete(wake);
+}
+
+/** Tells the workers that job `id` wants running (after its row is committed). */
+export async function dispatch(id: string): Promise<void> {
+  if (dbKind() === "postgres") {
+    await (await pgBoss()).send(QUEUE, { jobId: id });
+  } else {
+    for (const wake of localWakers) wake();
+  }
+}
+
+/** Stops the process's pg-boss (after the workers stopped). */
+export async function closeQueue(): Promise<void> {
+  const b = boss;
+  boss = undefined;
+  if (b) await (await b).stop({ graceful: false, wait: true, close: true, timeout: 5_000 });
+}
