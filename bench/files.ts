@@ -24,7 +24,8 @@ const { migrate } = await import("../src/db/migrate.js");
 await migrate(process.env.DATABASE_URL);
 const { createAccount, createUser, createKey } = await import("../src/admin.js");
 const { requestScope } = await import("../src/audit/requestScope.js");
-const { disconnectDb } = await import("../src/db/index.js");
+const { configureDatabase, disconnectDb } = await import("../src/db/index.js");
+configureDatabase((await import("../src/domains/index.js")).writePolicy);
 const email = "bench@example.com";
 const key = await requestScope.run({ requestId: null, ip: null, actor: "system:bench" }, async () => {
   await createAccount("bench");

@@ -442,7 +442,8 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
   try {
     const { migrate } = await import("../src/db/migrate.js");
     await migrate(db.url);
-    const { prisma, prepareDb } = await import("../src/db/index.js");
+    const { configureDatabase, prisma, prepareDb } = await import("../src/db/index.js");
+    configureDatabase((await import("../src/domains/index.js")).writePolicy);
     await prepareDb();
     const versionRows = await prisma.$queryRawUnsafe<{ v: string }[]>(kind === "sqlite" ? "SELECT sqlite_version() AS v" : "SHOW server_version");
     const version = Object.values(versionRows[0] ?? {})[0] ?? "?";

@@ -23,7 +23,8 @@ const limit = b16 ? 20 : Number(process.argv[2] ?? 10);
 
 const { migrate } = await import("../src/db/migrate.js");
 await migrate(process.env.DATABASE_URL);
-const { prepareDb } = await import("../src/db/index.js");
+const { configureDatabase, prepareDb } = await import("../src/db/index.js");
+configureDatabase((await import("../src/domains/index.js")).writePolicy);
 await prepareDb();
 const { seedBench } = await import("./seed.js");
 const seeded = await seedBench(5000);

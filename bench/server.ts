@@ -44,7 +44,8 @@ export async function benchServer(kind: "sqlite" | "postgres", name: string): Pr
   try {
     const { migrate } = await import("../src/db/migrate.js");
     await migrate(process.env.DATABASE_URL!);
-    const { prepareDb, prisma } = await import("../src/db/index.js");
+    const { configureDatabase, prepareDb, prisma } = await import("../src/db/index.js");
+    configureDatabase((await import("../src/domains/index.js")).writePolicy);
     await prepareDb();
     const { createAccount, createUser, createKey } = await import("../src/admin.js");
     const { requestScope } = await import("../src/audit/requestScope.js");

@@ -6,7 +6,8 @@ import { createYoga } from "graphql-yoga";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import type { Config } from "./config.js";
 import { createContext } from "./context.js";
-import { prisma } from "./db/index.js";
+import { configureDatabase, prisma } from "./db/index.js";
+import { openApiTags, writePolicy } from "./domains/index.js";
 import { knownError } from "./errors.js";
 import { logger } from "./logger.js";
 import { problem, problemOf, sendProblem } from "./rest/problem.js";
@@ -59,6 +60,7 @@ function graphqlLogger() {
 }
 
 export function createApp(config: Config) {
+  configureDatabase(writePolicy);
   const releaseIdentityCache = configureIdentityCache(config.IDENTITY_CACHE_MS, config.DATABASE_URL);
   configureBlobStore(config);
   configureMail(config);
@@ -136,7 +138,14 @@ export function createApp(config: Config) {
   });
 
   app.get("/metrics", metricsHandler);
-  app.use(openApiRouter(routes, schema, { rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, publicUrl: publicBaseUrl(), extra: ingestOpenApi }));
+  app.use(
+    openApiRouter(routes, schema, {
+      rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+      publicUrl: publicBaseUrl(),
+      resources: openApiTags,
+      extra: ingestOpenApi,
+    }),
+  );
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
   app.use(reportViewerRouter());
 

@@ -10,8 +10,9 @@ import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
 import { loadConfig } from "./config.js";
 import { initEncryption } from "./crypto.js";
-import { dbKind, prepareDb, prisma } from "./db/index.js";
+import { configureDatabase, dbKind, prepareDb, prisma } from "./db/index.js";
 import { migrate } from "./db/migrate.js";
+import { writePolicy } from "./domains/index.js";
 import { createHttpServer } from "./httpServer.js";
 import { gracefulShutdown } from "./lifecycle.js";
 import { logger } from "./logger.js";
@@ -37,6 +38,8 @@ try {
   process.exit(2);
 }
 
+// The database layer writes only what the domains' audit classification allows (before the demo seed writes).
+configureDatabase(writePolicy);
 const { applied, fresh } = await migrate(config.DATABASE_URL, (msg) => logger.info(msg));
 await prepareDb();
 if (fresh && config.SEED_DEMO) {

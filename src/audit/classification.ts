@@ -1,7 +1,8 @@
 // How each Prisma model takes part in the audit log. Every model of the schema is classified, by
-// the domain that owns it (src/domains/*/audit.ts); a model nobody classified cannot be written
-// (src/db/index.ts refuses to start, test/audit-classification.test.ts fails), so a new table cannot slip past
-// the audit unnoticed.
+// the domain that owns it (src/domains/*/audit.ts, in its domain object); a model nobody classified
+// cannot be written (configureDatabase in src/db/index.ts refuses the classification, so the
+// process does not start, and test/audit-classification.test.ts fails), so a new table cannot slip
+// past the audit unnoticed.
 export type Row = Record<string, unknown>;
 
 /** Its writes are changes: each changed record gets an entry, in the transaction of the change. */
@@ -27,6 +28,12 @@ export interface ChildModel {
   key: string;
   /** [detail field, name, value] this row contributes to the parent's entry */
   detail(row: Row): [string, string, unknown];
+  /**
+   * The detail field that lists these rows' names (`detail`'s value unused) instead of mapping
+   * names to values: the rows are a set replaced as a whole, so a write that removes them starts
+   * the list empty (a content's tag ids).
+   */
+  list?: string;
 }
 
 /** The audit log itself: appended to, never changed. */
@@ -43,10 +50,30 @@ export interface ExemptModel {
 export type ModelAudit = AuditedModel | ChildModel | LogModel | ExemptModel;
 export type AuditClassification = Record<string, ModelAudit>;
 
-export const audited = (m: Omit<AuditedModel, "kind">): AuditedModel => ({ kind: "audited", ...m });
-export const childOf = (parent: string, key: string, detail: ChildModel["detail"]): ChildModel => ({ kind: "child", parent, key, detail });
+/**
+ * What the database layer is handed by whoever starts the process (src/db/index.ts
+ * `configureDatabase`, from src/domains/index.ts): every model's classification, and the models
+ * whose createMany runs as multi-row INSERTs (src/db/insert.ts; their callers always give complete rows).
+ */
+export interface WritePolicy {
+  classification: AuditClassification;
+  fastInsert: ReadonlySet<string>;
+}
+
+/** An audited model; its declared type keeps whether it has bookkeeping writes (src/db's types read it). */
+export const audited = <M extends Omit<AuditedModel, "kind">>(m: M): M & { kind: "audited" } => ({ kind: "audited", ...m });
+export const childOf = (parent: string, key: string, detail: ChildModel["detail"], opts: { list?: string } = {}): ChildModel => ({
+  kind: "child",
+  parent,
+  key,
+  detail,
+  ...opts,
+});
 export const auditLog: LogModel = { kind: "log" };
 export const exempt = (why: string): ExemptModel => ({ kind: "exempt", why });
+
+/** Whether the audit lets `c`'s model be written outside withTransaction(): exempt, or audited with bookkeeping writes (which it still checks call by call). */
+export const writableOutsideTransactions = (c: ModelAudit): boolean => c.kind === "exempt" || (c.kind === "audited" && c.bookkeeping !== undefined);
 
 /** The models of `models` that `classification` leaves out; and children whose parent is not audited. */
 export function classificationProblems(models: readonly string[], classification: AuditClassification): string[] {

@@ -8,9 +8,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Prisma } from "../generated/sqlite/client.js";
 import { clock } from "../clock.js";
-import { FAST_INSERT, insertRows, keyValuePairs, updateRows as updateRowsSql, type Dialect } from "../db/insert.js";
+import { insertRows, keyValuePairs, updateRows as updateRowsSql, type Dialect } from "../db/insert.js";
 import { newId } from "../ids.js";
-import type { AuditClassification, AuditedModel, ChildModel, Row } from "./classification.js";
+import type { AuditClassification, AuditedModel, ChildModel, Row, WritePolicy } from "./classification.js";
 import { currentScope } from "./requestScope.js";
 
 interface Entry {
@@ -28,20 +28,27 @@ interface TxScope {
 }
 const txScope = new AsyncLocalStorage<TxScope>();
 
+let configured = false;
 let classification: AuditClassification = {};
+let fastInsert: ReadonlySet<string> = new Set();
 let dialect: Dialect = "sqlite";
-/** Called once by src/db/index.ts when it opens the clients. */
-export function configureAudit(c: AuditClassification, d: Dialect): void {
-  classification = c;
+/**
+ * Called by src/db/index.ts when it opens the clients and when it is handed the write policy
+ * (configureDatabase). Until it has one, every write is refused.
+ */
+export function configureAudit(policy: WritePolicy | undefined, d: Dialect): void {
+  configured = policy !== undefined;
+  classification = policy?.classification ?? {};
+  fastInsert = policy?.fastInsert ?? new Set();
   dialect = d;
 }
 const auditedModel = (model: string) => classification[model] as AuditedModel;
 
 const WRITES = new Set(["create", "createMany", "createManyAndReturn", "update", "updateMany", "updateManyAndReturn", "upsert", "delete", "deleteMany"]);
 
-/** Whether a createMany can run as the multi-row INSERT: a FAST_INSERT model and rows that all name the same columns. */
+/** Whether a createMany can run as the multi-row INSERT: a fastInsert model and rows that all name the same columns. */
 function fastInsertable(model: string, args: any): boolean {
-  if (!FAST_INSERT.has(model)) return false;
+  if (!fastInsert.has(model)) return false;
   const rows: Row[] = Array.isArray(args.data) ? args.data : [args.data];
   const first = Object.keys(rows[0] ?? {})
     .sort()
@@ -122,11 +129,11 @@ async function recordChild(scope: TxScope, model: string, operation: string, arg
   for (const id of parentIds) {
     const entry = known.get(id);
     if (!entry) continue;
-    if (!creating && model === "ContentTag") entry.details.tagIds ??= [];
+    if (!creating && child.list) entry.details[child.list] ??= [];
     for (const r of rowsByParent.get(id) ?? []) {
       const [field, name, value] = child.detail(r);
-      if (field === "tagIds") {
-        const list = (entry.details.tagIds ??= []) as string[];
+      if (field === child.list) {
+        const list = (entry.details[field] ??= []) as string[];
         list.push(name);
       } else {
         const map = (entry.details[field] ??= {}) as Row;
@@ -214,6 +221,11 @@ export const auditExtension = Prisma.defineExtension({
     $allModels: {
       async $allOperations({ model, operation, args, query }) {
         if (!WRITES.has(operation)) return query(args);
+        if (!configured) {
+          throw new Error(
+            `${model}.${operation}: the database layer has no audit classification, so it writes nothing (the process's entry point hands it over: configureDatabase(writePolicy), src/domains/index.ts)`,
+          );
+        }
         const c = classification[model];
         if (!c) throw new Error(`${model}.${operation}: model ${model} is not classified for the audit log (add it to its domain's audit.ts)`);
         const a = args as any;

@@ -4,9 +4,10 @@
 import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
 import { requestScope } from "../audit/requestScope.js";
+import { writePolicy } from "../domains/index.js";
 import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../admin.js";
 import { loadConfig } from "../config.js";
-import { prepareDb, prisma } from "../db/index.js";
+import { configureDatabase, prepareDb, prisma } from "../db/index.js";
 import { migrate } from "../db/migrate.js";
 import { DEMO_EMAIL, seedDemo } from "../seed/demo.js";
 import { consoleProgress } from "../seed/progress.js";
@@ -50,6 +51,7 @@ async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const config = loadConfig();
+  configureDatabase(writePolicy);
   await migrate(config.DATABASE_URL, (m) => console.error(m));
   await prepareDb();
   try {

@@ -14,9 +14,8 @@ import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js"
 import { isPostgresUrl, loadConfig } from "../config.js";
 import { logger } from "../logger.js";
 import { sqliteFile } from "./migrate.js";
-import { classificationProblems } from "../audit/classification.js";
+import { classificationProblems, type WritePolicy } from "../audit/classification.js";
 import { auditExtension, configureAudit, inTransaction, routedClient, runAudited, type TransactionClient } from "../audit/recorder.js";
-import { auditClassification } from "../domains/audit.js";
 import { Prisma } from "../generated/sqlite/client.js";
 import { isRetryableTransactionError } from "./errors.js";
 import { closeDirectReads, observeDirectReads } from "./direct.js";
@@ -166,13 +165,28 @@ interface Clients {
   guarded: Db;
 }
 let clients: Clients | undefined;
+let policy: WritePolicy | undefined;
+
+/**
+ * Hands the database layer every model's audit classification and write flags (`writePolicy` of
+ * src/domains/index.ts). The database layer does not know the domains: whoever starts the process
+ * calls this before anything is written (src/main.ts, the CLI, createApp, scripts, benches, the
+ * test setup). Default deny: an incomplete classification throws here, and until a policy is
+ * handed over every write throws.
+ */
+export function configureDatabase(p: WritePolicy): void {
+  const models: readonly string[] = Object.values(Prisma.ModelName);
+  const problems = classificationProblems(models, p.classification);
+  for (const m of p.fastInsert) if (!models.includes(m)) problems.push(`fastInsert names ${m}, which is not a model of the schema`);
+  if (problems.length) throw new Error(`audit classification incomplete:\n  ${problems.join("\n  ")}`);
+  policy = p;
+  if (clients) configureAudit(policy, dbKind());
+}
+
 function open(): Clients {
   if (clients) return clients;
   const kind = dbKind();
-  // Default deny: every model must be classified for the audit log before anything is written.
-  const problems = classificationProblems(Object.values(Prisma.ModelName), auditClassification);
-  if (problems.length) throw new Error(`audit classification incomplete:\n  ${problems.join("\n  ")}`);
-  configureAudit(auditClassification, kind);
+  configureAudit(policy, kind);
   const base = createClient();
   const writer = base.$extends(auditExtension) as unknown as Db;
   const reader = kind === "sqlite" ? createClient() : writer;
@@ -184,27 +198,18 @@ function open(): Clients {
 type WriteMethod = "create" | "createMany" | "createManyAndReturn" | "update" | "updateMany" | "updateManyAndReturn" | "upsert" | "delete" | "deleteMany";
 
 /**
- * Models whose writes the audit lets run outside withTransaction(): exempt models, and audited ones
- * with bookkeeping writes (the audit still checks each call and refuses real changes).
- * test/audit-classification.test.ts keeps this list in step with the classification.
+ * The models whose writes the audit lets run outside withTransaction(), as a type: exempt models,
+ * and audited ones with bookkeeping writes (the audit still checks each call and refuses real
+ * changes). The database layer does not know them: src/domains/index.ts fills this interface in
+ * (declaration merging) from the domains' classifications, the same ones configureDatabase() is
+ * handed at run time.
  */
-export const FREE_WRITES = [
-  "ApiKey",
-  "CopyJob",
-  "CopyJobItem",
-  "Event",
-  "EventRollup",
-  "EventUserName",
-  "EventUserRollup",
-  "IngestMessage",
-  "Webhook",
-  "WebhookDelivery",
-  "WebhookAttempt",
-] as const;
-type FreeWrite = Uncapitalize<(typeof FREE_WRITES)[number]>;
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by src/domains/index.ts
+export interface FreeWrites {}
+type FreeWrite = Uncapitalize<keyof FreeWrites & string>;
 
 /**
- * What reads need, in or out of a transaction: every model reads; only FREE_WRITES models write.
+ * What reads need, in or out of a transaction: every model reads; only FreeWrites models write.
  * The others are audited, children of an audited model, or the log itself, so the audit extension
  * refuses their writes outside withTransaction(); the type says so up front. Raw statements that
  * change data are left out too.

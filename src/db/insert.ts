@@ -1,24 +1,13 @@
 // Multi-row INSERTs for bulk writes of complete rows. Prisma's createMany costs ~50 µs per bound
 // value in its query compiler: a 10,000-user upsert (60,000 value rows) spent most of its time
-// there. For the models whose callers always give complete rows (and for `skipDuplicates`, which
-// Prisma lacks on SQLite), createMany runs as plain INSERTs, values converted as Prisma stores
-// them. A failure is a Prisma raw-query error carrying the driver's kind: src/db/errors.ts reads it.
+// there. For the models whose callers always give complete rows (their domain's `fastInsert`,
+// src/domains/*/domain.ts), and for `skipDuplicates` (which Prisma lacks on SQLite), createMany
+// runs as plain INSERTs, values converted as Prisma stores them. A failure is a Prisma raw-query error
+// carrying the driver's kind: src/db/errors.ts reads it.
 import { getDatamodel } from "../generated/pothos-types.js";
 
 type Row = Record<string, unknown>;
 
-/** Models written by createMany as multi-row INSERTs (their callers always give complete rows). */
-export const FAST_INSERT = new Set([
-  "Content",
-  "EndUser",
-  "EndUserValue",
-  "EndUserAction",
-  "ContentTag",
-  "AuditLog",
-  "AttributeRecord",
-  "AttributeRecordValue",
-  "SegmentContent",
-]);
 const MAX_PARAMS = 30_000; // under SQLite's 32,766 and PostgreSQL's 65,535
 
 export type Dialect = "sqlite" | "postgres";

@@ -1,45 +1,51 @@
-// The domains of the service. Each folder holds a domain's GraphQL types and resolvers (schema.ts),
-// its REST rows (routes.ts) and their record mappers (records.ts). Adding a domain is a folder, a
-// line here, and its migration.
-import "./accounts/schema.js";
-import { attributeRoutes } from "./attributes/routes.js";
-import "./attributes/schema.js";
-import { auditLogRoutes } from "./auditLogs/routes.js";
-import "./auditLogs/schema.js";
-import { contentRoutes } from "./content/routes.js";
-import "./content/schema.js";
-import { copyJobRoutes } from "./copyJobs/routes.js";
-import "./copyJobs/schema.js";
-import { endUserRoutes } from "./endUsers/routes.js";
-import "./endUsers/schema.js";
-import { fileRoutes } from "./files/routes.js";
-import "./files/schema.js";
-import type { RestRoute } from "../rest/contract.js";
-import { segmentRoutes } from "./segments/routes.js";
-import "./segments/schema.js";
-import { eventRoutes } from "./events/routes.js";
-import "./events/schema.js";
-import { reportRoutes } from "./reports/routes.js";
-import "./reports/schema.js";
-import { tagRoutes } from "./tags/routes.js";
-import "./tags/schema.js";
-import { webhookRoutes } from "./webhooks/routes.js";
-import { exportRoutes } from "./eventExport/routes.js";
-import "./eventExport/schema.js";
-import "./webhooks/schema.js";
+// The domains of the service, one object each (a folder's domain.ts: its GraphQL schema, REST rows,
+// audit classification, write flags and OpenAPI tags; the type is ./define.ts). Everything that
+// needs to know the domains derives from this list. Adding a domain is a folder, a line here, and
+// its migration.
+import { openApiTagsOf, writePolicyOf, type Domain, type FreeWriteModels } from "./define.js";
+import { accounts } from "./accounts/domain.js";
+import { content } from "./content/domain.js";
+import { tags } from "./tags/domain.js";
+import { endUsers } from "./endUsers/domain.js";
+import { segments } from "./segments/domain.js";
+import { attributes } from "./attributes/domain.js";
+import { files } from "./files/domain.js";
+import { copyJobs } from "./copyJobs/domain.js";
+import { events } from "./events/domain.js";
+import { ingest } from "../ingest/domain.js";
+import { reports } from "./reports/domain.js";
+import { auditLogs } from "./auditLogs/domain.js";
+import { eventExport } from "./eventExport/domain.js";
+import { webhooks } from "./webhooks/domain.js";
+
+/** In the order the OpenAPI document lists their routes. */
+export const domains = [
+  accounts,
+  content,
+  tags,
+  endUsers,
+  segments,
+  attributes,
+  files,
+  copyJobs,
+  events,
+  ingest,
+  reports,
+  auditLogs,
+  eventExport,
+  webhooks,
+] as const satisfies readonly Domain[];
 
 /** Every REST row, in the order the OpenAPI document lists them. */
-export const domainRoutes: readonly RestRoute[] = [
-  ...contentRoutes,
-  ...tagRoutes,
-  ...endUserRoutes,
-  ...segmentRoutes,
-  ...attributeRoutes,
-  ...fileRoutes,
-  ...copyJobRoutes,
-  ...eventRoutes,
-  ...reportRoutes,
-  ...auditLogRoutes,
-  ...exportRoutes,
-  ...webhookRoutes,
-];
+export const domainRoutes = domains.flatMap((d: Domain) => d.routes ?? []);
+
+/** Every model's audit classification and write flags: what the process hands the database layer (configureDatabase). */
+export const writePolicy = writePolicyOf(domains);
+
+/** What each REST resource is (OpenAPI tag descriptions), by the path segment after the account. */
+export const openApiTags = openApiTagsOf(domains);
+
+// The database layer's types know which models may be written outside withTransaction() from here.
+declare module "../db/index.js" {
+  interface FreeWrites extends Record<FreeWriteModels<NonNullable<(typeof domains)[number]["audit"]>>, true> {}
+}

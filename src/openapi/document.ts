@@ -14,6 +14,8 @@ export interface OpenApiOptions {
   rateLimitPerMinute?: number;
   /** The server's public base URL (PUBLIC_URL), without a trailing slash. */
   publicUrl?: string;
+  /** What each resource is (the path segment after the account), for the tag descriptions of the reference page: the domains' openApiTags. */
+  resources?: Readonly<Record<string, string>>;
   /** Paths served outside the route table (Segment-format ingestion), OpenAPI 3.1 `webhooks`, and their security schemes and tags. */
   extra?: {
     paths?: Record<string, Record<string, unknown>>;
@@ -58,27 +60,9 @@ function tagOf(path: string): string {
   return style ? `${resource} (style ${style})` : resource;
 }
 
-/** What each resource is, for the tag descriptions of the reference page. */
-const RESOURCES: Record<string, string> = {
-  content: "Content of the account: links, videos and text (created here), flows, widgets and folders.",
-  tags: "Content tags, unique by name within an account.",
-  endUsers: "End users of the parent application and their custom field values (style B: and user actions).",
-  endUserSchema: "The end-user schema: the default fields and up to 50 typed custom fields.",
-  auditlogs: "The audit log: one entry per change, newest first.",
-  segments: "Segments of end users and their personalised content order (B16).",
-  integrationAttributeSchema: "The integration-attribute schema: up to 50 typed attributes (B17–B19).",
-  integrationAttributes: "Integration-attribute records keyed by primary name and value, with secondary attributes; search (B20–B23).",
-  files: "Files uploaded to blob storage (B8), downloaded by id.",
-  jobs: "Asynchronous jobs (copies between accounts, B6): status, counts and per-item errors.",
-  events: "Engagement events reported by the parent application (flows played, searches, popups, ...); the source of the reports; their incremental export.",
-  webhooks:
-    "Webhook endpoints: engagement, content, end-user and copy-job events POSTed to the customer's URL, signed per Standard Webhooks; the delivery log and replay.",
-  reports: "Analytics reports (B24) aggregated from the engagement events, as JSON or CSV.",
-};
-
-function tagDescription(tag: string): string {
+function tagDescription(tag: string, resources: Readonly<Record<string, string>>): string {
   const [resource, style] = tag.split(" ");
-  const what = RESOURCES[resource ?? ""] ?? "Operations on this resource.";
+  const what = resources[resource ?? ""] ?? "Operations on this resource.";
   const prefix =
     style === "(style A)" ? " Style A paths: `/api/v1/{accountId}/…`." : style === "(style B)" ? " Style B paths: `/v1/accounts/{accountId}/…`." : "";
   return what + prefix;
@@ -190,7 +174,7 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
     },
     servers: [{ url: opts.publicUrl ?? "/" }],
     security: [{ integrationKey: [], serviceUser: [] }],
-    tags: [...[...tags].sort().map((name) => ({ name, description: tagDescription(name) })), ...(opts.extra?.tags ?? [])],
+    tags: [...[...tags].sort().map((name) => ({ name, description: tagDescription(name, opts.resources ?? {}) })), ...(opts.extra?.tags ?? [])],
     paths: { ...paths, ...opts.extra?.paths },
     ...(opts.extra?.webhooks ? { webhooks: opts.extra.webhooks } : {}),
     components: {

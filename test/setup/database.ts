@@ -40,6 +40,10 @@ process.env.LOG_LEVEL ??= "silent";
 // Tests that pin SQL see the key lookup on every request; test/identity-cache.test.ts turns the cache on.
 process.env.IDENTITY_CACHE_MS ??= "0";
 await migrate(process.env.DATABASE_URL);
+// The database layer is handed the domains' audit classification, as every entry point does (loaded
+// now: app modules read the environment set above).
+const { configureDatabase } = await import("../../src/db/index.js");
+configureDatabase((await import("../../src/domains/index.js")).writePolicy);
 
 afterAll(async () => {
   const { prisma } = await import("../../src/db/index.js");

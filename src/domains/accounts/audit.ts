@@ -1,7 +1,7 @@
 // Audit classification of the tenancy and access models.
-import { audited, type AuditClassification } from "../../audit/classification.js";
+import { audited } from "../../audit/classification.js";
 
-export const accountsAudit: AuditClassification = {
+export const accountsAudit = {
   Account: audited({ type: "account", identity: ["id"], resourceId: (r) => String(r.id), accountId: (r) => String(r.id) }),
   User: audited({ type: "user", identity: ["id", "email"], resourceId: (r) => String(r.email ?? r.id), accountId: () => null }),
   Membership: audited({

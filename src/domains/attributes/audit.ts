@@ -1,8 +1,8 @@
 // Audit classification of integration attributes: secondary attributes are details of their
 // record's entry (encrypted values never appear in clear).
-import { audited, childOf, type AuditClassification } from "../../audit/classification.js";
+import { audited, childOf } from "../../audit/classification.js";
 
-export const attributesAudit: AuditClassification = {
+export const attributesAudit = {
   AttributeField: audited({
     type: "integrationAttributeField",
     identity: ["accountId", "name"],

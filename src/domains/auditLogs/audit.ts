@@ -1,4 +1,4 @@
 // The audit log itself: appended to in the transaction of each change, never updated or deleted.
-import { auditLog, type AuditClassification } from "../../audit/classification.js";
+import { auditLog } from "../../audit/classification.js";
 
-export const auditLogsAudit: AuditClassification = { AuditLog: auditLog };
+export const auditLogsAudit = { AuditLog: auditLog };

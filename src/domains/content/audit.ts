@@ -1,7 +1,7 @@
 // Audit classification of content: a content's tag links are details of its own entry.
-import { audited, childOf, type AuditClassification } from "../../audit/classification.js";
+import { audited, childOf } from "../../audit/classification.js";
 
-export const contentAudit: AuditClassification = {
+export const contentAudit = {
   Content: audited({ type: "content", identity: ["id", "accountId"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) }),
-  ContentTag: childOf("Content", "contentId", (r) => ["tagIds", String(r.tagId), true]),
+  ContentTag: childOf("Content", "contentId", (r) => ["tagIds", String(r.tagId), true], { list: "tagIds" }),
 };

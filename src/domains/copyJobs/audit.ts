@@ -2,9 +2,9 @@
 // entry when the job is created); the worker's own updates of the job (its claim, progress
 // counts, status) are bookkeeping. The copies themselves are audited as content, in the
 // destination account, in each item's transaction.
-import { audited, exempt, type AuditClassification } from "../../audit/classification.js";
+import { audited, exempt } from "../../audit/classification.js";
 
-export const copyJobsAudit: AuditClassification = {
+export const copyJobsAudit = {
   CopyJob: audited({
     type: "copyJob",
     identity: ["id", "accountId"],

@@ -1,8 +1,8 @@
 // Audit classification of end users and their schema: values and actions are details of the end
 // user's entry (encrypted values never appear in clear).
-import { audited, childOf, type AuditClassification } from "../../audit/classification.js";
+import { audited, childOf } from "../../audit/classification.js";
 
-export const endUsersAudit: AuditClassification = {
+export const endUsersAudit = {
   EndUser: audited({
     type: "endUser",
     identity: ["id", "accountId", "externalId"],

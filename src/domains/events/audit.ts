@@ -2,9 +2,9 @@
 // not changes anyone makes to the account's data: appended in bulk (up to 10,000 a request), never
 // edited, and an audit entry per event would double every write. The end users they create are
 // audited as end users (src/domains/endUsers/audit.ts).
-import { exempt, type AuditClassification } from "../../audit/classification.js";
+import { exempt } from "../../audit/classification.js";
 
-export const eventsAudit: AuditClassification = {
+export const eventsAudit = {
   Event: exempt("engagement telemetry reported by the parent application: append-only, never edited; not a change to the account's data"),
   EventUserName: exempt("derived from events (the latest userName they reported), rewritten by every ingest"),
   EventRollup: exempt("derived from events (counts per hour and day), written by every ingest and by `rollups rebuild`"),

@@ -1,7 +1,7 @@
 // Audit classification of uploaded files: each upload is a change of the account (its metadata;
 // the bytes are in blob storage).
-import { audited, type AuditClassification } from "../../audit/classification.js";
+import { audited } from "../../audit/classification.js";
 
-export const filesAudit: AuditClassification = {
+export const filesAudit = {
   StoredFile: audited({ type: "file", identity: ["id", "accountId"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) }),
 };

@@ -1,6 +1,6 @@
 // Audit classification of tags.
-import { audited, type AuditClassification } from "../../audit/classification.js";
+import { audited } from "../../audit/classification.js";
 
-export const tagsAudit: AuditClassification = {
+export const tagsAudit = {
   Tag: audited({ type: "tag", identity: ["id", "accountId"], resourceId: (r) => String(r.id), accountId: (r) => String(r.accountId) }),
 };

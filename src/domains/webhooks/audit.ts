@@ -2,11 +2,11 @@
 // secret rotations and deletion are audited (the secret never appears). Its delivery state
 // (last success) is bookkeeping; deliveries and their attempt log are the log of the worker's
 // own work, exempt.
-import { audited, exempt, type AuditClassification } from "../../audit/classification.js";
+import { audited, exempt } from "../../audit/classification.js";
 
 const BOOKKEEPING = new Set(["lastSuccessAt", "updatedAt"]);
 
-export const webhooksAudit: AuditClassification = {
+export const webhooksAudit = {
   Webhook: audited({
     type: "webhook",
     identity: ["id", "accountId"],
