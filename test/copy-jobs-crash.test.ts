@@ -145,7 +145,9 @@ describe("copy jobs across processes", () => {
     expect(readdirSync(outbox).filter((f) => f.includes(jobId))).toHaveLength(1);
     third.proc.kill("SIGTERM");
     await third.exited;
-  });
+    // Three server processes start one after another (each loads tsx and migrates): on a loaded
+    // 2-core machine that alone took over the default 30 s.
+  }, 120_000);
 
   it.skipIf(dbKind() !== "postgres")("two instances share the queue; each job runs once", async () => {
     const [a, b] = [startChild(), startChild()];
@@ -170,5 +172,5 @@ describe("copy jobs across processes", () => {
     expect(byA.length + byB.length).toBe(6);
     for (const c of [a, b]) c.proc.kill("SIGTERM");
     await Promise.all([a.exited, b.exited]);
-  });
+  }, 120_000);
 });
