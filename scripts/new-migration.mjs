@@ -10,7 +10,7 @@
 // diff connects to the local server, PG_DIFF_URL overrides). 6.19 also wants the datasource `url`
 // that 7 forbids: the diff reads temporary copies of the schemas with it added.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 

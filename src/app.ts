@@ -1,43 +1,44 @@
 // The app factory: Express with GraphQL Yoga at /graphql and the REST route table beside it.
 // It does not listen; src/main.ts does. Tests, the CLI and the bench build the same app.
+
+import { randomUUID } from "node:crypto";
+import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import cors from "cors";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createYoga } from "graphql-yoga";
-import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
+import { requestScope } from "./audit/requestScope.js";
+import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity.js";
+import { configureBlobStore } from "./blob/index.js";
 import type { Config } from "./config.js";
 import { createContext } from "./context.js";
 import { configureDatabase, prisma } from "./db/index.js";
 import { openApiTags, writePolicy } from "./domains/index.js";
+import { configureWebhooks } from "./domains/webhooks/settings.js";
 import { knownError } from "./errors.js";
+import { armorPlugins } from "./graphql/armor.js";
+import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
+import { AcceptedQueries, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
+import { renderLocalGraphiQL } from "./graphql/graphiql.js";
+import { maskError } from "./graphql/masking.js";
+import { preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
+import { storableText } from "./graphql/storableText.js";
+import { trustDocuments } from "./graphql/trustedDocuments.js";
+import { ingestOpenApi } from "./ingest/openapi.js";
+import { segmentRouter } from "./ingest/router.js";
+import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from "./lifecycle.js";
 import { logger } from "./logger.js";
+import { configureMail } from "./mail/index.js";
+import { collectMetrics, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
+import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
+import { openApiRouter } from "./openapi/index.js";
+import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
+import { createRateLimiter } from "./ratelimit.js";
 import { problem, problemOf, sendProblem } from "./rest/problem.js";
 import { JSON_BODY_LIMIT_BYTES, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
 import { rejectUndecodableUrls } from "./rest/urlDecoding.js";
 import { schema } from "./schema/index.js";
-import { createRateLimiter } from "./ratelimit.js";
-import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity.js";
-import { randomUUID } from "node:crypto";
-import { requestScope } from "./audit/requestScope.js";
-import { armorPlugins } from "./graphql/armor.js";
-import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
-import { AcceptedQueries, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
-import { maskError } from "./graphql/masking.js";
-import { renderLocalGraphiQL } from "./graphql/graphiql.js";
-import { storableText } from "./graphql/storableText.js";
-import { trustDocuments } from "./graphql/trustedDocuments.js";
-import { preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
-import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from "./lifecycle.js";
-import { collectMetrics, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
-import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
-import { openApiRouter } from "./openapi/index.js";
 import { reportViewerRouter } from "./viewer/index.js";
-import { configureBlobStore } from "./blob/index.js";
-import { configureMail } from "./mail/index.js";
-import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
-import { segmentRouter } from "./ingest/router.js";
-import { ingestOpenApi } from "./ingest/openapi.js";
-import { configureWebhooks } from "./domains/webhooks/settings.js";
 
 type ServerContext = { req: Request; res: Response };
 

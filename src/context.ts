@@ -2,9 +2,9 @@
 // they resolve to (looked up once, on first use). REST routes run through the same factory.
 import { randomUUID } from "node:crypto";
 import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
-import type { RateLimiter } from "./ratelimit.js";
 import { currentScope } from "./audit/requestScope.js";
-import { authenticate, KEY_HEADER, USER_HEADER, type Credentials, type Identity } from "./auth/identity.js";
+import { authenticate, type Credentials, type Identity, KEY_HEADER, USER_HEADER } from "./auth/identity.js";
+import type { RateLimiter } from "./ratelimit.js";
 
 export interface Context {
   requestId: string;

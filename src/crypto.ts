@@ -2,11 +2,11 @@
 // The key comes from ENCRYPTION_KEY (32 bytes, base64 or hex). PostgreSQL deployments must set it
 // (several instances must share it); the embedded SQLite default generates one into data/.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { poolRandomBytes } from "./ids.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isPostgresUrl } from "./config.js";
 import { sqliteFile } from "./db/migrate.js";
+import { poolRandomBytes } from "./ids.js";
 
 let key: Buffer | undefined;
 

@@ -2,17 +2,17 @@
 // then listen. SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
-import { closeQueue } from "./domains/copyJobs/queue.js";
-import { CopyJobWorker } from "./domains/copyJobs/worker.js";
-import { WebhookWorker } from "./domains/webhooks/worker.js";
-import { startEventMaintenance } from "./domains/events/partitions.js";
 import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
 import { loadConfig } from "./config.js";
 import { initEncryption } from "./crypto.js";
 import { configureDatabase, dbKind, prepareDb, prisma } from "./db/index.js";
 import { migrate } from "./db/migrate.js";
+import { closeQueue } from "./domains/copyJobs/queue.js";
+import { CopyJobWorker } from "./domains/copyJobs/worker.js";
+import { startEventMaintenance } from "./domains/events/partitions.js";
 import { writePolicy } from "./domains/index.js";
+import { WebhookWorker } from "./domains/webhooks/worker.js";
 import { createHttpServer } from "./httpServer.js";
 import { gracefulShutdown } from "./lifecycle.js";
 import { logger } from "./logger.js";

@@ -2,7 +2,7 @@
 // consumed where a request first touches an account (requireAccount). In memory by default; in
 // Redis when REDIS_URL is set, so several instances share one budget per account.
 import { Redis } from "ioredis";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { AppError } from "./errors.js";
 import { logger } from "./logger.js";
 

@@ -1,12 +1,13 @@
 // The two pages people use, in a real headless Chromium (Debian's package, driven by playwright-core):
 // GraphiQL runs an authenticated query typed into its headers editor, and /docs renders every route.
 // Screenshots go to test-results/screenshots/. Without /usr/bin/chromium the suite is skipped.
-import { ingestOpenApi } from "../src/ingest/openapi.js";
+
 import { existsSync, mkdirSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ingestOpenApi } from "../src/ingest/openapi.js";
 import { routes } from "../src/rest/routes.js";
-import { startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = "test-results/screenshots";

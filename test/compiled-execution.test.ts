@@ -4,7 +4,7 @@
 // on the demo account (content with tags, end users with values, attribute records, a segment, a
 // month of events); mutations run on two identical fresh tenants, one per path, and their results
 // are compared with the tenant's id (and what the write generated: ids, times) put in common.
-import { execute, type ExecutionResult, getOperationAST, parse } from "graphql";
+import { type ExecutionResult, execute, getOperationAST, parse } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createContext } from "../src/context.js";
 import { compileOperation } from "../src/graphql/compiled.js";
@@ -12,7 +12,7 @@ import { sampleInput } from "../src/openapi/requestDocs.js";
 import { type RestInput, type RestRoute, routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
 import { seedDemo } from "../src/seed/demo.js";
-import { prisma, tenant, type Tenant } from "./helpers.js";
+import { prisma, type Tenant, tenant } from "./helpers.js";
 
 let demo: { key: string; accountId: string };
 const real: Record<string, string> = {};

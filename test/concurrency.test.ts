@@ -3,7 +3,7 @@
 // name all succeed (one creates, the rest update), and every successful change has exactly one
 // audit entry. The same file runs on SQLite and on PostgreSQL (where these races are real).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, prisma, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { call, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 beforeAll(async () => {

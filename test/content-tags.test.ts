@@ -4,7 +4,7 @@
 // segment's contents, a write's reply). Every Tag field, in name order, JavaScript's order even
 // where the databases' byte order differs (past U+FFFF), and one batch whatever the row count.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, gql, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { call, gql, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
 let server: Server;

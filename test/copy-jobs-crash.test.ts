@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createKey, createUser } from "../src/admin.js";
 import { dbKind, withTransaction } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
-import { call, prisma, startServer, type Server } from "./helpers.js";
+import { call, prisma, type Server, startServer } from "./helpers.js";
 
 const outbox = mkdtempSync(join(tmpdir(), "gg-crash-outbox-"));
 const children: ChildProcess[] = [];
@@ -149,28 +149,32 @@ describe("copy jobs across processes", () => {
     // 2-core machine that alone took over the default 30 s.
   }, 120_000);
 
-  it.skipIf(dbKind() !== "postgres")("two instances share the queue; each job runs once", async () => {
-    const [a, b] = [startChild(), startChild()];
-    await Promise.all([started(a), started(b)]);
-    const jobs: { id: string; dst: string }[] = [];
-    for (let i = 0; i < 6; i++) {
-      const w = await world(10 + i, 3);
-      jobs.push({ id: await w.copy(), dst: w.dst });
-    }
-    const ids = jobs.map((j) => j.id);
-    await until("all jobs notified", async () => (await prisma.copyJob.count({ where: { id: { in: ids }, notifiedAt: { not: null } } })) === 6, 60_000);
-    const rows = await prisma.copyJob.findMany({ where: { id: { in: ids } } });
-    expect(rows.map((r) => [r.status, r.copied, r.attempts])).toEqual(rows.map(() => ["completed", 3, 1]));
-    for (const j of jobs) expect(await prisma.content.count({ where: { accountId: j.dst } })).toBe(3);
-    const doneBy = (c: Child) =>
-      c
-        .logs()
-        .filter((l) => l.msg === "copy job done" && ids.includes(l.jobId))
-        .map((l) => l.jobId as string);
-    const [byA, byB] = [doneBy(a), doneBy(b)];
-    expect([...byA, ...byB].sort()).toEqual([...ids].sort()); // each job done once, by one of them
-    expect(byA.length + byB.length).toBe(6);
-    for (const c of [a, b]) c.proc.kill("SIGTERM");
-    await Promise.all([a.exited, b.exited]);
-  }, 120_000);
+  it.skipIf(dbKind() !== "postgres")(
+    "two instances share the queue; each job runs once",
+    async () => {
+      const [a, b] = [startChild(), startChild()];
+      await Promise.all([started(a), started(b)]);
+      const jobs: { id: string; dst: string }[] = [];
+      for (let i = 0; i < 6; i++) {
+        const w = await world(10 + i, 3);
+        jobs.push({ id: await w.copy(), dst: w.dst });
+      }
+      const ids = jobs.map((j) => j.id);
+      await until("all jobs notified", async () => (await prisma.copyJob.count({ where: { id: { in: ids }, notifiedAt: { not: null } } })) === 6, 60_000);
+      const rows = await prisma.copyJob.findMany({ where: { id: { in: ids } } });
+      expect(rows.map((r) => [r.status, r.copied, r.attempts])).toEqual(rows.map(() => ["completed", 3, 1]));
+      for (const j of jobs) expect(await prisma.content.count({ where: { accountId: j.dst } })).toBe(3);
+      const doneBy = (c: Child) =>
+        c
+          .logs()
+          .filter((l) => l.msg === "copy job done" && ids.includes(l.jobId))
+          .map((l) => l.jobId as string);
+      const [byA, byB] = [doneBy(a), doneBy(b)];
+      expect([...byA, ...byB].sort()).toEqual([...ids].sort()); // each job done once, by one of them
+      expect(byA.length + byB.length).toBe(6);
+      for (const c of [a, b]) c.proc.kill("SIGTERM");
+      await Promise.all([a.exited, b.exited]);
+    },
+    120_000,
+  );
 });

@@ -13,7 +13,7 @@ import { withTransaction } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
 import { configureMail } from "../src/mail/index.js";
-import { prisma, requester, startServer, type Server } from "./helpers.js";
+import { prisma, requester, type Server, startServer } from "./helpers.js";
 
 interface Mail {
   from: string;

@@ -4,7 +4,7 @@
 // records the erasure without repeating the personal data; bulk deletes stay set-based.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPORTS } from "../src/domains/reports/registry.js";
-import { gql, prisma, requester, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { gql, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 const req = requester(() => server);

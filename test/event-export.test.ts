@@ -2,7 +2,7 @@
 // always resumes, type filter, slices of 1,000 rows for long pages) and the end users changed since
 // a time (GET /api/v1/{accountId}/endUsers?updatedSince=).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectProblem, prisma, requester, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
+import { expectProblem, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 const req = requester(() => server);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { WebhookWorker } from "../src/domains/webhooks/worker.js";
-import { prisma, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
+import { prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let worker: WebhookWorker;

@@ -3,7 +3,7 @@
 // the end-user mutations and tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../src/db/index.js";
-import { call, gql, prisma, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { call, gql, prisma, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import { prepareDb } from "../src/db/index.js";
 import { regularMediaType } from "../src/graphql/fastPath.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
-import { call, sqlOf, tenant, type Reply, type Tenant } from "./helpers.js";
+import { call, type Reply, sqlOf, type Tenant, tenant } from "./helpers.js";
 
 let app: ReturnType<typeof createApp>;
 let url: string;

@@ -11,7 +11,7 @@ import { LIMIT_CODE } from "../src/graphql/armor.js";
 import { trustDocuments } from "../src/graphql/trustedDocuments.js";
 import { routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
-import { call, tenant, type Tenant } from "./helpers.js";
+import { call, type Tenant, tenant } from "./helpers.js";
 
 interface Running {
   url: string;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../src/db/index.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags, type TagRow } from "./factories/tags.js";
-import { gql, prisma, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { gql, prisma, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, LOCK, shape } from "./sql.js";
 
 let server: Server;

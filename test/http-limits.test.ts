@@ -1,8 +1,9 @@
 // The HTTP server's own limits (src/httpServer.ts), over raw sockets: slow headers are cut with a
 // 408, idle keep-alive connections live as long as configured and then close, and connections past
 // the maximum are refused. Small values keep the test fast; production defaults are in the README.
-import { connect, type Socket } from "node:net";
+
 import type { AddressInfo } from "node:net";
+import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { createHttpServer } from "../src/httpServer.js";

@@ -9,9 +9,9 @@ import { createAccount, createKey, createUser, revokeKey } from "../src/admin.js
 import { clock } from "../src/clock.js";
 import { type Db, withTransaction } from "../src/db/index.js";
 import { newId } from "../src/ids.js";
-import { call, prisma, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
-import { AUTH, shape } from "./sql.js";
 import { type Child, killChildren, startServerProcess } from "./childProcess.js";
+import { call, prisma, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
+import { AUTH, shape } from "./sql.js";
 
 const CACHE_MS = 5_000;
 let server: Server;

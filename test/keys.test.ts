@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../src/admin.js";
 import { flushKeyUsage } from "../src/auth/keyUsage.js";
 import { clock } from "../src/clock.js";
-import { call, expectProblem, pathA, pathB, prisma, type Reply, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
+import { call, expectProblem, pathA, pathB, prisma, type Reply, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessLevel } from "../src/observability/requestLog.js";
 import { type Child, killChildren, startServerProcess } from "./childProcess.js";
-import { call, tenant, type Tenant } from "./helpers.js";
+import { call, type Tenant, tenant } from "./helpers.js";
 
 let server: { child: Child; url: string };
 let t: Tenant;

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rateLimitRejected, setJobQueueDepth } from "../src/observability/metrics.js";
 import { acceptRequestId } from "../src/observability/requestLog.js";
-import { call, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { call, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;

@@ -2,14 +2,14 @@
 // each row's variables() reads, and response schemas that real responses satisfy.
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { getOperationAST, parse, type GraphQLSchema } from "graphql";
+import { type GraphQLSchema, getOperationAST, parse } from "graphql";
 import { getVariableValues } from "graphql/execution/values.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openApiPath, sampleInput } from "../src/openapi/requestDocs.js";
 import { AppError } from "../src/errors.js";
-import { routes, type RestInput, type RestRoute } from "../src/rest/routes.js";
+import { openApiPath, sampleInput } from "../src/openapi/requestDocs.js";
+import { type RestInput, type RestRoute, routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
-import { call, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { call, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;

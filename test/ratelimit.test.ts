@@ -6,7 +6,7 @@ import { STATUS_CODES } from "node:http";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setAccount } from "../src/admin.js";
-import { call, prisma, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { call, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 

@@ -6,14 +6,14 @@
 // (the README's pictures) when UPDATE_SCREENSHOTS=1, so a test run does not dirty the work tree.
 // Without /usr/bin/chromium the browser part is skipped with a message.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setAccount } from "../src/admin.js";
 import { requestScope } from "../src/audit/requestScope.js";
 import { REPORTS } from "../src/domains/reports/registry.js";
 import { DEMO_ACCOUNT, DEMO_EMAIL, seedDemo } from "../src/seed/demo.js";
 import { VIEWER_GROUPS, viewerCatalog } from "../src/viewer/catalog.js";
-import { call, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { call, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const IMAGES = process.env.UPDATE_SCREENSHOTS === "1" ? "docs/images" : "test-results/screenshots";

@@ -3,7 +3,7 @@
 // domain filters, CSV quoting and neutralisation, bad parameters, tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPORTS } from "../src/domains/reports/registry.js";
-import { expectProblem, gql, prisma, requester, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
+import { expectProblem, gql, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let a: Tenant; // the hand-built event set

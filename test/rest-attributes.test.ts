@@ -2,7 +2,7 @@
 // change), records keyed by primary name and value with typed secondary attributes, deletes by
 // `name__svc__value`, the search's AND/OR, keyset pages, audit entries, tenant isolation, bad input.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, expectProblem, gql, pathB, prisma, type Reply, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
+import { call, expectProblem, gql, pathB, prisma, type Reply, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
 let server: Server;

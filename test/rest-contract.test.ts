@@ -2,7 +2,7 @@
 // decided before what was sent is checked, unsupported methods on known paths are a 405 with
 // Allow, and a trailing slash is not the list.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, prisma, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { call, prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let a: Tenant;

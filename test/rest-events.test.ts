@@ -2,7 +2,7 @@
 // statuses 202/207/400, per-item validation, end users created on first sight (audited), the
 // latest userName kept, batched multi-row inserts, tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectProblem, gql, prisma, requester, type Server, sqlOf, startServer, tenant, type Tenant } from "./helpers.js";
+import { expectProblem, gql, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
 let server: Server;

@@ -10,7 +10,7 @@ import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blobStore } from "../src/blob/index.js";
 import { blobKeyOf } from "../src/domains/files/upload.js";
-import { gql, prisma, requester, startServer, type Server, type Tenant, tenant } from "./helpers.js";
+import { gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const MiB = 1024 * 1024;
 

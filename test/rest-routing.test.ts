@@ -3,9 +3,9 @@
 // wins over a pattern, in routing and in Allow), and a URL that does not percent-decode is a 400
 // naming the parameter, on every route, REST and GraphQL GET, never a 500.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { routes } from "../src/rest/routes.js";
 import { allowHeader } from "../src/rest/router.js";
-import { call, prisma, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { routes } from "../src/rest/routes.js";
+import { call, prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;

@@ -7,7 +7,7 @@ import { onQuery } from "../src/db/index.js";
 import { PAGE_SLICE } from "../src/rest/router.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
-import { call, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { call, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
 let server: Server;

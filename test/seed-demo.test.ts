@@ -5,7 +5,7 @@ import { requestScope } from "../src/audit/requestScope.js";
 import { REPORTS } from "../src/domains/reports/registry.js";
 import { DEMO_ACCOUNT, DEMO_EMAIL, seedDemo } from "../src/seed/demo.js";
 import { DEMO_SEGMENT } from "../src/seed/segments.js";
-import { call, prisma, startServer, type Server } from "./helpers.js";
+import { call, prisma, type Server, startServer } from "./helpers.js";
 
 let server: Server;
 let key: string;

@@ -7,7 +7,7 @@ import { Analytics } from "@segment/analytics-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser } from "../src/admin.js";
 import { dbKind } from "../src/db/index.js";
-import { expectProblem, prisma, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
+import { expectProblem, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let a: Tenant;

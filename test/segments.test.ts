@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SchemaField } from "../src/domains/endUsers/fields.js";
 import { checkRule, evaluate } from "../src/domains/segments/rules.js";
-import { call, gql, prisma, sqlOf, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { call, gql, prisma, type Reply, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
 // ---- the rule language, alone ------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, gql, sqlOf, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { call, gql, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let a: Tenant;

@@ -3,7 +3,7 @@
 // in REST bodies, paths and query strings and in GraphQL variables and literals, with nothing
 // written; surrogate pairs (emoji) and an escaped backslash before `u0000` are ordinary text.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, prisma, startServer, tenant, type Reply, type Server, type Tenant } from "./helpers.js";
+import { call, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serverAudits } from "graphql-http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;

@@ -3,13 +3,13 @@
 // with Retry-After through the one error mapper; a real PostgreSQL deadlock is retried away; and
 // reads outside a write transaction neither wait for it nor see its uncommitted rows.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dbKind, TRANSACTION_ATTEMPTS, withTransaction } from "../src/db/index.js";
 import { dbErrorKind } from "../src/db/errors.js";
+import { dbKind, TRANSACTION_ATTEMPTS, withTransaction } from "../src/db/index.js";
 import { ConcurrentChange } from "../src/db/locks.js";
 import { knownError } from "../src/errors.js";
 import { newId } from "../src/ids.js";
 import { problemFromGraphQL } from "../src/rest/problem.js";
-import { prisma, startServer, tenant, type Server, type Tenant } from "./helpers.js";
+import { prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;

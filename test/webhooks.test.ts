@@ -2,19 +2,19 @@
 // `standardwebhooks` verifier on a real local HTTP receiver, retries with backoff, the delivery log,
 // disabling after a whole failed schedule, replay, the SSRF guard, and once-only delivery with two
 // workers on PostgreSQL. The retry schedule is tiny here (WEBHOOK_RETRY_SCHEDULE).
-import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from "node:http";
+import { createServer, type Server as HttpServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook as Verifier } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.js";
 import { createAccount, createUser } from "../src/admin.js";
+import { loadConfig } from "../src/config.js";
+import { dbKind } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
 import { configureWebhooks } from "../src/domains/webhooks/settings.js";
 import { checkWebhookUrl, isPublicAddress } from "../src/domains/webhooks/ssrf.js";
 import { DELIVERY_LOG_RETENTION_MS, pruneDeliveries, WebhookWorker } from "../src/domains/webhooks/worker.js";
-import { dbKind } from "../src/db/index.js";
-import { expectProblem, gql, prisma, requester, type Server, startServer, tenant, type Tenant } from "./helpers.js";
+import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const ENV = { WEBHOOKS_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: "40ms,80ms", WEBHOOK_POLL_MS: "25", WEBHOOK_TIMEOUT_MS: "400" };
 let server: Server;

@@ -6,9 +6,9 @@
 // entry: one change, one entry. Audit entries are append-only; exempt models and bookkeeping
 // writes pass; a model nobody classified cannot be written at all (default deny).
 import { AsyncLocalStorage } from "node:async_hooks";
-import { Prisma } from "../generated/sqlite/client.js";
 import { clock } from "../clock.js";
-import { insertRows, keyValuePairs, updateRows as updateRowsSql, type Dialect } from "../db/insert.js";
+import { type Dialect, insertRows, keyValuePairs, updateRows as updateRowsSql } from "../db/insert.js";
+import { Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
 import type { AuditClassification, AuditedModel, ChildModel, Row, WritePolicy } from "./classification.js";
 import { currentScope } from "./requestScope.js";

@@ -10,8 +10,8 @@
 import Database from "better-sqlite3";
 import pg from "pg";
 import { isPostgresUrl } from "../config.js";
-import { logger } from "../logger.js";
 import { sqliteFile } from "../db/migrate.js";
+import { logger } from "../logger.js";
 
 export const AUTH_CHANNEL = "guidegate_auth";
 /** SQLite: how often at most the counter is read (a revocation applies within this). */

@@ -1,13 +1,14 @@
 // Who is calling: resolved from the two auth headers, once per request, for REST and GraphQL alike.
 // 401 when the key is missing, unknown, expired, revoked, or not owned by x-service-user;
 // 403 (in requireAccount) when the key's owner has no access to the account asked for.
+
+import { onCommit } from "../audit/recorder.js";
 import { clock } from "../clock.js";
 import { prisma } from "../db/index.js";
 import { forbidden, unauthorized } from "../errors.js";
-import { recordKeyUse } from "./keyUsage.js";
-import { onCommit } from "../audit/recorder.js";
 import { type AuthChangeWatcher, watchAuthChanges } from "./changes.js";
-import { hashKey, KEY_PREFIX_LENGTH, keyMatches, type KeyScope } from "./keys.js";
+import { hashKey, KEY_PREFIX_LENGTH, type KeyScope, keyMatches } from "./keys.js";
+import { recordKeyUse } from "./keyUsage.js";
 
 export const KEY_HEADER = "x-service-integration-key";
 export const USER_HEADER = "x-service-user";

@@ -1,9 +1,10 @@
 // The S3 back-end (AWS S3, MinIO, or any S3-compatible store). Uploads stream through
 // @aws-sdk/lib-storage's multipart Upload, which holds at most queueSize parts of partSize bytes
 // in memory whatever the object's size.
+
+import type { Readable } from "node:stream";
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import type { Readable } from "node:stream";
 import type { BlobStore } from "./store.js";
 
 export interface S3Options {

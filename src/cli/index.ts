@@ -3,12 +3,12 @@
 // what scripts capture (a new key) is the last line of stdout.
 import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
-import { requestScope } from "../audit/requestScope.js";
-import { writePolicy } from "../domains/index.js";
 import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../admin.js";
+import { requestScope } from "../audit/requestScope.js";
 import { loadConfig } from "../config.js";
 import { configureDatabase, prepareDb, prisma } from "../db/index.js";
 import { migrate } from "../db/migrate.js";
+import { writePolicy } from "../domains/index.js";
 import { DEMO_EMAIL, seedDemo } from "../seed/demo.js";
 import { consoleProgress } from "../seed/progress.js";
 

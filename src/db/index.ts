@@ -9,16 +9,15 @@
 // transaction is open on it: a single shared connection would let reads see uncommitted data.)
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaClient } from "../generated/sqlite/client.js";
-import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js";
-import { isPostgresUrl, loadConfig } from "../config.js";
-import { logger } from "../logger.js";
-import { sqliteFile } from "./migrate.js";
 import { classificationProblems, type WritePolicy } from "../audit/classification.js";
 import { auditExtension, configureAudit, inTransaction, routedClient, runAudited, type TransactionClient } from "../audit/recorder.js";
-import { Prisma } from "../generated/sqlite/client.js";
-import { isRetryableTransactionError } from "./errors.js";
+import { isPostgresUrl, loadConfig } from "../config.js";
+import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js";
+import { Prisma, PrismaClient } from "../generated/sqlite/client.js";
+import { logger } from "../logger.js";
 import { closeDirectReads, observeDirectReads } from "./direct.js";
+import { isRetryableTransactionError } from "./errors.js";
+import { sqliteFile } from "./migrate.js";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => ...)` callbacks. */

@@ -2,7 +2,7 @@
 // each once, recorded in _guidegate_migrations. Runs at server and CLI start. On PostgreSQL an
 // advisory lock makes concurrent instances wait for one another instead of racing.
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";

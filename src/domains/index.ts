@@ -2,20 +2,21 @@
 // audit classification, write flags and OpenAPI tags; the type is ./define.ts). Everything that
 // needs to know the domains derives from this list. Adding a domain is a folder, a line here, and
 // its migration.
-import { openApiTagsOf, writePolicyOf, type Domain, type FreeWriteModels } from "./define.js";
-import { accounts } from "./accounts/domain.js";
-import { content } from "./content/domain.js";
-import { tags } from "./tags/domain.js";
-import { endUsers } from "./endUsers/domain.js";
-import { segments } from "./segments/domain.js";
-import { attributes } from "./attributes/domain.js";
-import { files } from "./files/domain.js";
-import { copyJobs } from "./copyJobs/domain.js";
-import { events } from "./events/domain.js";
+
 import { ingest } from "../ingest/domain.js";
-import { reports } from "./reports/domain.js";
+import { accounts } from "./accounts/domain.js";
+import { attributes } from "./attributes/domain.js";
 import { auditLogs } from "./auditLogs/domain.js";
+import { content } from "./content/domain.js";
+import { copyJobs } from "./copyJobs/domain.js";
+import { type Domain, type FreeWriteModels, openApiTagsOf, writePolicyOf } from "./define.js";
+import { endUsers } from "./endUsers/domain.js";
 import { eventExport } from "./eventExport/domain.js";
+import { events } from "./events/domain.js";
+import { files } from "./files/domain.js";
+import { reports } from "./reports/domain.js";
+import { segments } from "./segments/domain.js";
+import { tags } from "./tags/domain.js";
 import { webhooks } from "./webhooks/domain.js";
 
 /** In the order the OpenAPI document lists their routes. */

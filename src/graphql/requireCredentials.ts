@@ -4,7 +4,7 @@
 // page itself stays public (Yoga serves it before parameters are read). The identity resolved
 // here is handed to the request's context, so authentication still costs one lookup.
 import type { Plugin } from "graphql-yoga";
-import { authenticate, KEY_HEADER, USER_HEADER, type Identity } from "../auth/identity.js";
+import { authenticate, type Identity, KEY_HEADER, USER_HEADER } from "../auth/identity.js";
 import { knownError } from "../errors.js";
 import { graphqlUnauthenticated } from "../observability/metrics.js";
 

@@ -3,7 +3,7 @@
 // skips validation. A route document that does not validate stops start-up, naming the route.
 // The armor limits guard what clients write; these documents are ours, so they are not re-checked.
 // Each is also compiled once (src/graphql/compiled.ts): REST routes run the compiled function.
-import { parse, validate, type DocumentNode, type GraphQLSchema } from "graphql";
+import { type DocumentNode, type GraphQLSchema, parse, validate } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { type CompiledOperation, compileOperation } from "./compiled.js";
 

@@ -2,8 +2,9 @@
 // user name of HTTP Basic auth (or `writeKey` in the body), without the owner's e-mail (Segment
 // clients send only the key). Missing or unknown: 401; a valid key of another scope, or one whose
 // owner lost access to its account: 403.
-import { recordKeyUse } from "../auth/keyUsage.js";
+
 import { KEY_PREFIX_LENGTH, keyMatches } from "../auth/keys.js";
+import { recordKeyUse } from "../auth/keyUsage.js";
 import { clock } from "../clock.js";
 import { prisma } from "../db/index.js";
 import { forbidden, unauthorized } from "../errors.js";

@@ -2,11 +2,11 @@
 // with their messageIds), identify calls as end-user upserts (each round in one transaction with
 // its messageIds), page/screen/group/alias only as seen messageIds (counted, not stored).
 import { withTransaction } from "../db/index.js";
-import { recordEvents } from "../domains/events/schema.js";
 import { encodeValue, endUserSchema, type SchemaField } from "../domains/endUsers/fields.js";
 import { upsertEndUsers } from "../domains/endUsers/schema.js";
+import { recordEvents } from "../domains/events/schema.js";
 import { claimMessages } from "./idempotency.js";
-import { callTime, type CheckedCall, contextOf, trackToEvent } from "./segment.js";
+import { type CheckedCall, callTime, contextOf, trackToEvent } from "./segment.js";
 
 export interface BatchOutcome {
   accepted: number;

@@ -2,7 +2,7 @@
 // about the process, whatever number of apps the tests build in it. Labels are bounded on purpose
 // (route names, not URLs; a capped set of operation names) so a client cannot blow up cardinality.
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { getOperationAST, type GraphQLError } from "graphql";
+import { type GraphQLError, getOperationAST } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import client from "prom-client";
 import { onQuery } from "../db/index.js";

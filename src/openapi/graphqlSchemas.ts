@@ -1,6 +1,6 @@
 // GraphQL types → JSON Schema (2020-12, OpenAPI 3.1's dialect). REST records and bodies are GraphQL
 // results and inputs on the wire, so their types, enums, nullability and descriptions come from here.
-import { GraphQLEnumType, GraphQLInputObjectType, GraphQLList, GraphQLNonNull, GraphQLScalarType, type GraphQLInputType } from "graphql";
+import { GraphQLEnumType, GraphQLInputObjectType, type GraphQLInputType, GraphQLList, GraphQLNonNull, GraphQLScalarType } from "graphql";
 import type { JsonSchema } from "../rest/docs.js";
 
 const SCALARS: Record<string, JsonSchema> = {

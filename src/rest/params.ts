@@ -1,10 +1,10 @@
 // Parsing of REST inputs that GraphQL cannot check for us because they arrive as strings: query
 // parameters, comma-separated path lists, and the overall shape of JSON bodies.
 import type { FieldError } from "../errors.js";
+import { AppError } from "../errors.js";
 import { MAX_BULK_ITEMS } from "../schema/bulk.js";
 import { LIST_LIMITS } from "../schema/pagination.js";
 import type { RestInput } from "./contract.js";
-import { AppError } from "../errors.js";
 
 const bad = (path: string, message: string) => new AppError(400, `${path} ${message}`, [{ path, message }] as FieldError[]);
 

@@ -7,16 +7,16 @@ import { pipeline } from "node:stream/promises";
 import express, { type Request, type Response, type Router } from "express";
 import type { ExecutionResult } from "graphql";
 import type { Context } from "../context.js";
+import { requireAccount } from "../domains/accounts/schema.js";
+import { AppError, knownError } from "../errors.js";
 import type { CompiledOperation } from "../graphql/compiled.js";
 import { maskErrors } from "../graphql/masking.js";
-import { countOperation } from "../observability/metrics.js";
-import { AppError, knownError } from "../errors.js";
-import { requireAccount } from "../domains/accounts/schema.js";
 import { logger } from "../logger.js";
-import { problem, problemFromGraphQL, problemOf, sendProblem, type Problem } from "./problem.js";
-import type { RawBody, StagedBody } from "./contract.js";
-import type { RestInput, RestRoute } from "./routes.js";
+import { countOperation } from "../observability/metrics.js";
 import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
+import type { RawBody, StagedBody } from "./contract.js";
+import { type Problem, problem, problemFromGraphQL, problemOf, sendProblem } from "./problem.js";
+import type { RestInput, RestRoute } from "./routes.js";
 
 /** The size limit of JSON bodies, REST and GraphQL alike (413 past it). */
 export const JSON_BODY_LIMIT_BYTES = 10 * 1024 * 1024;

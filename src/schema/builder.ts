@@ -8,9 +8,9 @@ import ZodPlugin from "@pothos/plugin-zod";
 import { GraphQLError } from "graphql";
 import type { Context } from "../context.js";
 import { prisma } from "../db/index.js";
+import { badRequest } from "../errors.js";
 import type PrismaTypes from "../generated/pothos-types.js";
 import { getDatamodel } from "../generated/pothos-types.js";
-import { badRequest } from "../errors.js";
 
 export const builder = new SchemaBuilder<{
   Context: Context;

@@ -2,7 +2,7 @@
 // its position, the HTTP-style status of its outcome and, on failure, the reasons. The REST layer
 // folds these into 200/201/204/207 responses (src/rest/responses.ts).
 import { z } from "zod";
-import { withTransaction, type Tx } from "../db/index.js";
+import { type Tx, withTransaction } from "../db/index.js";
 import { lockRows } from "../db/locks.js";
 import { builder } from "./builder.js";
 

@@ -3,8 +3,8 @@
 // same. Shows progress as it goes.
 import { createAccount, createKey, createUser } from "../admin.js";
 import { prisma, withTransaction } from "../db/index.js";
-import { newId } from "../ids.js";
 import type { Prisma } from "../generated/sqlite/client.js";
+import { newId } from "../ids.js";
 import { seedDemoEvents } from "./events.js";
 import type { Progress } from "./progress.js";
 import { seeded } from "./random.js";

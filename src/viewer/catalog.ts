@@ -2,7 +2,7 @@
 // page's list and the chart that fits its shape. Names, descriptions, columns and `flow` come from
 // the registry, so the page cannot drift from what the API answers; test/reports-viewer.test.ts
 // checks that every report has exactly one view here.
-import { REPORTS, type ColumnKind } from "../domains/reports/registry.js";
+import { type ColumnKind, REPORTS } from "../domains/reports/registry.js";
 
 /**
  * - `line`: per-day counts; x is the `date` column, one line per count column (or per value of

@@ -1,7 +1,7 @@
 // The audit log: B25's input, and the GraphQL `auditLogs` query.
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../src/ids.js";
-import { call, expectProblem, prisma, type Reply, tenant, type Tenant } from "../helpers.js";
+import { call, expectProblem, prisma, type Reply, type Tenant, tenant } from "../helpers.js";
 import { AUDIT_QUERY, b25, b25ok, b25Path, fixNow, gqlHttp, seed, server, withServer, writable } from "./shared.js";
 
 withServer();

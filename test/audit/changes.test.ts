@@ -3,8 +3,8 @@ import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createKey, createUser, revokeKey, setAccount } from "../../src/admin.js";
 import { requestScope } from "../../src/audit/requestScope.js";
-import { call, pathA, pathB, tenant, type Tenant } from "../helpers.js";
-import { audited, b25ok, entriesOf, type Entry, expectByRequest, fixNow, server, withServer } from "./shared.js";
+import { call, pathA, pathB, type Tenant, tenant } from "../helpers.js";
+import { audited, b25ok, type Entry, entriesOf, expectByRequest, fixNow, server, withServer } from "./shared.js";
 
 withServer();
 

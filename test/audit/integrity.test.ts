@@ -5,7 +5,7 @@ import { createKey, revokeKey } from "../../src/admin.js";
 import { clock } from "../../src/clock.js";
 import { withTransaction } from "../../src/db/index.js";
 import { newId } from "../../src/ids.js";
-import { call, pathA, pathB, prisma, tenant, type Tenant } from "../helpers.js";
+import { call, pathA, pathB, prisma, type Tenant, tenant } from "../helpers.js";
 import { audited, b25ok, b25Path, entriesOf, gqlHttp, seed, server, withServer, writable } from "./shared.js";
 
 withServer();

@@ -5,8 +5,8 @@
 import { withTransaction } from "../../src/db/index.js";
 import { newId } from "../../src/ids.js";
 import { seeded } from "../../src/seed/random.js";
-import { MINUTE, pad, T0 } from "./values.js";
 import type { TagRow } from "./tags.js";
+import { MINUTE, pad, T0 } from "./values.js";
 
 export interface ContentRow {
   id: string;

@@ -4,9 +4,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser } from "../../src/admin.js";
 import { withTransaction } from "../../src/db/index.js";
 import type { ContentRow } from "../factories/content.js";
-import { byKey, MINUTE, T0 } from "../factories/values.js";
 import { seedTags, type TagRow } from "../factories/tags.js";
-import { gql, sqlOf, tenant, type Tenant } from "../helpers.js";
+import { byKey, MINUTE, T0 } from "../factories/values.js";
+import { gql, sqlOf, type Tenant, tenant } from "../helpers.js";
 import { AUTH, shape } from "../sql.js";
 import { a, aContents, b, bContents, bTags, codeOf, expectedNode, server, tagsOf, withServer } from "./shared.js";
 

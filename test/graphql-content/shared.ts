@@ -3,9 +3,9 @@
 // the seeded rows should read as.
 import { afterAll, beforeAll } from "vitest";
 import { type ContentRow, seedContents } from "../factories/content.js";
-import { byKey } from "../factories/values.js";
 import { seedTags, type TagRow } from "../factories/tags.js";
-import { type Server, startServer, tenant, type Tenant } from "../helpers.js";
+import { byKey } from "../factories/values.js";
+import { type Server, startServer, type Tenant, tenant } from "../helpers.js";
 
 export let server: Server;
 export let a: Tenant; // 200 seeded contents with 2-3 of 10 tags each

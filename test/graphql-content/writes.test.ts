@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { withTransaction } from "../../src/db/index.js";
 import { seedTags, type TagRow } from "../factories/tags.js";
-import { gql, prisma, sqlOf, tenant, type Tenant } from "../helpers.js";
+import { gql, prisma, sqlOf, type Tenant, tenant } from "../helpers.js";
 import { AUTH, LOCK, shape } from "../sql.js";
 import { aContents, b, bContents, bTags, codeOf, server, withServer } from "./shared.js";
 

@@ -2,9 +2,9 @@
 // behind GET /content/{id}.
 import { beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser, revokeKey } from "../../src/admin.js";
-import { expectJson, expectProblem, gql, pathA, pathB, prisma, tenant, type Tenant } from "../helpers.js";
 import { makeContent } from "../factories/content.js";
 import { makeTag } from "../factories/tags.js";
+import { expectJson, expectProblem, gql, pathA, pathB, prisma, type Tenant, tenant } from "../helpers.js";
 import { createA, dbState, req, server, withServer, write } from "./shared.js";
 
 withServer();

@@ -1,8 +1,8 @@
 // REST content routes over real HTTP: bad input on the write routes, every 4xx, and nothing written.
 import { describe, expect, it } from "vitest";
 import { newId } from "../../src/ids.js";
-import { expectJson, expectProblem, pathA, pathB, prisma, tenant } from "../helpers.js";
 import { makeTag } from "../factories/tags.js";
+import { expectJson, expectProblem, pathA, pathB, prisma, tenant } from "../helpers.js";
 import { contentCount, createA, dbState, req, withServer, write } from "./shared.js";
 
 withServer();

@@ -1,8 +1,8 @@
 // REST content routes over real HTTP: GET /api/v1/{accountId}/content, its pages, cursors and limits.
 import { describe, expect, it } from "vitest";
-import { expectJson, expectProblem, pathA, tenant } from "../helpers.js";
 import { makeContent } from "../factories/content.js";
 import { makeTag } from "../factories/tags.js";
+import { expectJson, expectProblem, pathA, tenant } from "../helpers.js";
 import { b64, createA, dbRecord, req, walk, withServer } from "./shared.js";
 
 withServer();

@@ -1,9 +1,9 @@
 // REST content routes over real HTTP, style B (B1-B5): state/stage filters, tags as names,
 // createdAfter / updatedAfter.
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectJson, expectProblem, pathA, pathB, prisma, type Reply, tenant, type Tenant } from "../helpers.js";
 import { makeContent } from "../factories/content.js";
 import { makeTag } from "../factories/tags.js";
+import { expectJson, expectProblem, pathA, pathB, prisma, type Reply, type Tenant, tenant } from "../helpers.js";
 import { contentCount, createA, dbRecord, req, walk, withServer } from "./shared.js";
 
 withServer();

@@ -1,9 +1,9 @@
 // REST content routes over real HTTP, style A: POST, PUT and DELETE /api/v1/{accountId}/content and
 // GET /content/{id}, with the database checked after each call.
 import { describe, expect, it } from "vitest";
-import { expectJson, expectProblem, pathA, prisma, tenant } from "../helpers.js";
 import { makeContent } from "../factories/content.js";
 import { makeTag } from "../factories/tags.js";
+import { expectJson, expectProblem, pathA, prisma, tenant } from "../helpers.js";
 import { contentCount, createA, dbRecord, dbState, req, withServer } from "./shared.js";
 
 withServer();

@@ -1,7 +1,7 @@
 // End users over REST: bulk limits, tenant isolation and bad input.
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, expectProblem, prisma, type Reply, type Tenant } from "../helpers.js";
-import { a, A, b, B, del, fresh, get, post, put, rawPut, withFields, withServer } from "./shared.js";
+import { A, a, B, b, del, fresh, get, post, put, rawPut, withFields, withServer } from "./shared.js";
 
 withServer();
 

@@ -1,6 +1,6 @@
 // End users over REST: the end-user schema, style A and style B (B10, B11 and the contract's GET/DELETE).
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectProblem, prisma, tenant, type Tenant } from "../helpers.js";
+import { expectProblem, prisma, type Tenant, tenant } from "../helpers.js";
 import { A, B, DEFAULT_NAMES, del, fresh, get, put, withServer } from "./shared.js";
 
 withServer();

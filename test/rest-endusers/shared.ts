@@ -1,7 +1,7 @@
 // What the end-user route tests (test/rest-endusers/*.test.ts) share: the server, two cookie accounts,
 // URL prefixes of both path styles, calls by method, and an account with custom fields.
 import { afterAll, beforeAll, expect } from "vitest";
-import { call, pathA, pathB, type Server, startServer, tenant, type Tenant } from "../helpers.js";
+import { call, pathA, pathB, type Server, startServer, type Tenant, tenant } from "../helpers.js";
 
 export let server: Server;
 export let a: Tenant; // cookie account (the default identification method)

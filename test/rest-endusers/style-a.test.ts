@@ -1,6 +1,6 @@
 // End users over REST: style A (/api/v1/{accountId}), and typed custom fields (encrypted at rest).
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectProblem, prisma, type Reply, tenant, type Tenant } from "../helpers.js";
+import { expectProblem, prisma, type Reply, type Tenant, tenant } from "../helpers.js";
 import { A, B, del, fresh, get, post, put, withServer } from "./shared.js";
 
 withServer();

@@ -2,7 +2,7 @@
 // (useridType / userid-type).
 import { beforeAll, describe, expect, it } from "vitest";
 import { expectProblem, prisma, sqlOf, type Tenant } from "../helpers.js";
-import { A, b, B, fresh, get, post, put, rawPut, tables, withServer } from "./shared.js";
+import { A, B, b, fresh, get, post, put, rawPut, tables, withServer } from "./shared.js";
 
 withServer();
 

@@ -1,8 +1,8 @@
 // REST tag routes over real HTTP: PUT /v1/accounts/{accountId}/tags (B7) and its bad input, with the
 // database checked after each call.
 import { describe, expect, it } from "vitest";
-import { expectJson, expectProblem, prisma, tenant } from "../helpers.js";
 import { makeTag } from "../factories/tags.js";
+import { expectJson, expectProblem, prisma, tenant } from "../helpers.js";
 import { contentTagNames, contentWithTags, createTags, dbState, dbTags, put, req, tags, withServer } from "./shared.js";
 
 withServer();

@@ -2,8 +2,8 @@
 // CORS on the tag routes.
 import { beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/admin.js";
-import { expectJson, expectProblem, prisma, type Reply, tenant, type Tenant } from "../helpers.js";
 import { makeTag } from "../factories/tags.js";
+import { expectJson, expectProblem, prisma, type Reply, type Tenant, tenant } from "../helpers.js";
 import { b64, contentTagNames, contentWithTags, createTags, dbState, dbTags, put, req, server, tags, withServer, write } from "./shared.js";
 
 withServer();

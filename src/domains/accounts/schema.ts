@@ -1,11 +1,12 @@
 // The tenant boundary. Every domain query hangs off `account(id)`, and every mutation takes an
 // `accountId`; both go through requireAccount, which is where 401/403 are decided.
-import type { Context } from "../../context.js";
+
 import { authorize, type Identity } from "../../auth/identity.js";
 import type { KeyScope } from "../../auth/keys.js";
+import type { Context } from "../../context.js";
 import { notFound } from "../../errors.js";
-import { rateLimited, rateLimitHeaders } from "../../ratelimit.js";
 import { rateLimitRejections } from "../../observability/counters.js";
+import { rateLimited, rateLimitHeaders } from "../../ratelimit.js";
 import { builder } from "../../schema/builder.js";
 
 /**

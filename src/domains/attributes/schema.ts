@@ -12,16 +12,16 @@ import { badRequest } from "../../errors.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
-import { bulkArg, chunksOf, DeletePayload, fail, firstOccurrences, inTurn, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
-import { connectionFrom, decodeCursor, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
+import { bulkArg, chunksOf, DeletePayload, fail, firstOccurrences, type ItemResult, ItemResultInterface, inTurn, payloadType } from "../../schema/bulk.js";
+import { CONNECTION_RECORDS, connectionFrom, decodeCursor, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import {
   decodeValue,
   encodeValue,
+  type SchemaField,
   SchemaFieldInput,
   SchemaFieldsPayload,
   SchemaFieldType,
-  type SchemaField,
   type StoredValue,
   toField,
   upsertSchemaFields,

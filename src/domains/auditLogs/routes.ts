@@ -1,10 +1,11 @@
 // The audit log over REST: B25 (POST, so personal data is not cached and long filters fit).
-import { LIST_LIMITS } from "../../schema/pagination.js";
+
+import { AppError } from "../../errors.js";
 import { B, type RestRoute } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { cursorParam, limitParam } from "../../rest/params.js";
-import { AppError } from "../../errors.js";
 import { reply, wireRecord } from "../../rest/responses.js";
+import { LIST_LIMITS } from "../../schema/pagination.js";
 
 const auditLogRecord = wireRecord(
   {

@@ -4,9 +4,9 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import { clock } from "../../clock.js";
 import { prisma } from "../../db/index.js";
 import { badRequest } from "../../errors.js";
-import { requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { requireAccount } from "../accounts/schema.js";
 
 const DAY = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 90;

@@ -5,8 +5,8 @@
 // (createdAt or updatedAt, id), keyset after the cursor.
 import { createHash } from "node:crypto";
 import type { GraphQLResolveInfo } from "graphql";
-import { selectsChild } from "../../schema/selection.js";
 import { directDialect, directRead, storedDate } from "../../db/direct.js";
+import { selectsChild } from "../../schema/selection.js";
 
 export interface ContentPageFilter {
   state?: string[] | null;

@@ -1,12 +1,13 @@
 // Content over REST: style A's five routes and style B's B1–B5, each a row running one GraphQL
 // operation of this domain (schema.ts) and mapping its result with records.ts.
+
+import { AppError } from "../../errors.js";
+import { A, B, type RestInput, type RestRoute, type Style, withRecord } from "../../rest/contract.js";
+import { type BodyDoc, pageQuery, type QueryParamDoc } from "../../rest/docs.js";
+import { commaList, cursorParam, intParam, limitParam, objectArrayBody, pageVariables, stringParam } from "../../rest/params.js";
+import { reply } from "../../rest/responses.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
-import { A, B, withRecord, type RestInput, type RestRoute, type Style } from "../../rest/contract.js";
-import { pageQuery, type BodyDoc, type QueryParamDoc } from "../../rest/docs.js";
-import { commaList, cursorParam, intParam, limitParam, objectArrayBody, pageVariables, stringParam } from "../../rest/params.js";
-import { AppError } from "../../errors.js";
-import { reply } from "../../rest/responses.js";
 import { CONTENT_FIELDS, contentInput, contentRecord } from "./records.js";
 import { CONTENT_TYPES, STATIC_TYPES } from "./schema.js";
 

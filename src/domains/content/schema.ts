@@ -4,29 +4,29 @@
 import { createContextCache } from "@pothos/core";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
-import { prisma, type Reader, withTransaction } from "../../db/index.js";
-import { emitContent } from "../webhooks/emit.js";
-import { lockRows } from "../../db/locks.js";
 import { updateRows } from "../../audit/recorder.js";
+import { prisma, type Reader, withTransaction } from "../../db/index.js";
+import { lockRows } from "../../db/locks.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
-import { Account, requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
 import {
   bulkArg,
-  deleteByKeys,
-  inChunks,
   DeletePayload,
+  deleteByKeys,
   fail,
   firstOccurrences,
-  ItemResultInterface,
-  payloadType,
   type ItemResult,
+  ItemResultInterface,
+  inChunks,
   inTurn,
+  payloadType,
 } from "../../schema/bulk.js";
-import { afterCursor, connectionFrom, cursorPosition, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
-import { contentPage, tagColumnsFor } from "./page.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, cursorPosition, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { Account, requireAccount } from "../accounts/schema.js";
 import { Tag } from "../tags/schema.js";
+import { emitContent } from "../webhooks/emit.js";
+import { contentPage, tagColumnsFor } from "./page.js";
 
 export const CONTENT_TYPES = ["link", "video", "text", "flow", "widget", "folder"] as const;
 export const STATIC_TYPES = ["link", "video", "text"] as const;

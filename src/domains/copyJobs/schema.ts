@@ -3,10 +3,10 @@
 // server-sent events: POST /graphql with Accept: text/event-stream).
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest } from "../../errors.js";
-import type { CopyJob as JobRow, CopyJobItem as ItemRow } from "../../generated/sqlite/client.js";
+import type { CopyJobItem as ItemRow, CopyJob as JobRow } from "../../generated/sqlite/client.js";
 import { logger } from "../../logger.js";
-import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { builder } from "../../schema/builder.js";
+import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { newJobId } from "./copy.js";
 import { dispatch } from "./queue.js";

@@ -18,9 +18,9 @@ import type { CopyJob } from "../../generated/sqlite/client.js";
 import { logger } from "../../logger.js";
 import { sendMail } from "../../mail/index.js";
 import { setJobQueueDepth } from "../../observability/metrics.js";
-import { copyItem, type CopyPlan } from "./copy.js";
-import { dispatch, onDispatch, pgBoss, QUEUE, startedBoss } from "./queue.js";
 import { emitCopyJobFinished } from "../webhooks/emit.js";
+import { type CopyPlan, copyItem } from "./copy.js";
+import { dispatch, onDispatch, pgBoss, QUEUE, startedBoss } from "./queue.js";
 
 /** A job taken this many times without finishing is given up (failed). */
 export const MAX_JOB_ATTEMPTS = 10;

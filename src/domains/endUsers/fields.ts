@@ -1,12 +1,13 @@
 // The end-user schema: service-provided default fields (constants, undeletable) plus at most 50
 // custom fields per account. Every custom value written is checked against its field's type here.
+
+import { decrypt, encrypt } from "../../crypto.js";
 import { prisma, type Reader, type Tx, withTransaction } from "../../db/index.js";
 import { lockAccount } from "../../db/locks.js";
-import { encrypt, decrypt } from "../../crypto.js";
 import type { EndUserField as FieldRow } from "../../generated/sqlite/client.js";
-import { Account, requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
-import { bulkArg, checkListSafeName, DeletePayload, fail, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
+import { bulkArg, checkListSafeName, DeletePayload, fail, type ItemResult, ItemResultInterface, payloadType } from "../../schema/bulk.js";
+import { Account, requireAccount } from "../accounts/schema.js";
 
 export const FIELD_TYPES = ["string", "double", "boolean", "timestamp", "encrypted_string"] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];

@@ -1,13 +1,14 @@
 // REST rows for end users and the end-user schema (style A Group A tables; style B B10–B15).
-import { LIST_LIMITS } from "../../schema/pagination.js";
+
 import { AppError } from "../../errors.js";
-import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from "../../rest/params.js";
-import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord } from "./records.js";
 import { A, B, type RestInput, type RestRoute, type Style } from "../../rest/contract.js";
+import { type BodyDoc, pageQuery } from "../../rest/docs.js";
+import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from "../../rest/params.js";
 import { oneReply, reply } from "../../rest/responses.js";
-import { pageQuery, type BodyDoc } from "../../rest/docs.js";
-import { FIELD_TYPES } from "./fields.js";
+import { LIST_LIMITS } from "../../schema/pagination.js";
 import { updatedSinceQuery, updatedSinceVariables } from "../eventExport/updatedSince.js";
+import { FIELD_TYPES } from "./fields.js";
+import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord } from "./records.js";
 
 const LIST = `query EndUserPage($accountId: String!, $first: Int, $after: String, $custom: Boolean! = true, $actions: Boolean!, $filter: EndUserFilter, $orderBy: EndUserOrder = CREATED) {
   account(id: $accountId) { endUsers(first: $first, after: $after, filter: $filter, orderBy: $orderBy) { nodes { ${END_USER_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;

@@ -1,36 +1,37 @@
 // End users: anyone who engages with content in the parent application, identified by the id of
 // the account's identification method. Custom values (typed by the end-user schema) and user
 // actions live in separate tables, so a read asks the database only for what the query selects.
-import { anonymiseWebhookMessages, emitEndUsersDeleted } from "../webhooks/emit.js";
+
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
+import { eraseAuditTrail } from "../../audit/recorder.js";
 import type { Context } from "../../context.js";
 import { prisma, type Tx, withTransaction } from "../../db/index.js";
-import { eraseAuditTrail } from "../../audit/recorder.js";
-import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
-import { eraseEndUsersFromRollups } from "../reports/rollups.js";
-import { endUserWith } from "./read.js";
 import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { EndUserAction, Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
-import { Account, requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
 import {
   bulkArg,
   checkListSafeName,
   chunksOf,
-  deleteByKeys,
   DeletePayload,
+  deleteByKeys,
   fail,
   firstOccurrences,
-  ItemResultInterface,
-  payloadType,
   type ItemResult,
+  ItemResultInterface,
   inTurn,
+  payloadType,
 } from "../../schema/bulk.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { Account, requireAccount } from "../accounts/schema.js";
+import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
+import { eraseEndUsersFromRollups } from "../reports/rollups.js";
+import { anonymiseWebhookMessages, emitEndUsersDeleted } from "../webhooks/emit.js";
 import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./fields.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
+import { endUserWith } from "./read.js";
 
 const ID_MAX = 256;
 const ACTION_ID_MAX = 128;

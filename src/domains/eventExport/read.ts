@@ -3,8 +3,9 @@
 // known before any row is sent (the NDJSON answer carries it in a header) and the rows are then
 // read in slices: a 10,000-row page never sits in memory whole. Ids of an account commit in
 // increasing order (order.ts), so no event can later appear behind a cursor.
-import { badRequest } from "../../errors.js";
+
 import { dbKind, prisma } from "../../db/index.js";
+import { badRequest } from "../../errors.js";
 import { EVENT_FIELDS } from "../events/validate.js";
 
 export const EXPORT_LIMITS = { default: 1_000, max: 10_000 } as const;

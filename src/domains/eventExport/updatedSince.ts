@@ -1,7 +1,8 @@
 // `updatedSince` of GET /api/v1/{accountId}/endUsers (incremental user syncs): end users changed at
 // or after a time, ordered by (lastUpdateTime, id). Runs the end-user list's own filter and order.
-import type { QueryParamDoc } from "../../rest/docs.js";
+
 import type { RestInput } from "../../rest/contract.js";
+import type { QueryParamDoc } from "../../rest/docs.js";
 import { intParam } from "../../rest/params.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 

@@ -1,8 +1,9 @@
 // REST row for engagement events: POST /v1/accounts/{accountId}/events (feeds the B24 reports).
-import { B, type RestRoute } from "../../rest/contract.js";
+
 import { AppError } from "../../errors.js";
-import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
+import { B, type RestRoute } from "../../rest/contract.js";
 import { bulkReply, MULTI_STATUS, reply } from "../../rest/responses.js";
+import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { EVENT_TYPES, WIDGETS } from "./validate.js";
 
 const RECORD = `mutation RecordEvents($accountId: String!, $events: [EngagementEvent!]!) {

@@ -7,14 +7,14 @@ import { insertRows } from "../../db/insert.js";
 import { insertSkippingDuplicates } from "../../db/locks.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
-import { builder } from "../../schema/builder.js";
-import { bulkArg, chunksOf, fail, ItemResultInterface, payloadType, type ItemResult } from "../../schema/bulk.js";
-import { requireAccount } from "../accounts/schema.js";
-import { addToRollups } from "../reports/rollups.js";
-import { checkEvent, type EventRow } from "./validate.js";
 import { claimMessages, messageIdProblem } from "../../ingest/idempotency.js";
+import { builder } from "../../schema/builder.js";
+import { bulkArg, chunksOf, fail, type ItemResult, ItemResultInterface, payloadType } from "../../schema/bulk.js";
+import { requireAccount } from "../accounts/schema.js";
 import { lockEventOrder } from "../eventExport/order.js";
+import { addToRollups } from "../reports/rollups.js";
 import { emitEngagementEvents } from "../webhooks/emit.js";
+import { checkEvent, type EventRow } from "./validate.js";
 
 /** Per-item status of a stored event: accepted (the request answers 202 when all are). */
 export const STORED = 202;

@@ -1,11 +1,12 @@
 // Files in blob storage: the File type, an account's file list and one file by id, and the upload
 // mutation that records a PDF whose bytes the REST route (B8) has already streamed to the store.
-import { publicUrl } from "../../publicUrl.js";
+
 import { blobStore } from "../../blob/index.js";
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest } from "../../errors.js";
-import { newId } from "../../ids.js";
 import type { StoredFile as FileRow } from "../../generated/sqlite/client.js";
+import { newId } from "../../ids.js";
+import { publicUrl } from "../../publicUrl.js";
 import { builder, MAX_TIMESTAMP } from "../../schema/builder.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";

@@ -3,7 +3,7 @@
 // runner executes them all (runReport): the database groups and counts (GROUP BY, COUNT(DISTINCT),
 // window functions); JavaScript only converts the aggregated rows to wire values. Every statement
 // binds the account id, the window and the filters as parameters.
-import { prisma, dbKind, withTransaction } from "../../db/index.js";
+import { dbKind, prisma, withTransaction } from "../../db/index.js";
 import { Prisma } from "../../generated/sqlite/client.js";
 import { countSource, userSource } from "./sources.js";
 

@@ -1,12 +1,12 @@
 // REST row of the reports (B24): GET /v1/accounts/{accountId}/reports/{reportName}, JSON or CSV.
 import { stringify } from "csv-stringify";
+import type { RestReply } from "../../rest/contract.js";
 import { B, type RestInput, type RestRoute } from "../../rest/contract.js";
 import { cursorParam, intParam, stringParam } from "../../rest/params.js";
-import type { RestReply } from "../../rest/contract.js";
 import { reply } from "../../rest/responses.js";
-import { DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORTS, REPORTS_BY_NAME, type Column } from "./registry.js";
-import { domainList } from "./window.js";
+import { type Column, DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORTS, REPORTS_BY_NAME } from "./registry.js";
 import type { ReportTable } from "./schema.js";
+import { domainList } from "./window.js";
 
 const REPORT = `query Report($accountId: String!, $name: String!, $flowId: String, $startDate: String, $endDate: String, $includeDomains: [String!], $excludeDomains: [String!], $limit: Int, $cursor: String, $allRows: Boolean) {
   report(accountId: $accountId, name: $name, flowId: $flowId, startDate: $startDate, endDate: $endDate, includeDomains: $includeDomains, excludeDomains: $excludeDomains, limit: $limit, cursor: $cursor, allRows: $allRows) {

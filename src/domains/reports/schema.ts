@@ -1,19 +1,19 @@
 // The reports in GraphQL: `report(name: ...)` answers any report as a table (the REST route runs
 // it), and `reports { <name> }` has one typed field per report for the dashboard, its row type
 // generated from the registry's columns. Both run the same definitions (registry.ts).
-import { notFound, badRequest } from "../../errors.js";
+import { badRequest, notFound } from "../../errors.js";
 import { builder } from "../../schema/builder.js";
 import { requireAccount } from "../accounts/schema.js";
 import {
+  type ColumnKind,
   DEFAULT_REPORT_LIMIT,
+  type Keyset,
   MAX_REPORT_LIMIT,
   REPORTS,
   REPORTS_BY_NAME,
-  runReport,
-  type ColumnKind,
-  type Keyset,
   type ReportDefinition,
   type ReportParams,
+  runReport,
 } from "./registry.js";
 import { domainList, reportWindow } from "./window.js";
 

@@ -3,7 +3,7 @@
 // summing `n` (and counting distinct end users) gives exactly what counting the window's raw events
 // gives. `raw` mode reads only raw events (test/report-rollups.test.ts compares the two).
 import { Prisma } from "../../generated/sqlite/client.js";
-import { KEYS, ROLLUP_KEYS, TOTALS, type RollupKey, rollupExpr, USER_KEYS, type UserKey, userExpr } from "./rollups.js";
+import { KEYS, ROLLUP_KEYS, type RollupKey, rollupExpr, TOTALS, USER_KEYS, type UserKey, userExpr } from "./rollups.js";
 
 const { sql, raw, join, empty } = Prisma;
 const HOUR = 3_600_000;

@@ -9,8 +9,8 @@
 //   2. the segment's content in order, with its tags and, per content, whether the user completed
 //      it (a flow_completed or task_completed event), in one statement.
 import { dateOf, directDialect, directRead } from "../../db/direct.js";
-import { decodeValue, type StoredValue } from "../endUsers/fields.js";
 import { CONTENT_COLUMNS, epochMs, type TagColumns, tagsJsonSql } from "../content/page.js";
+import { decodeValue, type StoredValue } from "../endUsers/fields.js";
 import { COMPLETION_EVENTS } from "./progress.js";
 import { fieldsOf, type Rule } from "./rules.js";
 

@@ -2,20 +2,20 @@
 // account's content. Evaluating a segment for one user reads a constant number of rows, whatever
 // the rule: the segment, the user's values, the attribute records the rule reaches through.
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import { prisma, withTransaction, type Tx } from "../../db/index.js";
+import { prisma, type Tx, withTransaction } from "../../db/index.js";
 import { lockAccount } from "../../db/locks.js";
 import { AppError, badRequest, notFound } from "../../errors.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
-import { bulkArg, chunksOf, deleteByKeys, DeletePayload } from "../../schema/bulk.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
+import { bulkArg, chunksOf, DeletePayload, deleteByKeys } from "../../schema/bulk.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { attributeSchema } from "../attributes/schema.js";
+import { tagColumnsFor } from "../content/page.js";
 import { Content } from "../content/schema.js";
 import { decodeValue, endUserSchema, type StoredValue } from "../endUsers/fields.js";
 import { checkIdType, EndUserIdType } from "../endUsers/schema.js";
 import { completedContent } from "./progress.js";
-import { tagColumnsFor } from "../content/page.js";
 import { orderedContentFor, ruleValues, segmentRow, withLinked } from "./read.js";
 import { checkRule, evaluate, type Rule } from "./rules.js";
 

@@ -1,9 +1,10 @@
 // Tags over REST: B7 (bulk upsert) and the list and delete routes the contract adds.
-import { LIST_LIMITS } from "../../schema/pagination.js";
-import { B, withRecord, type RestRoute } from "../../rest/contract.js";
+
+import { B, type RestRoute, withRecord } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { commaList, objectArrayBody, pageVariables } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
+import { LIST_LIMITS } from "../../schema/pagination.js";
 import { TAG_FIELDS, tagRecord } from "./records.js";
 
 const TAG_PAGE = `query TagPage($accountId: String!, $first: Int, $after: String) {

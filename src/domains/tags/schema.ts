@@ -2,27 +2,27 @@
 // Names are unique per account and identify a tag in REST paths, so they cannot hold commas.
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
-import { prisma, withTransaction } from "../../db/index.js";
-import { dbErrorKind } from "../../db/errors.js";
-import { ConcurrentChange, insertSkippingDuplicates, lockRows } from "../../db/locks.js";
 import { updateRows } from "../../audit/recorder.js";
+import { dbErrorKind } from "../../db/errors.js";
+import { prisma, withTransaction } from "../../db/index.js";
+import { ConcurrentChange, insertSkippingDuplicates, lockRows } from "../../db/locks.js";
+import type { Tag as TagRow } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
-import { Account, requireAccount } from "../accounts/schema.js";
 import { builder } from "../../schema/builder.js";
 import {
   bulkArg,
-  deleteByKeys,
-  inChunks,
   checkListSafeName,
   DeletePayload,
+  deleteByKeys,
   fail,
-  ItemResultInterface,
-  payloadType,
   type ItemResult,
+  ItemResultInterface,
+  inChunks,
   inTurn,
+  payloadType,
 } from "../../schema/bulk.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage, CONNECTION_RECORDS } from "../../schema/pagination.js";
-import type { Tag as TagRow } from "../../generated/sqlite/client.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { Account, requireAccount } from "../accounts/schema.js";
 
 export const TAG_NAME_MAX = 100;
 export const TAG_DESCRIPTION_MAX = 2_000;

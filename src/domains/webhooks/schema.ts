@@ -5,7 +5,7 @@ import { clock } from "../../clock.js";
 import { encrypt } from "../../crypto.js";
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest, notFound } from "../../errors.js";
-import type { Webhook as HookRow, WebhookAttempt as AttemptRow, WebhookDelivery as DeliveryRow } from "../../generated/sqlite/client.js";
+import type { WebhookAttempt as AttemptRow, WebhookDelivery as DeliveryRow, Webhook as HookRow } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
