@@ -3,14 +3,33 @@
 // context and variables instead of graphql-js walking the document and completing every field of
 // every row through the generic machinery.
 //
-// Variables are coerced first by graphql-js's own getVariableValues, so coercion, defaults and the
-// error messages are exactly graphql-js's (graphql-jit coerces again; for values graphql-js already
-// coerced that is the identity: our one non-idempotent scalar, Timestamp, accepts the Date it
-// produced). `@include`/`@skip` run with graphql-jit's path-based evaluation, which handles them on
-// fields and fragments alike. test/compiled-execution.test.ts runs every route's document through
-// this path and through graphql-js's execute on the same data and compares the results byte for byte.
-import { type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema, getOperationAST, type OperationTypeNode } from "graphql";
-import { getVariableValues } from "graphql/execution/values.js";
+// Variables are coerced first, by graphql-js's own coerceInputValue with the steps and messages of
+// its getVariableValues (variableCoercion below), so coercion, defaults and the error messages are
+// exactly graphql-js's; each error also keeps where it happened (VariableValueError), for callers
+// that name the value their own way (REST names `$input` the body). graphql-jit coerces again; for
+// values graphql-js already coerced that is the identity: our one non-idempotent scalar, Timestamp,
+// accepts the Date it produced. `@include`/`@skip` run with graphql-jit's path-based evaluation,
+// which handles them on fields and fragments alike. test/compiled-execution.test.ts runs every
+// route's document through this path and through graphql-js's execute on the same data and
+// compares the results byte for byte.
+import {
+  coerceInputValue,
+  type DocumentNode,
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLErrorOptions,
+  type GraphQLSchema,
+  getOperationAST,
+  isInputType,
+  isNonNullType,
+  type OperationTypeNode,
+  typeFromAST,
+  type VariableDefinitionNode,
+  valueFromAST,
+} from "graphql";
+import { inspect } from "graphql/jsutils/inspect.js";
+import { printPathArray } from "graphql/jsutils/printPathArray.js";
+import { printForError } from "graphql/language/printer.js";
 import { compileQuery, isCompiledQuery } from "graphql-jit";
 import type { Plugin } from "graphql-yoga";
 
@@ -27,14 +46,14 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
   const compiled = compileQuery(schema, document, operation.name?.value, { useExperimentalPathBasedSkipInclude: true });
   if (!isCompiledQuery(compiled))
     throw new Error(`cannot compile ${operation.name?.value ?? "the operation"}: ${compiled.errors?.map((e) => e.message).join("; ")}`);
-  const definitions = operation.variableDefinitions ?? [];
+  const coerce = variableCoercion(schema, operation.variableDefinitions ?? []);
   return {
     name: operation.name?.value,
     type: operation.operation,
     execute(contextValue, inputs) {
-      const coerced = getVariableValues(schema, definitions, inputs, { maxErrors: 50 });
+      const coerced = coerce(inputs);
       if (coerced.errors) return { errors: coerced.errors.map(requestError) };
-      const result = compiled.query(undefined, contextValue, coerced.coerced) as ExecutionResult | Promise<ExecutionResult>;
+      const result = compiled.query(undefined, contextValue, coerced.values) as ExecutionResult | Promise<ExecutionResult>;
       return result instanceof Promise ? result.then(inGraphqlJsOrder) : inGraphqlJsOrder(result);
     },
   };
@@ -89,4 +108,73 @@ function requestError(e: GraphQLError): GraphQLError {
   const http = (e.extensions?.http ?? {}) as object;
   Object.defineProperty(e, "extensions", { value: { ...e.extensions, http: { ...http, status: 400 } }, enumerable: true });
   return e;
+}
+
+/**
+ * A variable value that does not coerce, with where: `variable` (without `$`), the `valuePath` inside its
+ * value and graphql-js's `reason`. Its message is graphql-js's, word for word (what POST /graphql
+ * answers); the parts let the REST layer name the value as its caller sent it.
+ */
+export class VariableValueError extends GraphQLError {
+  constructor(
+    message: string,
+    options: GraphQLErrorOptions,
+    readonly variable: string,
+    readonly valuePath: readonly (string | number)[],
+    readonly reason: string,
+  ) {
+    super(message, options);
+  }
+}
+
+/** Past this many variable errors coercion stops (graphql-js's getVariableValues with `maxErrors`). */
+const MAX_VARIABLE_ERRORS = 50;
+
+type Coerced = { values: Record<string, unknown>; errors?: undefined } | { errors: GraphQLError[] };
+
+/**
+ * graphql-js's getVariableValues (graphql/execution/values.js, 16.x) step for step and message for
+ * message, with each definition's type resolved once here rather than on every request, and the
+ * coercion errors of values kept as VariableValueErrors.
+ */
+function variableCoercion(schema: GraphQLSchema, definitions: readonly VariableDefinitionNode[]): (inputs: Record<string, unknown>) => Coerced {
+  const variables = definitions.map((node) => ({ node, name: node.variable.name.value, type: typeFromAST(schema, node.type) }));
+  return (inputs) => {
+    const errors: GraphQLError[] = [];
+    const onError = (error: GraphQLError) => {
+      if (errors.length >= MAX_VARIABLE_ERRORS) throw new GraphQLError("Too many errors processing variables, error limit reached. Execution aborted.");
+      errors.push(error);
+    };
+    const values: Record<string, unknown> = Object.create(null);
+    try {
+      for (const { node, name, type } of variables) {
+        if (!isInputType(type)) {
+          onError(
+            new GraphQLError(`Variable "$${name}" expected value of type "${printForError(node.type)}" which cannot be used as an input type.`, {
+              nodes: node.type,
+            }),
+          );
+          continue;
+        }
+        if (!Object.hasOwn(inputs, name)) {
+          if (node.defaultValue) values[name] = valueFromAST(node.defaultValue, type);
+          else if (isNonNullType(type)) onError(new GraphQLError(`Variable "$${name}" of required type "${inspect(type)}" was not provided.`, { nodes: node }));
+          continue;
+        }
+        const value = inputs[name];
+        if (value === null && isNonNullType(type)) {
+          onError(new GraphQLError(`Variable "$${name}" of non-null type "${inspect(type)}" must not be null.`, { nodes: node }));
+          continue;
+        }
+        values[name] = coerceInputValue(value, type, (path, invalidValue, error) => {
+          const at = path.length > 0 ? ` at "${name}${printPathArray(path)}"` : "";
+          const message = `Variable "$${name}" got invalid value ${inspect(invalidValue)}${at}; ${error.message}`;
+          onError(new VariableValueError(message, { nodes: node, originalError: error }, name, path, error.message));
+        });
+      }
+    } catch (error) {
+      errors.push(error as GraphQLError);
+    }
+    return errors.length ? { errors } : { values: { ...values } };
+  };
 }

@@ -3,7 +3,7 @@
 import type { FieldError } from "../errors.js";
 import { AppError } from "../errors.js";
 import { MAX_BULK_ITEMS } from "../schema/bulk.js";
-import { LIST_LIMITS } from "../schema/pagination.js";
+import { LIST_LIMITS, pageSize } from "../schema/pagination.js";
 import type { RestInput } from "./contract.js";
 
 const bad = (path: string, message: string) => new AppError(400, `${path} ${message}`, [{ path, message }] as FieldError[]);
@@ -34,9 +34,14 @@ export function stringParam(query: Record<string, unknown>, name: string, opts: 
   return raw;
 }
 
-/** `limit` within the list's bounds, defaulted. */
+/**
+ * `limit` within the list's bounds, defaulted. The bounds are checked here too, not only by the
+ * resolver (pageSize, one check, one message): the router reads a long page in slices, and the
+ * resolver sees only the slices.
+ */
 export function limitParam(query: Record<string, unknown>, limits: { default: number; max: number }): number {
-  return intParam(query, "limit", { min: 1, max: limits.max }) ?? limits.default;
+  const limit = intParam(query, "limit");
+  return limit === undefined ? limits.default : pageSize(limit, limits);
 }
 
 export function cursorParam(query: Record<string, unknown>): string | undefined {

@@ -1,10 +1,14 @@
 // RFC 9457 problem+json: the one error body of the REST layer, built from AppErrors (whatever was
 // thrown goes through knownError() in src/errors.ts first) and from the GraphQL errors of a routed
-// operation. 5xx bodies never carry internals.
+// operation, whose variable errors name what the caller sent (the body and its wire field names),
+// not GraphQL variables. 5xx bodies never carry internals.
 import { STATUS_CODES } from "node:http";
 import type { Response } from "express";
 import type { GraphQLFormattedError } from "graphql";
+import { printPathArray } from "graphql/jsutils/printPathArray.js";
 import type { AppError, FieldError } from "../errors.js";
+import { VariableValueError } from "../graphql/compiled.js";
+import type { BodyDoc } from "./docs.js";
 
 export interface Problem {
   type: string;
@@ -36,27 +40,37 @@ export function statusOf(error: GraphQLFormattedError): number {
   return 400;
 }
 
-/** One problem (and its headers, e.g. Retry-After) for the errors of a routed GraphQL operation: the most severe status wins. */
-export function problemFromGraphQL(errors: readonly GraphQLFormattedError[]): [Problem, Record<string, string> | undefined] {
+/**
+ * One problem (and its headers, e.g. Retry-After) for the errors of a routed GraphQL operation: the
+ * most severe status wins. `body` is the route's body doc: its `rename`s name the fields of a value
+ * that did not coerce as the caller sent them.
+ */
+export function problemFromGraphQL(errors: readonly GraphQLFormattedError[], body?: BodyDoc): [Problem, Record<string, string> | undefined] {
   const worst = [...errors].sort((a, b) => statusOf(b) - statusOf(a))[0]!;
   const status = statusOf(worst);
   const ext = worst.extensions as ErrorExtensions | undefined;
   // Only 500s are masked; a 503 says what happened and when to retry.
-  const detail = status === 500 ? "Unexpected error; the request may succeed on retry." : restMessage(worst.message);
+  const detail =
+    status === 500
+      ? "Unexpected error; the request may succeed on retry."
+      : worst instanceof VariableValueError
+        ? `${restName(worst, body && "input" in body ? body.rename : undefined)}: ${worst.reason}`
+        : worst.message;
   return [problem(status, detail, status === 500 ? undefined : ext?.errors), ext?.http?.headers];
 }
 
-// GraphQL variable errors name GraphQL variables; REST callers know the request body.
-function restMessage(message: string): string {
-  return (
-    message
-      .replace(/^Variable "\$input" got invalid value .*? at "input(\[\d+\])((?:\.\w+|\[\d+\])*)"; /s, "body$1$2: ")
-      .replace(/^Variable "\$input" got invalid value .*?; /s, "body: ")
-      .replace(/^Variable "\$(\w+)" got invalid value .*?; /s, "$1: ")
-      // ContentInput's field names → the REST names the caller sent.
-      .replace(/^(body\[\d+\])\.(?:tagIds|tagNames)\b/, "$1.tags")
-      .replace(/^(body\[\d+\])\.descriptionMd\b/, "$1.description_md")
-  );
+/**
+ * A value that did not coerce, named for a REST caller instead of by its GraphQL variable: a route's
+ * JSON body is its operation's `$input`, so that is `body`, and inside an item of an array body
+ * `body[2].tags[0]` (the item's field under its wire name); any other variable by its name.
+ */
+function restName(error: VariableValueError, rename: Readonly<Record<string, string>> = {}): string {
+  if (error.variable !== "input") return error.variable;
+  const [index, field, ...rest] = error.valuePath;
+  if (typeof index !== "number") return "body";
+  if (field === undefined) return `body[${index}]`;
+  const wireField = typeof field === "string" ? (rename[field] ?? field) : field;
+  return `body${printPathArray([index, wireField, ...rest])}`;
 }
 
 /** An expected failure as problem+json, with its headers (Retry-After, Allow ...). */

@@ -35,17 +35,18 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
     limit: JSON_BODY_LIMIT_BYTES,
     type: ["application/json", "application/*+json"],
     // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
-    verify: (req, _res, raw) => {
-      if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) suspectBodies.add(req as Request);
+    // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
+    verify: (_req, res: Response, raw) => {
+      if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
     },
   });
   // A body-parser failure is kept for the route to report after authentication (401/403 come first).
   const parseBody = (req: Request, res: Response, next: () => void) =>
     json(req, res, (err?: unknown) => {
-      if (err) bodyProblems.set(req, problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0]);
-      else if (suspectBodies.has(req)) {
+      if (err) res.locals.bodyProblem = problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0];
+      else if (res.locals.mayCarryUnstorableText) {
         const path = findUnstorableText(req.body, "body");
-        if (path) bodyProblems.set(req, problemOf(unstorableTextError(path))[0]);
+        if (path) res.locals.bodyProblem = problemOf(unstorableTextError(path))[0];
       }
       next();
     });
@@ -111,8 +112,17 @@ function moreSpecificFirst(a: string, b: string): number {
   return 0;
 }
 
-const bodyProblems = new WeakMap<Request, Problem>();
-const suspectBodies = new WeakSet<Request>();
+declare global {
+  namespace Express {
+    /** What the JSON body parser found, for the route (res.locals lives as long as the request). */
+    interface Locals {
+      /** The body could not be read or holds text no database stores: answered after authentication. */
+      bodyProblem?: Problem;
+      /** The raw body has a `\u` escape that may decode to such text: the parsed body is walked for it. */
+      mayCarryUnstorableText?: boolean;
+    }
+  }
+}
 
 /** Failure response: problem+json, or the route's own error body where the spec gives one. */
 function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, headers?: Record<string, string>) {
@@ -126,7 +136,7 @@ async function runRoute(route: RestRoute, operation: CompiledOperation, contextV
   // Who may do this is decided before what was sent is checked: no key and a bad limit is a 401,
   // a foreign account and a bad body a 403. (The resolver's own check reuses this one.)
   await requireAccount(contextValue, input.params.accountId!, route.scopes);
-  const bodyProblem = bodyProblems.get(req);
+  const { bodyProblem } = res.locals;
   if (bodyProblem) return fail(route, input, res, bodyProblem);
   // Path segments and query parameters are text too (`/endUsers/%00`).
   const badParam = findUnstorableText(input.params, "path") ?? findUnstorableText(input.query, "query");
@@ -148,7 +158,7 @@ async function runRoute(route: RestRoute, operation: CompiledOperation, contextV
   } finally {
     await staged?.discard();
   }
-  if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors));
+  if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors, route.body));
   const reply = route.reply.send(result.data, input);
   if (reply.stream) {
     // Opened before anything is sent: a source that cannot deliver is still a clean problem answer.
@@ -192,7 +202,7 @@ async function streamPage(
     const first = Math.min(PAGE_SLICE, remaining);
     const result = await execute(operation, contextValue, { ...variables, first, after });
     if (result.errors?.length) {
-      if (!res.headersSent) return fail(route, input, res, ...problemFromGraphQL(result.errors));
+      if (!res.headersSent) return fail(route, input, res, ...problemFromGraphQL(result.errors, route.body));
       // Rows are out already: the body can only be cut short (the client sees a truncated JSON).
       logger.error({ errors: result.errors.map((e) => e.message), route: route.name }, "a later slice of a streamed page failed");
       return void res.destroy();

@@ -100,9 +100,16 @@ export function pageLimit(args: { first?: number | null; last?: number | null; b
   if (args.last != null || args.before != null) {
     throw badRequest("Only forward pagination is supported: use first and after.", [{ path: "last", message: "not supported" }]);
   }
-  const first = args.first ?? limits.default;
-  if (!Number.isInteger(first) || first < 1 || first > limits.max) {
+  return pageSize(args.first ?? limits.default, limits);
+}
+
+/**
+ * A page size within a list's limits: the one check of `limit` (REST) and `first` (GraphQL), with
+ * the one message both answer, in REST's words since REST callers are the ones who see it most.
+ */
+export function pageSize(size: number, limits: { max: number }): number {
+  if (!Number.isInteger(size) || size < 1 || size > limits.max) {
     throw badRequest(`limit must be between 1 and ${limits.max}`, [{ path: "limit", message: `must be between 1 and ${limits.max}` }]);
   }
-  return first;
+  return size;
 }

@@ -3,7 +3,7 @@
 // slice at a time (bounded memory at 10,000 rows), as JSON or NDJSON.
 import { Readable } from "node:stream";
 import { B, type RestRoute } from "../../rest/contract.js";
-import { cursorParam, intParam, stringParam } from "../../rest/params.js";
+import { cursorParam, limitParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { EVENT_FIELDS, EVENT_TYPES } from "../events/validate.js";
 import { EXPORT_LIMITS, type ExportBounds, exportRows } from "./read.js";
@@ -88,7 +88,7 @@ export const exportRoutes: RestRoute[] = [
       return {
         accountId: i.params.accountId,
         cursor: cursorParam(i.query),
-        limit: intParam(i.query, "limit", { min: 1, max: EXPORT_LIMITS.max }) ?? EXPORT_LIMITS.default,
+        limit: limitParam(i.query, EXPORT_LIMITS),
         types: typesParam(i.query),
       };
     },

@@ -2,6 +2,7 @@
 // order with the cursor to resume from (never null: new events appear after it later).
 import { badRequest } from "../../errors.js";
 import { builder } from "../../schema/builder.js";
+import { pageSize } from "../../schema/pagination.js";
 import { Account } from "../accounts/schema.js";
 import { EVENT_TYPES } from "../events/validate.js";
 import { EXPORT_LIMITS, type ExportBounds, exportBounds, exportRows } from "./read.js";
@@ -43,10 +44,7 @@ builder.prismaObjectField(Account, "eventExport", (t) =>
       types: t.arg.stringList({ required: false, description: "Only these engagement event types." }),
     },
     resolve: async (account, { cursor, limit, types }) => {
-      const n = limit ?? EXPORT_LIMITS.default;
-      if (!Number.isInteger(n) || n < 1 || n > EXPORT_LIMITS.max)
-        throw badRequest(`limit must be between 1 and ${EXPORT_LIMITS.max}`, [{ path: "limit", message: `must be between 1 and ${EXPORT_LIMITS.max}` }]);
-      return exportBounds(account.id, cursor, n, checkTypes(types));
+      return exportBounds(account.id, cursor, pageSize(limit ?? EXPORT_LIMITS.default, EXPORT_LIMITS), checkTypes(types));
     },
   }),
 );
