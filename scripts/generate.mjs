@@ -42,3 +42,14 @@ for (const [schema, url] of [
   execFileSync(prismaBin, ["generate", "--schema", schema], { cwd: root, env, stdio: ["ignore", "ignore", "inherit"] });
 }
 console.log("generated Prisma clients (sqlite, postgres) and Pothos types");
+
+// gql.tada's view of the GraphQL schema: the route documents' result and variable types are
+// inferred from it (src/rest/operation.ts). Made from the committed schema.graphql, which
+// test/schema.test.ts keeps equal to the schema the code builds.
+const { buildSchema, introspectionFromSchema } = await import("graphql");
+const { minifyIntrospection, outputIntrospectionFile } = await import("gql.tada/internal");
+const introspection = minifyIntrospection(introspectionFromSchema(buildSchema(readFileSync(join(root, "schema.graphql"), "utf8"))));
+const env = join(root, "src", "generated", "graphql-env.d.ts");
+mkdirSync(dirname(env), { recursive: true });
+writeFileSync(env, outputIntrospectionFile(introspection, { fileType: ".d.ts", shouldPreprocess: true }));
+console.log("generated the GraphQL introspection types of gql.tada (src/generated/graphql-env.d.ts)");

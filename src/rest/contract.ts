@@ -5,6 +5,7 @@
 import type { Readable } from "node:stream";
 import type { KeyScope } from "../auth/keys.js";
 import type { BodyDoc, JsonSchema, QueryParamDoc } from "./docs.js";
+import type { Operation } from "./operation.js";
 import type { Problem } from "./problem.js";
 
 /** The two path styles of the spec; they differ only in how content refers to tags (id or name). */
@@ -50,12 +51,21 @@ export type ResponseDoc =
   | "problem"
   | "empty";
 
-export interface Reply {
+/**
+ * The result of a row whose document is still a plain string rather than a typed `graphql()`
+ * document (src/rest/operation.ts): what its reply picks is not checked. Rows built with route()
+ * never see it; it goes when the last domain's rows are converted (docs/rest.md).
+ */
+export type Untyped = any;
+
+/** How a route answers, given what its operation returned (`Result`: its data, typed by the route's document). */
+export interface Reply<Result = unknown> {
   kind: "page" | "one" | "bulk" | "custom";
   responses: Record<number, ResponseDoc>;
   /** Headers every successful answer carries. */
   headers?: Record<string, string>;
-  send(data: any, input: RestInput): RestReply;
+  // A method (its parameter checked bivariantly): a row's Reply<its result> is a Reply of the table.
+  send(data: Result, input: RestInput): RestReply;
 }
 
 /** What a route answers: a status, and a JSON body, a problem or a stream. */
@@ -79,7 +89,7 @@ export interface RestRoute {
   document: string;
   variables(input: RestInput): Record<string, unknown>;
   /** What it answers: a declared reply kind (`reply` of src/rest/responses.ts). */
-  reply: Reply;
+  reply: Reply<Untyped>;
   /** Key scopes allowed on this route (default: integration keys only). */
   scopes?: readonly KeyScope[];
   /** A raw body the route streams (instead of JSON). */
@@ -101,6 +111,25 @@ export interface RestRoute {
 }
 
 /** Moves a bulk result's named record field to `record`, the shape bulkReply reads. */
-export function withRecord(field: string) {
-  return (r: any) => ({ ...r, record: r[field] });
+export function withRecord<F extends string>(field: F) {
+  return <R extends Record<F, unknown>>(r: R): R & { record: R[F] } => ({ ...r, record: r[field] });
+}
+
+/**
+ * The variables a row's variables() gives for its document: each as the operation takes it, except
+ * `$input`, the JSON body: it goes as the caller sent it (reshaped at most), and GraphQL coercion
+ * checks it, answering a 400 that names the body's field (src/rest/problem.ts).
+ */
+export type RouteVariables<V> = { [K in keyof V]: K extends "input" ? unknown : V[K] };
+
+/** A row with a typed document (src/rest/operation.ts): variables() is checked against it, and its reply gets its result type. */
+export type TypedRoute<R, V> = Omit<RestRoute, "document" | "variables" | "reply"> & {
+  document: Operation<R, V>;
+  variables(input: RestInput): RouteVariables<NoInfer<V>>;
+  reply: Reply<NoInfer<R>>;
+};
+
+/** A row of the table from a row with a typed document: the types are checked here, the text is what runs. */
+export function route<R, V>(row: TypedRoute<R, V>): RestRoute {
+  return { ...row, document: row.document.text };
 }

@@ -67,7 +67,14 @@ export function objectArrayBody(body: unknown): Record<string, unknown>[] {
   return body as Record<string, unknown>[];
 }
 
+/** A parameter of the route's path (Express sets every one its path names; a missing one is a bug of the row). */
+export function pathParam(input: RestInput, name: string): string {
+  const value = input.params[name];
+  if (value === undefined) throw new Error(`the route's path has no :${name}`);
+  return value;
+}
+
 /** The variables of a page of an account's list: `accountId`, `first` from `limit`, `after` from `cursor`. */
 export function pageVariables(input: RestInput, limits: { default: number; max: number } = LIST_LIMITS.standard) {
-  return { accountId: input.params.accountId, first: limitParam(input.query, limits), after: cursorParam(input.query) };
+  return { accountId: pathParam(input, "accountId"), first: limitParam(input.query, limits), after: cursorParam(input.query) };
 }

@@ -1,7 +1,7 @@
 // How GraphQL results become REST responses: pages, single records, and the contract's rules for
 // bulk outcomes (201/200/204 all succeeded, 207 mixed, the shared status when all failed alike).
 import type { FieldError } from "../errors.js";
-import type { Reply, ResponseDoc, RestInput, RestReply } from "./contract.js";
+import type { Reply, ResponseDoc, RestInput, RestReply, Untyped } from "./contract.js";
 import type { JsonSchema } from "./docs.js";
 import { problem } from "./problem.js";
 
@@ -65,7 +65,7 @@ export function bulkReply<N>(results: ItemOutcome<N>[], record: ((n: N) => unkno
 // against them).
 
 /** A REST record: its JSON Schema and how a GraphQL result node becomes it. */
-export interface WireRecord<N = any> {
+export interface WireRecord<N> {
   schema: JsonSchema;
   map(node: N): unknown;
 }
@@ -101,7 +101,7 @@ export const MULTI_STATUS: JsonSchema = {
 
 export const reply = {
   /** A page of records: 200 `{data, cursor}`. */
-  page<N>(pick: (data: any) => Connection<N>, record: WireRecord<N>, opts: { headers?: Record<string, string> } = {}): Reply {
+  page<N, R = Untyped>(pick: (data: R) => Connection<N>, record: WireRecord<N>, opts: { headers?: Record<string, string> } = {}): Reply<R> {
     return {
       kind: "page",
       responses: {
@@ -113,7 +113,7 @@ export const reply = {
   },
 
   /** One record: 200, or 404 when the lookup found nothing. */
-  one<N>(pick: (data: any, input: RestInput) => N | null | undefined, record: WireRecord<N>, notFound: (input: RestInput) => string): Reply {
+  one<N, R = Untyped>(pick: (data: R, input: RestInput) => N | null | undefined, record: WireRecord<N>, notFound: (input: RestInput) => string): Reply<R> {
     return {
       kind: "one",
       responses: { 200: { json: record.schema }, 404: "problem" },
@@ -126,7 +126,11 @@ export const reply = {
    * `{data}`, 204 empty for deletes), `failure` the statuses every item can fail with alike (a
    * problem); 207 `{success, failure}` for mixed outcomes.
    */
-  bulk<N>(pick: (data: any) => ItemOutcome<N>[], record: WireRecord<N> | null, statuses: { success: number[]; failure: number[]; created?: number }): Reply {
+  bulk<N, R = Untyped>(
+    pick: (data: R) => ItemOutcome<N>[],
+    record: WireRecord<N> | null,
+    statuses: { success: number[]; failure: number[]; created?: number },
+  ): Reply<R> {
     const responses: Record<number, ResponseDoc> = { 207: { json: MULTI_STATUS } };
     for (const s of statuses.success) {
       responses[s] =
@@ -137,7 +141,7 @@ export const reply = {
   },
 
   /** Anything else, with its responses declared alongside. */
-  custom(responses: Record<number, ResponseDoc>, send: (data: any, input: RestInput) => RestReply): Reply {
+  custom<R = Untyped>(responses: Record<number, ResponseDoc>, send: (data: R, input: RestInput) => RestReply): Reply<R> {
     return { kind: "custom", responses, send };
   },
 };

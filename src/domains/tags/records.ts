@@ -1,14 +1,8 @@
 // Wire shape of tag records: the GraphQL selection the tag routes ask for, sent as it is.
+import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 
 export const TAG_FIELDS = `id name description type`;
-
-interface TagNode {
-  id: string;
-  name: string;
-  description: string | null;
-  type: string;
-}
 
 export const tagRecord = wireRecord(
   {
@@ -21,5 +15,5 @@ export const tagRecord = wireRecord(
       type: { type: "string", enum: ["USER", "PAGE", "ROLE"], description: "Tags created through the API are USER tags." },
     },
   },
-  (t: TagNode) => t,
+  (t: Selected<"Tag", typeof TAG_FIELDS>) => t,
 );

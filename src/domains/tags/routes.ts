@@ -1,22 +1,23 @@
 // Tags over REST: B7 (bulk upsert) and the list and delete routes the contract adds.
 
-import { B, type RestRoute, withRecord } from "../../rest/contract.js";
+import { B, type RestRoute, route, withRecord } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
-import { commaList, objectArrayBody, pageVariables } from "../../rest/params.js";
+import { graphql } from "../../rest/operation.js";
+import { commaList, objectArrayBody, pageVariables, pathParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
 import { TAG_FIELDS, tagRecord } from "./records.js";
 
-const TAG_PAGE = `query TagPage($accountId: String!, $first: Int, $after: String) {
-  account(id: $accountId) { tags(first: $first, after: $after) { nodes { ${TAG_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
-const UPSERT_TAGS = `mutation UpsertTags($accountId: String!, $input: [TagInput!]!) {
-  upsertTags(accountId: $accountId, input: $input) { results { index statusCode id errors tag { ${TAG_FIELDS} } } } }`;
-const DELETE_TAGS = `mutation DeleteTags($accountId: String!, $names: [String!]!) {
-  deleteTags(accountId: $accountId, names: $names) { results { index statusCode id errors } } }`;
+const TAG_PAGE = graphql(`query TagPage($accountId: String!, $first: Int, $after: String) {
+  account(id: $accountId) { tags(first: $first, after: $after) { nodes { ${TAG_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
+const UPSERT_TAGS = graphql(`mutation UpsertTags($accountId: String!, $input: [TagInput!]!) {
+  upsertTags(accountId: $accountId, input: $input) { results { index statusCode id errors tag { ${TAG_FIELDS} } } } }`);
+const DELETE_TAGS = graphql(`mutation DeleteTags($accountId: String!, $names: [String!]!) {
+  deleteTags(accountId: $accountId, names: $names) { results { index statusCode id errors } } }`);
 
 export const tagRoutes: RestRoute[] = [
   // Style B: tags (B7 and the list / delete the contract adds)
-  {
+  route({
     name: "upsertTags",
     method: "put",
     path: `${B}/tags`,
@@ -32,10 +33,10 @@ export const tagRoutes: RestRoute[] = [
     },
     document: UPSERT_TAGS,
     jsonBody: true,
-    variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: objectArrayBody(i.body) }),
     reply: reply.bulk((d) => d.upsertTags.results.map(withRecord("tag")), tagRecord, { success: [200, 201], failure: [400, 404, 409] }),
-  },
-  {
+  }),
+  route({
     name: "listTags",
     method: "get",
     path: `${B}/tags`,
@@ -44,15 +45,15 @@ export const tagRoutes: RestRoute[] = [
     document: TAG_PAGE,
     variables: pageVariables,
     reply: reply.page((d) => d.account.tags, tagRecord),
-  },
-  {
+  }),
+  route({
     name: "deleteTags",
     method: "delete",
     path: `${B}/tags/:names`,
     summary: "Delete content tags by comma-separated names",
     params: { names: { description: "Comma-separated tag names.", example: "onboarding,billing" } },
     document: DELETE_TAGS,
-    variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.names, "names") }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), names: commaList(i.params.names, "names") }),
     reply: reply.bulk((d) => d.deleteTags.results, null, { success: [204], failure: [404] }),
-  },
+  }),
 ];
