@@ -15,7 +15,7 @@
 // request of 10,000 covers about 3 minutes. Each database runs in a child process of its own (the app reads
 // DATABASE_URL once); `both` prints one table with the two side by side.
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({
@@ -244,6 +244,7 @@ try {
     }
     steps.push({ events: size, ingestRate, pendingAfterIngest, catchUpMs, analyzeMs, reports });
   }
+  mkdirSync("data/bench", { recursive: true });
   writeFileSync(values.out ?? `data/bench/reports-${kind}.json`, JSON.stringify({ kind, steps } satisfies Result));
 } finally {
   await worker.stop();

@@ -13,17 +13,15 @@ import { subscribes } from "./types.js";
  * subscribes to it. One read of the account's endpoints; nothing more when none subscribes.
  */
 export async function emitWebhook(tx: Tx, accountId: string, type: string, data: readonly unknown[]): Promise<void> {
-  await emitMany(
-    tx,
-    accountId,
-    data.map((d) => ({ type, data: d })),
-  );
+  if (!data.length) return;
+  await emitMany(tx, accountId, () => data.map((d) => ({ type, data: d })));
 }
 
-async function emitMany(tx: Tx, accountId: string, messages: { type: string; data: unknown }[]): Promise<void> {
-  if (!messages.length) return;
+async function emitMany(tx: Tx, accountId: string, build: () => { type: string; data: unknown }[]): Promise<void> {
   const hooks = await tx.webhook.findMany({ where: { accountId, enabled: true }, select: { id: true, events: true } });
+  // Built only for an account with endpoints (an ingest of 10,000 events would build 10,000 payloads for nobody).
   if (!hooks.length) return;
+  const messages = build();
   const now = clock.now();
   const timestamp = now.toISOString();
   const rows = [];
@@ -52,7 +50,7 @@ export async function emitEngagementEvents(tx: Tx, accountId: string, rows: read
   await emitMany(
     tx,
     accountId,
-    rows.map((r) => ({ type: `engagement.${r.type}`, data: eventWire(r) })),
+    () => rows.map((r) => ({ type: `engagement.${r.type}`, data: eventWire(r) })),
   );
 }
 
