@@ -47,11 +47,7 @@ async function emitMany(tx: Tx, accountId: string, build: () => { type: string; 
 /** `engagement.<type>` messages for stored events, each event in the contract's wire shape. */
 export async function emitEngagementEvents(tx: Tx, accountId: string, rows: readonly EventRow[]): Promise<void> {
   if (!rows.length) return;
-  await emitMany(
-    tx,
-    accountId,
-    () => rows.map((r) => ({ type: `engagement.${r.type}`, data: eventWire(r) })),
-  );
+  await emitMany(tx, accountId, () => rows.map((r) => ({ type: `engagement.${r.type}`, data: eventWire(r) })));
 }
 
 /** An event row in the contract's shape: its fields that are set, without the account. */
