@@ -68,7 +68,9 @@ const webhookWorker = config.JOB_WORKER ? new WebhookWorker() : null;
 await webhookWorker?.start();
 if (webhookWorker) lifecycle.onDrain(() => webhookWorker.stop());
 // The reports' rollups (off the ingest request; every instance may run it: accounts are shared by lock).
-const rollupWorker = config.JOB_WORKER ? new RollupWorker({ pollMs: config.ROLLUP_POLL_MS }) : null;
+const rollupWorker = config.JOB_WORKER
+  ? new RollupWorker({ pollMs: config.ROLLUP_POLL_MS, quietMs: config.ROLLUP_QUIET_MS, maxLagMs: config.ROLLUP_MAX_LAG_MS })
+  : null;
 rollupWorker?.start();
 if (rollupWorker) lifecycle.onDrain(() => rollupWorker.stop());
 const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {

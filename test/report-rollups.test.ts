@@ -164,7 +164,7 @@ describe("rollups", () => {
 
   it("workers running at once count every event once; the watermark ends at the last event", async () => {
     // Three at once, as several instances would (PostgreSQL: separate connections and the advisory lock).
-    const worker = new RollupWorker();
+    const worker = new RollupWorker({ quietMs: 0 });
     const added = await Promise.all([catchUpRollups(t.accountId), catchUpRollups(t.accountId), worker.pass()]);
     expect(added.reduce((a, b) => a + b, 0)).toBe(2_500);
     expect(await rollUpAccount(t.accountId)).toBe(0);
@@ -174,11 +174,28 @@ describe("rollups", () => {
     await expectRollupsMatchRaw("caught up", FILTERS.slice(0, 2));
   }, 180_000);
 
+  it("ingest goes first: the worker waits until an account's ingest pauses, or until the lag reaches its bound", async () => {
+    const watermark = await watermarkOf(prisma, t.accountId);
+    const r = await req(`/v1/accounts/${t.accountId}/events`, {
+      method: "POST",
+      headers: t.headers,
+      body: randomEvents(10, 9).map((e) => ({ ...e, time: D0 })),
+    });
+    expect(r.status, r.text).toBe(202);
+    // Just ingested: not quiet for a minute yet, and the lag is under its bound.
+    expect(await new RollupWorker({ quietMs: 60_000, maxLagMs: 120_000 }).pass()).toBe(0);
+    expect(await watermarkOf(prisma, t.accountId)).toBe(watermark);
+    expect((await rollupStatus([t.accountId]))[0]).toMatchObject({ pending: 10 });
+    // The lag's bound reached (0 here): rolled up although ingest has not paused.
+    expect(await new RollupWorker({ quietMs: 60_000, maxLagMs: 0 }).pass()).toBe(10);
+    expect((await rollupStatus([t.accountId]))[0]).toMatchObject({ pending: 0, lagSeconds: 0 });
+  }, 60_000);
+
   it("a rebuild reproduces the rollups the worker built", async () => {
     const before = await rollupRows(t.accountId);
     expect(before.rollup.length).toBeGreaterThan(100);
     expect(before.user.length).toBeGreaterThan(100);
-    expect(await rebuildRollups(t.accountId)).toEqual({ accounts: 1, events: 6_000 });
+    expect(await rebuildRollups(t.accountId)).toEqual({ accounts: 1, events: 6_010 });
     expect(await rollupRows(t.accountId)).toEqual(before);
   }, 60_000);
 

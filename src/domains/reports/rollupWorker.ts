@@ -76,6 +76,29 @@ export async function accountsBehind(): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
+/** A stored time as epoch ms: a Date (PostgreSQL), or SQLite's CURRENT_TIMESTAMP text (UTC, no zone). */
+function msOf(v: Date | string | number): number {
+  if (v instanceof Date) return v.getTime();
+  if (typeof v === "number") return v;
+  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
+}
+
+/** When the oldest and the newest event above the account's watermark were stored (null: none). Two index probes. */
+async function pendingAges(accountId: string): Promise<{ oldest: number; newest: number } | null> {
+  const watermark = await watermarkOf(prisma, accountId);
+  const edge = async (order: "ASC" | "DESC") =>
+    (
+      await prisma.$queryRawUnsafe<{ receivedAt: Date | string }[]>(
+        `SELECT "receivedAt" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)} ORDER BY "id" ${order} LIMIT 1`,
+        accountId,
+        watermark,
+      )
+    )[0]?.receivedAt;
+  const oldest = await edge("ASC");
+  const newest = await edge("DESC");
+  return oldest === undefined || newest === undefined ? null : { oldest: msOf(oldest), newest: msOf(newest) };
+}
+
 export interface RollupStatus {
   accountId: string;
   watermark: number;
@@ -102,7 +125,7 @@ export async function rollupStatus(accountIds?: string[]): Promise<RollupStatus[
     );
     const pending = Number(row!.n);
     if (!pending && !watermark) continue;
-    const oldest = row!.oldest === null ? null : new Date(row!.oldest).getTime();
+    const oldest = row!.oldest === null ? null : msOf(row!.oldest);
     out.push({ accountId, watermark, pending, lagSeconds: oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000) });
   }
   return out;
@@ -138,8 +161,15 @@ export async function rebuildRollups(accountId?: string): Promise<{ accounts: nu
 }
 
 export interface RollupWorkerOptions {
-  /** Pause between passes when every account is up to date (ms). */
+  /** Pause between passes (ms). */
   pollMs?: number;
+  /**
+   * Ingest goes first: an account's events are rolled up once none has arrived for this long (ms),
+   * so the worker's statements do not compete with a burst of ingest requests for the database...
+   */
+  quietMs?: number;
+  /** ...unless its oldest event not yet counted is this old (ms): the lag stays bounded under steady ingest. */
+  maxLagMs?: number;
 }
 
 /** Polls for accounts behind and brings them up to date; sets the lag metric after each pass. */
@@ -150,9 +180,21 @@ export class RollupWorker {
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private readonly pollMs: number;
+  private readonly quietMs: number;
+  private readonly maxLagMs: number;
 
   constructor(opts: RollupWorkerOptions = {}) {
     this.pollMs = opts.pollMs ?? 1_000;
+    this.quietMs = opts.quietMs ?? 2_000;
+    this.maxLagMs = opts.maxLagMs ?? 60_000;
+  }
+
+  /** Whether the account's pending events are due: ingest has paused, or the lag reached its bound. Returns the lag (s). */
+  private async due(accountId: string): Promise<{ due: boolean; lagSeconds: number }> {
+    const ages = await pendingAges(accountId);
+    if (!ages) return { due: false, lagSeconds: 0 };
+    const now = Date.now();
+    return { due: now - ages.newest >= this.quietMs || now - ages.oldest >= this.maxLagMs, lagSeconds: Math.max(0, (now - ages.oldest) / 1000) };
   }
 
   start(): void {
@@ -168,14 +210,22 @@ export class RollupWorker {
     log.info({ worker: this.id }, "rollup worker stopped");
   }
 
-  /** One pass: every account behind, one batch each in turn until all are up to date (or held by another instance). */
+  /**
+   * One pass: every account behind whose events are due, one batch each in turn until none is due
+   * (up to date, ingesting, or held by another instance). Sets the lag metric: the largest lag seen.
+   */
   async pass(): Promise<number> {
     let added = 0;
+    let lag = 0;
     let behind = await accountsBehind();
     while (behind.length && !this.stopping) {
       const still: string[] = [];
+      lag = 0;
       for (const accountId of behind) {
         if (this.stopping) break;
+        const due = await this.due(accountId);
+        lag = Math.max(lag, due.lagSeconds);
+        if (!due.due) continue;
         const t0 = performance.now();
         const n = await rollUpAccount(accountId);
         if (n) {
@@ -186,6 +236,7 @@ export class RollupWorker {
       }
       behind = still;
     }
+    setRollupLag(lag);
     return added;
   }
 
@@ -193,7 +244,6 @@ export class RollupWorker {
     while (!this.stopping) {
       try {
         await this.pass();
-        if (!this.stopping) setRollupLag(Math.max(0, ...(await rollupStatus(await accountsBehind())).map((s) => s.lagSeconds)));
       } catch (err) {
         if (!this.stopping) log.error({ err }, "rollup pass failed; it runs again");
       }
