@@ -244,7 +244,7 @@ export const REPORTS: readonly ReportDefinition[] = [
     [col("outcome", "string", "successful, unsuccessful or no_results."), C.searches],
     (q) => sql`SELECT o."outcome" AS "outcome", COALESCE(s."searches", 0) AS "searches"
       FROM (SELECT 'successful' AS "outcome" UNION ALL SELECT 'unsuccessful' UNION ALL SELECT 'no_results') o
-      LEFT JOIN (SELECT e."outcome" AS "outcome", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"])} e GROUP BY e."outcome") s ON s."outcome" = o."outcome"`,
+      LEFT JOIN (SELECT e."outcome" AS "outcome", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"], { totals: true })} e GROUP BY e."outcome") s ON s."outcome" = o."outcome"`,
   ),
   report("searchTermsWithNoResults", "Search terms of searches that showed no results.", [C.searchTerm, C.searches], (q) => searchTerms(q, ["no_results"])),
   report(

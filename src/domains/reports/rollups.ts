@@ -54,11 +54,11 @@ export const KEYS: Record<string, { rollup: readonly RollupKey[]; user: readonly
 export const ROLLUP_KEYS: readonly RollupKey[] = ["flowId", "contentId", "widget", "searchTerm", "outcome", "actionId", "useful"];
 export const USER_KEYS: readonly UserKey[] = ["flowId", "contentId", "actionId", "step"];
 /**
- * Grain of the day totals: per UTC day, type and domain, no keys. Reports that only count types
- * (summary) read these: a month of them is 30 × types × domains rows, whatever the keys' variety.
+ * Grain of the day totals: per UTC day, type and domain, and a search's outcome (three values),
+ * no other key. Reports that only count types (summary) or searches by outcome read these: a month
+ * of them is 30 × types × domains (× 3) rows, whatever the keys' variety.
  */
 export const TOTALS = 0;
-const NO_KEYS = ["", "", "", "", "", "", -1] as const;
 
 /** The primary keys, in the order the migrations declare them (upsert targets). */
 const ROLLUP_PK = ["accountId", "type", "grain", "bucket", "domain", ...ROLLUP_KEYS];
@@ -129,13 +129,13 @@ export function rollupStatements(dialect: Dialect): string[] {
   const where = `WHERE e."accountId" = $1 AND e."id" > $2 AND e."id" <= $3`;
   const keys = ROLLUP_KEYS.map(rollupExpr).join(", ");
   const addCounts = `ON CONFLICT (${quoted(ROLLUP_PK)}) DO UPDATE SET "n" = "EventRollup"."n" + excluded."n"`;
-  const rollupSql = (grain: number, bucket: string, keyExprs: string) =>
+  const rollupSql = (grain: number, bucket: string, keyExprs: string, groupKeys: string) =>
     `INSERT INTO "EventRollup" ("accountId", "type", "grain", "bucket", "domain", ${quoted(ROLLUP_KEYS)}, "n")
 SELECT e."accountId", e."type", ${grain}, ${bucket}, COALESCE(e."domain", ''), ${keyExprs}, COUNT(*)
 FROM "Event" e ${where}
-GROUP BY e."accountId", e."type", ${bucket}, COALESCE(e."domain", '')${keyExprs === keys ? `, ${keys}` : ""}
+GROUP BY e."accountId", e."type", ${bucket}, COALESCE(e."domain", ''), ${groupKeys}
 ${addCounts}`;
-  const noKeys = NO_KEYS.map((v) => (v === "" ? "''" : String(v))).join(", ");
+  const totalsKeys = ROLLUP_KEYS.map((k) => (k === "outcome" ? rollupExpr(k) : k === "useful" ? "-1" : "''")).join(", ");
   const userKeys = USER_KEYS.map(userExpr).join(", ");
   const userSql = `INSERT INTO "EventUserRollup" ("accountId", "endUserId", "day", "type", "domain", ${quoted(USER_KEYS)}, "n", "lastTime")
 SELECT e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}, COUNT(*), MAX(e."time")
@@ -143,9 +143,9 @@ FROM "Event" e ${where} AND e."endUserId" IS NOT NULL
 GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}
 ON CONFLICT (${quoted(USER_PK)}) DO UPDATE SET "n" = "EventUserRollup"."n" + excluded."n", "lastTime" = CASE WHEN excluded."lastTime" > "EventUserRollup"."lastTime" THEN excluded."lastTime" ELSE "EventUserRollup"."lastTime" END`;
   const statements = [
-    rollupSql(1, `(e."time" / ${HOUR})`, keys),
-    rollupSql(24, `((e."time" / ${DAY}) * 24)`, keys),
-    rollupSql(TOTALS, `((e."time" / ${DAY}) * 24)`, noKeys),
+    rollupSql(1, `(e."time" / ${HOUR})`, keys, keys),
+    rollupSql(24, `((e."time" / ${DAY}) * 24)`, keys, keys),
+    rollupSql(TOTALS, `((e."time" / ${DAY}) * 24)`, totalsKeys, rollupExpr("outcome")),
     userSql,
   ];
   // SQLite binds `?` in order; each parameter appears once per statement, in order.

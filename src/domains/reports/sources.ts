@@ -132,8 +132,8 @@ export function countSource(p: SourceParams, types: readonly string[], opts: { t
     sql`SELECT r."type" AS "type", NULLIF(r."domain", '') AS "domain", ${cols} FROM "EventRollup" r
       WHERE r."accountId" = ${p.accountId}${typeCondition("r", types)} AND r."grain" = ${grain} AND r."bucket" >= ${r[0]} AND r."bucket" < ${r[1]}${filters("r", p, true)}`;
   const branches: Prisma.Sql[] = [];
-  // Reports that group by type alone read the day totals (no keys: every key column is NULL there).
-  // (Not with a flow filter: the totals have no flow.)
+  // Reports that group by type alone (or searches by outcome) read the day totals (no other key:
+  // those columns are NULL there). (Not with a flow filter: the totals have no flow.)
   if (seg.days) branches.push(rollupBranch(opts.totals && p.flowId === null ? TOTALS : 24, [seg.days[0] * 24, seg.days[1] * 24]));
   for (const h of seg.hours) branches.push(rollupBranch(1, h));
   // The same hours' events the worker has not counted yet.
