@@ -2,7 +2,8 @@
 // a new SQLite file under data/bench/ or a new PostgreSQL database on BENCH_DATABASE_URL's server
 // (default the local one, dropped at the end), an account `bench` with a user and a key, and the
 // real app listening on an ephemeral port. Everything under src/ is imported after DATABASE_URL
-// is set, as the app reads it on first use.
+// is set, as the app reads it on first use. BENCH_KEEP_DB=1 keeps the PostgreSQL database (its
+// name is printed) for looking at plans afterwards.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
@@ -39,7 +40,9 @@ export async function benchServer(kind: "sqlite" | "postgres", name: string): Pr
   }
   process.env.LOG_LEVEL = "silent";
   process.env.NODE_ENV = "production";
-  const drop = () => (kind === "postgres" ? admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`) : Promise.resolve());
+  const keep = process.env.BENCH_KEEP_DB === "1";
+  if (keep && kind === "postgres") process.stderr.write(`bench database kept: ${dbName}\n`);
+  const drop = () => (kind === "postgres" && !keep ? admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`) : Promise.resolve());
 
   try {
     const { migrate } = await import("../src/db/migrate.js");

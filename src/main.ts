@@ -12,6 +12,7 @@ import { closeQueue } from "./domains/copyJobs/queue.js";
 import { CopyJobWorker } from "./domains/copyJobs/worker.js";
 import { startEventMaintenance } from "./domains/events/partitions.js";
 import { writePolicy } from "./domains/index.js";
+import { RollupWorker } from "./domains/reports/rollupWorker.js";
 import { WebhookWorker } from "./domains/webhooks/worker.js";
 import { createHttpServer } from "./httpServer.js";
 import { gracefulShutdown } from "./lifecycle.js";
@@ -66,6 +67,12 @@ if (jobWorker) lifecycle.onDrain(() => jobWorker.stop());
 const webhookWorker = config.JOB_WORKER ? new WebhookWorker() : null;
 await webhookWorker?.start();
 if (webhookWorker) lifecycle.onDrain(() => webhookWorker.stop());
+// The reports' rollups (off the ingest request; every instance may run it: accounts are shared by lock).
+const rollupWorker = config.JOB_WORKER
+  ? new RollupWorker({ pollMs: config.ROLLUP_POLL_MS, quietMs: config.ROLLUP_QUIET_MS, maxLagMs: config.ROLLUP_MAX_LAG_MS })
+  : null;
+rollupWorker?.start();
+if (rollupWorker) lifecycle.onDrain(() => rollupWorker.stop());
 const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;

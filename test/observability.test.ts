@@ -96,6 +96,7 @@ describe("GET /metrics", () => {
     const text = await metrics();
     expect(value(text, "job_queue_depth", { queue: "copy" })).toBe(5);
     expect(value(text, "rate_limit_rejections_total", { account: "acct-limited" })).toBe(2);
+    expect(text).toMatch(/^rollup_lag_seconds 0$/m); // the rollup worker's lag, 0 until a pass finds one
     expect(text).toContain("# TYPE http_requests_in_flight gauge");
     expect(text).toContain("process_cpu_seconds_total"); // default process metrics
   });

@@ -20,7 +20,8 @@ const USAGE = `usage: npm run cli -- <command>
   key list [--email <email>]
   key revoke <keyPrefix>
   seed --demo
-  rollups rebuild [--account <accountId>]   recompute the reports' rollups from the events`;
+  rollups rebuild [--account <accountId>]   recompute the reports' rollups from the events
+  rollups status [--account <accountId>]    how far the rollup worker is: watermark, events pending, lag`;
 
 const int = (v: string | undefined, flag: string) => {
   if (v === undefined) return undefined;
@@ -117,12 +118,20 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case "rollups rebuild": {
-        const { rebuildRollups } = await import("../domains/reports/rollups.js");
+        const { rebuildRollups } = await import("../domains/reports/rollupWorker.js");
         const t0 = Date.now();
         const r = await rebuildRollups(values.account);
         console.log(
-          `rollups of ${values.account ? `account ${values.account}` : "every account"} rebuilt: ${r.rollupRows} hour/day rows, ${r.userRows} end-user/day rows (${Date.now() - t0} ms)`,
+          `rollups of ${values.account ? `account ${values.account}` : `every account (${r.accounts})`} rebuilt from ${r.events} events (${Date.now() - t0} ms)`,
         );
+        return 0;
+      }
+      case "rollups status": {
+        const { rollupStatus } = await import("../domains/reports/rollupWorker.js");
+        const rows = await rollupStatus(values.account ? [values.account] : undefined);
+        for (const s of rows)
+          console.log([s.accountId, `watermark ${s.watermark}`, `${s.pending} events pending`, `lag ${s.lagSeconds.toFixed(1)} s`].join("\t"));
+        if (!rows.length) console.error("no events");
         return 0;
       }
       case "seed": {

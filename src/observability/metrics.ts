@@ -68,6 +68,16 @@ export function setJobQueueDepth(depth: number, queue?: string): void {
   else jobQueueDepth.set(depth);
 }
 
+const rollupLag = new client.Gauge({
+  name: "rollup_lag_seconds",
+  help: "Age of the oldest event not yet counted in the report rollups, after the rollup worker's last pass (0: up to date). Reports stay exact; a lag only moves their cost to reading raw events.",
+  registers: [registry],
+});
+rollupLag.set(0);
+
+/** For the rollup worker: how far behind the rollups are after its pass. */
+export const setRollupLag = (seconds: number): void => void rollupLag.set(seconds);
+
 /** For POST /graphql without valid credentials (src/graphql/requireCredentials.ts). */
 export const graphqlUnauthenticated = (): void => void graphqlRejected.inc({ reason: "unauthenticated" });
 

@@ -7,6 +7,7 @@ import { exempt } from "../../audit/classification.js";
 export const eventsAudit = {
   Event: exempt("engagement telemetry reported by the parent application: append-only, never edited; not a change to the account's data"),
   EventUserName: exempt("derived from events (the latest userName they reported), rewritten by every ingest"),
-  EventRollup: exempt("derived from events (counts per hour and day), written by every ingest and by `rollups rebuild`"),
-  EventUserRollup: exempt("derived from events (counts per end user and day), written by every ingest and by `rollups rebuild`"),
+  EventRollup: exempt("derived from events (counts per hour and day), written by the rollup worker and by `rollups rebuild`"),
+  EventUserRollup: exempt("derived from events (counts per end user and day), written by the rollup worker and by `rollups rebuild`"),
+  RollupWatermark: exempt("bookkeeping of the rollup worker: how far the rollups count the events"),
 };

@@ -6,6 +6,7 @@
 // hours of a window past retention count nothing).
 import { dbKind, withTransaction } from "../../db/index.js";
 import { logger } from "../../logger.js";
+import { accountsBehind, catchUpRollups } from "../reports/rollupWorker.js";
 
 const MONTHS_AHEAD = 3;
 const EVERY_MS = 6 * 3_600_000;
@@ -60,6 +61,8 @@ async function eventPartitions(): Promise<string[]> {
  */
 export async function applyEventRetention(days: number, now = Date.now()): Promise<{ dropped: string[]; deleted: number }> {
   const cutoff = now - days * DAY;
+  // The rollups keep the counts of removed events: count every event before any goes.
+  for (const accountId of await accountsBehind()) await catchUpRollups(accountId);
   if (dbKind() === "postgres") {
     const dropped: string[] = [];
     for (const name of (await eventPartitions()).sort()) {

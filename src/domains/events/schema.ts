@@ -12,7 +12,6 @@ import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, fail, type ItemResult, ItemResultInterface, payloadType } from "../../schema/bulk.js";
 import { requireAccount } from "../accounts/schema.js";
 import { lockEventOrder } from "../eventExport/order.js";
-import { addToRollups } from "../reports/rollups.js";
 import { emitEngagementEvents } from "../webhooks/emit.js";
 import { checkEvent, type EventRow } from "./validate.js";
 
@@ -97,13 +96,13 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
       // Idempotency: items whose key was seen before are not stored again (src/ingest/idempotency.ts).
       fresh = await claimMessages(tx, accountId, keys);
       const stored = rows.filter((_, i) => fresh[i]);
-      // Ids in commit order per account, so an export cursor never passes a later-committed event.
+      // Ids in commit order per account, so an export cursor never passes a later-committed event
+      // and the rollup watermark never passes an event still to commit.
       await lockEventOrder(tx, accountId);
       if (dialect === "postgres") await insertEventsUnnest(tx, stored);
       else await insertRows(tx, dialect, "Event", stored as unknown as Record<string, unknown>[]);
-      // The reports' rollups, in the same transaction: a report never sees an event without its
-      // counts. Exactly the rows inserted: a repeated message adds nothing.
-      await addToRollups(tx, accountId, stored, dialect);
+      // The reports' rollups are not written here: the rollup worker counts these events from the
+      // table a moment later (src/domains/reports/rollupWorker.ts), and reports read them raw until then.
       await emitEngagementEvents(tx, accountId, stored);
       if (names.size) {
         await insertRows(

@@ -5,6 +5,7 @@
 // binds the account id, the window and the filters as parameters.
 import { dbKind, prisma, withTransaction } from "../../db/index.js";
 import { Prisma } from "../../generated/sqlite/client.js";
+import { watermarkOf } from "./rollups.js";
 import { countSource, userSource } from "./sources.js";
 
 /** string/int/bool as they are; `time` epoch ms (ISO 8601 in CSV); `date` a UTC YYYY-MM-DD. */
@@ -25,6 +26,8 @@ export interface ReportParams {
   flowId: string | null;
   /** Compute from the raw events only, ignoring the rollups (the reference in tests and benches). */
   raw?: boolean;
+  /** The rollup watermark read before the statement (runReport sets it; see SourceParams). */
+  watermark?: number;
 }
 
 export interface ReportDefinition {
@@ -241,7 +244,7 @@ export const REPORTS: readonly ReportDefinition[] = [
     [col("outcome", "string", "successful, unsuccessful or no_results."), C.searches],
     (q) => sql`SELECT o."outcome" AS "outcome", COALESCE(s."searches", 0) AS "searches"
       FROM (SELECT 'successful' AS "outcome" UNION ALL SELECT 'unsuccessful' UNION ALL SELECT 'no_results') o
-      LEFT JOIN (SELECT e."outcome" AS "outcome", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"])} e GROUP BY e."outcome") s ON s."outcome" = o."outcome"`,
+      LEFT JOIN (SELECT e."outcome" AS "outcome", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"], { totals: true })} e GROUP BY e."outcome") s ON s."outcome" = o."outcome"`,
   ),
   report("searchTermsWithNoResults", "Search terms of searches that showed no results.", [C.searchTerm, C.searches], (q) => searchTerms(q, ["no_results"])),
   report(
@@ -517,7 +520,8 @@ const REPORT_WORK_MEM = "64MB";
 export async function runReport(def: ReportDefinition, p: ReportParams): Promise<unknown[][]>;
 export async function runReport(def: ReportDefinition, p: ReportParams, page: PageRequest): Promise<{ rows: unknown[][]; next: Keyset | null }>;
 export async function runReport(def: ReportDefinition, p: ReportParams, page?: PageRequest): Promise<unknown[][] | { rows: unknown[][]; next: Keyset | null }> {
-  const statement = reportSql(def, p, dbKind(), page);
+  // The rollup watermark, as a hint for the planner (the statement reads it again: sources.ts).
+  const statement = (watermark: number) => reportSql(def, { ...p, watermark }, dbKind(), page);
   const found =
     dbKind() === "postgres"
       ? // The report's hash aggregates (distinct end users, keys per day) hold up to a few hundred
@@ -526,11 +530,11 @@ export async function runReport(def: ReportDefinition, p: ReportParams, page?: P
         await withTransaction(
           async (tx) => {
             await tx.$executeRawUnsafe(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
-            return tx.$queryRaw<Record<string, unknown>[]>(statement);
+            return tx.$queryRaw<Record<string, unknown>[]>(statement(p.raw ? 0 : await watermarkOf(tx, p.accountId)));
           },
           { timeout: 600_000, maxWait: 10_000 },
         )
-      : await prisma.$queryRaw<Record<string, unknown>[]>(statement);
+      : await prisma.$queryRaw<Record<string, unknown>[]>(statement(p.raw ? 0 : await watermarkOf(prisma, p.accountId)));
   const wire = (r: Record<string, unknown>) => def.columns.map((c) => wireValue(c.kind, r[c.name]));
   if (!page) return found.map(wire);
   const sortValues = (r: Record<string, unknown>) => def.columns.map((c) => cursorValue(r[c.name]));

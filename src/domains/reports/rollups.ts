@@ -1,5 +1,6 @@
-// Rollups of the engagement events, kept up to date at ingest in the events' own transaction, so a
-// report never sees an event without its counts or counts without their event:
+// Rollups of the engagement events, counted by the rollup worker (rollupWorker.ts) from the events
+// above each account's watermark, a few seconds after ingest; reports read the events above the
+// watermark raw, so an answer never depends on how far the worker got:
 //
 // - "EventRollup": events counted per account, hour and UTC day (two grains), type, domain and the
 //   keys the counting reports group or filter by (flow, content, widget, search term, outcome,
@@ -13,11 +14,10 @@
 // is what makes rows fold. '' stands for "none" in key columns (event strings are never empty), so
 // the key can be a primary key and an upsert target on both databases; readers turn it back to NULL.
 //
-// The projection exists twice, in TypeScript (ingest) and in SQL (rebuild); both are generated from
-// the KEYS table below, and test/report-rollups.test.ts checks that a rebuild reproduces ingest.
-import { dbKind, type Tx, withTransaction } from "../../db/index.js";
-import { type Dialect, insertRows } from "../../db/insert.js";
-import type { EventRow } from "../events/validate.js";
+// The projection is SQL generated from the KEYS table below: the worker, the rebuild and the
+// reports' raw branches (sources.ts) use the same expressions.
+import { dbKind, type Tx } from "../../db/index.js";
+import type { Dialect } from "../../db/insert.js";
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -54,122 +54,44 @@ export const KEYS: Record<string, { rollup: readonly RollupKey[]; user: readonly
 export const ROLLUP_KEYS: readonly RollupKey[] = ["flowId", "contentId", "widget", "searchTerm", "outcome", "actionId", "useful"];
 export const USER_KEYS: readonly UserKey[] = ["flowId", "contentId", "actionId", "step"];
 /**
- * Grain of the day totals: per UTC day, type and domain, no keys. Reports that only count types
- * (summary) read these: a month of them is 30 × types × domains rows, whatever the keys' variety.
+ * Grain of the day totals: per UTC day, type and domain, and a search's outcome (three values),
+ * no other key. Reports that only count types (summary) or searches by outcome read these: a month
+ * of them is 30 × types × domains (× 3) rows, whatever the keys' variety.
  */
 export const TOTALS = 0;
-const NO_KEYS = ["", "", "", "", "", "", -1] as const;
 
 /** The primary keys, in the order the migrations declare them (upsert targets). */
 const ROLLUP_PK = ["accountId", "type", "grain", "bucket", "domain", ...ROLLUP_KEYS];
 const USER_PK = ["accountId", "endUserId", "day", "type", "domain", ...USER_KEYS];
 
-/** A search's outcome, as the search reports classify it. */
-export const outcomeOf = (e: Pick<EventRow, "contentId" | "resultCount">) =>
-  e.contentId !== null ? "successful" : e.resultCount === 0 ? "no_results" : "unsuccessful";
-
-function rollupValue(e: EventRow, k: RollupKey): string | number {
-  const keep = KEYS[e.type]!.rollup.includes(k);
-  if (k === "useful") return keep && e.useful !== null ? (e.useful ? 1 : 0) : -1;
-  if (!keep) return "";
-  if (k === "outcome") return outcomeOf(e);
-  if (k === "contentId" && e.type === "flow_started" && e.widget !== "guided_popup") return "";
-  return (e[k] as string | null) ?? "";
-}
-function userValue(e: EventRow, k: UserKey): string | number {
-  const keep = KEYS[e.type]!.user.includes(k);
-  if (k === "step") return keep ? (e.step ?? 0) : 0;
-  return keep ? ((e[k] as string | null) ?? "") : "";
-}
-
-type Row = Record<string, unknown>;
-
-/**
- * The rollup rows of a set of events (all of one account), folded, in primary-key order. Runs on
- * every ingest (10,000 events: a few ms): one string key per row, objects only for new rows.
- */
-export function rollupRowsOf(accountId: string, events: readonly EventRow[]): { rollup: Row[]; user: Row[] } {
-  const rollup = new Map<string, Row>();
-  const user = new Map<string, Row>();
-  for (const e of events) {
-    const domain = e.domain ?? "";
-    const k = ROLLUP_KEYS.map((key) => rollupValue(e, key));
-    const hour = Math.floor(e.time / HOUR);
-    const dayHour = Math.floor(e.time / DAY) * 24;
-    for (const [grain, bucket, keys] of [
-      [1, hour, k],
-      [24, dayHour, k],
-      [TOTALS, dayHour, NO_KEYS],
-    ] as const) {
-      const id = `${e.type}\u0000${grain}\u0000${bucket}\u0000${domain}\u0000${keys.join("\u0000")}`;
-      const seen = rollup.get(id);
-      if (seen) (seen as { n: number }).n++;
-      else
-        rollup.set(id, {
-          accountId,
-          type: e.type,
-          grain,
-          bucket,
-          domain,
-          flowId: keys[0],
-          contentId: keys[1],
-          widget: keys[2],
-          searchTerm: keys[3],
-          outcome: keys[4],
-          actionId: keys[5],
-          useful: keys[6],
-          n: 1,
-        });
-    }
-    if (e.endUserId === null) continue;
-    const u = USER_KEYS.map((key) => userValue(e, key));
-    const day = Math.floor(e.time / DAY);
-    const id = `${e.endUserId}\u0000${day}\u0000${e.type}\u0000${domain}\u0000${u.join("\u0000")}`;
-    const seen = user.get(id) as { n: number; lastTime: number } | undefined;
-    if (seen) {
-      seen.n++;
-      if (e.time > seen.lastTime) seen.lastTime = e.time;
-    } else
-      user.set(id, {
-        accountId,
-        endUserId: e.endUserId,
-        day,
-        type: e.type,
-        domain,
-        flowId: u[0],
-        contentId: u[1],
-        actionId: u[2],
-        step: u[3],
-        n: 1,
-        lastTime: e.time,
-      });
-  }
-  // Key order: concurrent ingests lock the rows they both touch in the same order (no deadlock).
-  // (Any fixed total order will do; the string key's is cheap.)
-  const sorted = (m: Map<string, Row>) => [...m.keys()].sort().map((id) => m.get(id)!);
-  return { rollup: sorted(rollup), user: sorted(user) };
-}
-
 const quoted = (cols: readonly string[]) => cols.map((c) => `"${c}"`).join(", ");
 
-/**
- * Adds `events` (the rows the ingest actually inserted, all of `accountId`) to the rollups, inside
- * the caller's transaction: folded in memory, then one upsert per table (PostgreSQL: one array
- * per column; SQLite: multi-row VALUES).
- */
-export async function addToRollups(tx: Tx, accountId: string, events: readonly EventRow[], dialect: Dialect = dbKind()): Promise<void> {
-  if (!events.length) return;
-  const { rollup, user } = rollupRowsOf(accountId, events);
-  await insertRows(tx, dialect, "EventRollup", rollup, {
-    onConflict: `ON CONFLICT (${quoted(ROLLUP_PK)}) DO UPDATE SET "n" = "EventRollup"."n" + excluded."n"`,
-  });
-  if (user.length)
-    await insertRows(tx, dialect, "EventUserRollup", user, {
-      onConflict: `ON CONFLICT (${quoted(USER_PK)}) DO UPDATE SET "n" = "EventUserRollup"."n" + excluded."n", "lastTime" = CASE WHEN excluded."lastTime" > "EventUserRollup"."lastTime" THEN excluded."lastTime" ELSE "EventUserRollup"."lastTime" END`,
-    });
+// ---- the rollup lock: one writer of an account's rollups at a time -------------------------------------
+
+const lockKey = `hashtext('guidegate.rollups:' || $1)`;
+
+/** Waits for the account's rollup lock (to commit). Erasure and rebuild: they must not interleave with the worker. */
+export async function lockRollups(tx: Pick<Tx, "$queryRawUnsafe">, accountId: string): Promise<void> {
+  if (dbKind() === "postgres") await tx.$queryRawUnsafe(`SELECT pg_advisory_xact_lock(${lockKey})::text`, accountId);
 }
 
-// ---- rebuild (the same projection in SQL) ----------------------------------------------------------
+/** Takes the account's rollup lock if free (the worker: a held account is another instance's). */
+export async function tryLockRollups(tx: Tx, accountId: string): Promise<boolean> {
+  if (dbKind() !== "postgres") return true;
+  const [row] = await tx.$queryRawUnsafe<{ ok: boolean }[]>(`SELECT pg_try_advisory_xact_lock(${lockKey}) AS "ok"`, accountId);
+  return row!.ok;
+}
+
+/** The i-th bound parameter in the dialect's syntax. */
+export const param = (i: number) => (dbKind() === "postgres" ? `$${i}` : "?");
+
+/** The account's watermark (0: nothing rolled up yet), a primary-key read. */
+export async function watermarkOf(db: Pick<Tx, "$queryRawUnsafe">, accountId: string): Promise<number> {
+  const [row] = await db.$queryRawUnsafe<{ eventId: number | bigint }[]>(`SELECT "eventId" FROM "RollupWatermark" WHERE "accountId" = ${param(1)}`, accountId);
+  return row ? Number(row.eventId) : 0;
+}
+
+// ---- the projection in SQL ------------------------------------------------------------------------
 
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const typesWith = (pick: (t: string) => boolean) => Object.keys(KEYS).filter(pick).map(lit).join(", ");
@@ -197,54 +119,37 @@ export function userExpr(k: UserKey): string {
 }
 
 /**
- * Recomputes the rollups of one account (or of all) from its events: deletes them and groups the
- * events again, in one transaction. For a repair after a bug or a manual change of events; ingest
- * keeps them up to date otherwise. End users erased by pseudonym come out under their pseudonym,
- * as eraseEndUsersFromRollups leaves them.
+ * The statements that add the events of one account (`$1`) with ids in (`$2`, `$3`] to the rollups:
+ * INSERT ... SELECT ... GROUP BY per grain (hours, days, day totals) and per end user, each an upsert
+ * that adds its counts to the rows already there. Grouped by every primary-key column, so no
+ * statement touches a row twice. The rollup worker runs them past the watermark; the rebuild runs
+ * them over every event after deleting the account's rows.
  */
-export async function rebuildRollups(accountId?: string): Promise<{ rollupRows: number; userRows: number }> {
-  const dialect = dbKind();
-  const params = accountId === undefined ? [] : [accountId];
-  const p = (s: string) => (dialect === "sqlite" ? s.replace(/\$1/g, "?") : s);
-  const del = accountId === undefined ? "" : ` WHERE "accountId" = $1`;
-  const [hours, days, totals, users] = rebuildStatements(accountId !== undefined);
-  return withTransaction(
-    async (tx) => {
-      await tx.$executeRawUnsafe(p(`DELETE FROM "EventRollup"${del}`), ...params);
-      await tx.$executeRawUnsafe(p(`DELETE FROM "EventUserRollup"${del}`), ...params);
-      let rollupRows = await tx.$executeRawUnsafe(p(hours!), ...params);
-      rollupRows += await tx.$executeRawUnsafe(p(days!), ...params);
-      rollupRows += await tx.$executeRawUnsafe(p(totals!), ...params);
-      const userRows = await tx.$executeRawUnsafe(p(users!), ...params);
-      return { rollupRows, userRows };
-    },
-    { timeout: 3_600_000, maxWait: 10_000 },
-  );
-}
-
-/**
- * The INSERT ... SELECT statements that fill the rollups from "Event" (hours, days, day totals, users),
- * for one account (`$1`) or all. The migration that created the tables ran them once for the
- * events already stored.
- */
-export function rebuildStatements(oneAccount: boolean): string[] {
-  const where = oneAccount ? `WHERE e."accountId" = $1` : "";
+export function rollupStatements(dialect: Dialect): string[] {
+  const where = `WHERE e."accountId" = $1 AND e."id" > $2 AND e."id" <= $3`;
   const keys = ROLLUP_KEYS.map(rollupExpr).join(", ");
-  const rollupSql = (grain: number, bucket: string) =>
+  const addCounts = `ON CONFLICT (${quoted(ROLLUP_PK)}) DO UPDATE SET "n" = "EventRollup"."n" + excluded."n"`;
+  const rollupSql = (grain: number, bucket: string, keyExprs: string, groupKeys: string) =>
     `INSERT INTO "EventRollup" ("accountId", "type", "grain", "bucket", "domain", ${quoted(ROLLUP_KEYS)}, "n")
-SELECT e."accountId", e."type", ${grain}, ${bucket}, COALESCE(e."domain", ''), ${keys}, COUNT(*)
+SELECT e."accountId", e."type", ${grain}, ${bucket}, COALESCE(e."domain", ''), ${keyExprs}, COUNT(*)
 FROM "Event" e ${where}
-GROUP BY e."accountId", e."type", ${bucket}, COALESCE(e."domain", ''), ${keys}`;
-  const totalsSql = `INSERT INTO "EventRollup" ("accountId", "type", "grain", "bucket", "domain", ${quoted(ROLLUP_KEYS)}, "n")
-SELECT e."accountId", e."type", ${TOTALS}, ((e."time" / ${DAY}) * 24), COALESCE(e."domain", ''), ${NO_KEYS.map((v) => (v === "" ? "''" : String(v))).join(", ")}, COUNT(*)
-FROM "Event" e ${where}
-GROUP BY e."accountId", e."type", ((e."time" / ${DAY}) * 24), COALESCE(e."domain", '')`;
+GROUP BY e."accountId", e."type", ${bucket}, COALESCE(e."domain", ''), ${groupKeys}
+${addCounts}`;
+  const totalsKeys = ROLLUP_KEYS.map((k) => (k === "outcome" ? rollupExpr(k) : k === "useful" ? "-1" : "''")).join(", ");
   const userKeys = USER_KEYS.map(userExpr).join(", ");
   const userSql = `INSERT INTO "EventUserRollup" ("accountId", "endUserId", "day", "type", "domain", ${quoted(USER_KEYS)}, "n", "lastTime")
 SELECT e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}, COUNT(*), MAX(e."time")
-FROM "Event" e ${where ? `${where} AND` : "WHERE"} e."endUserId" IS NOT NULL
-GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}`;
-  return [rollupSql(1, `(e."time" / ${HOUR})`), rollupSql(24, `((e."time" / ${DAY}) * 24)`), totalsSql, userSql];
+FROM "Event" e ${where} AND e."endUserId" IS NOT NULL
+GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}
+ON CONFLICT (${quoted(USER_PK)}) DO UPDATE SET "n" = "EventUserRollup"."n" + excluded."n", "lastTime" = CASE WHEN excluded."lastTime" > "EventUserRollup"."lastTime" THEN excluded."lastTime" ELSE "EventUserRollup"."lastTime" END`;
+  const statements = [
+    rollupSql(1, `(e."time" / ${HOUR})`, keys, keys),
+    rollupSql(24, `((e."time" / ${DAY}) * 24)`, keys, keys),
+    rollupSql(TOTALS, `((e."time" / ${DAY}) * 24)`, totalsKeys, rollupExpr("outcome")),
+    userSql,
+  ];
+  // SQLite binds `?` in order; each parameter appears once per statement, in order.
+  return dialect === "sqlite" ? statements.map((s) => s.replace(/\$\d/g, "?")) : statements;
 }
 
 // ---- erasure -----------------------------------------------------------------------------------------
@@ -258,11 +163,13 @@ GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."
  * holds no end users.
  */
 export async function eraseEndUsersFromRollups(
-  tx: Pick<Tx, "$executeRawUnsafe">,
+  tx: Pick<Tx, "$executeRawUnsafe" | "$queryRawUnsafe">,
   accountId: string,
   mapping: readonly { endUserId: string; pseudonym: string }[],
   dialect: Dialect = dbKind(),
 ): Promise<number> {
+  // The worker must not count an erased user's events under the old id after this moved its rows.
+  await lockRollups(tx, accountId);
   let changed = 0;
   for (let i = 0; i < mapping.length; i += 10_000) {
     const part = mapping.slice(i, i + 10_000);

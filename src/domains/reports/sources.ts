@@ -1,7 +1,9 @@
 // What the reports aggregate: event-shaped rows with a weight `n`, assembled from the rollups for
-// the whole days and hours of the window and from the raw events for its partial edges, so that
-// summing `n` (and counting distinct end users) gives exactly what counting the window's raw events
-// gives. `raw` mode reads only raw events (test/report-rollups.test.ts compares the two).
+// the whole days and hours of the window, from the raw events above the rollups' watermark for the
+// same days and hours (those the rollup worker has not counted yet), and from the raw events for
+// the window's partial edges, so that summing `n` (and counting distinct end users) gives exactly
+// what counting the window's raw events gives. `raw` mode reads only raw events
+// (test/report-rollups.test.ts compares the two).
 import { Prisma } from "../../generated/sqlite/client.js";
 import { KEYS, ROLLUP_KEYS, type RollupKey, rollupExpr, TOTALS, USER_KEYS, type UserKey, userExpr } from "./rollups.js";
 
@@ -19,7 +21,18 @@ export interface SourceParams {
   flowId: string | null;
   /** Read raw events only (the reference computation). */
   raw?: boolean;
+  /**
+   * The account's rollup watermark as read just before the statement (0 if unknown). The statement
+   * reads the watermark again itself, in the snapshot it reads the rollups in, and counts raw the
+   * events above it; this earlier value (never above that one: it only grows) lets the planner see
+   * that few ids are concerned and walk the (accountId, type, id) index from it.
+   */
+  watermark?: number;
 }
+
+/** Events the rollups do not count yet: above the watermark the statement sees. */
+const aboveWatermark = (alias: string, p: SourceParams) =>
+  sql` AND ${raw(alias)}."id" > ${p.watermark ?? 0} AND ${raw(alias)}."id" > (SELECT COALESCE(MAX(w."eventId"), 0) FROM "RollupWatermark" w WHERE w."accountId" = ${p.accountId})`;
 
 type Range = [number, number];
 
@@ -95,7 +108,7 @@ const outcomeOfEvent = `CASE WHEN e."type" = 'selfhelp_search' THEN CASE WHEN e.
 export function countSource(p: SourceParams, types: readonly string[], opts: { totals?: boolean } = {}): Prisma.Sql {
   const from = p.from.getTime();
   const to = p.to.getTime();
-  const rawBranch = (ranges: Range[], projected: boolean) => {
+  const rawBranch = (ranges: Range[], projected: boolean, tail: Prisma.Sql = empty) => {
     const col = (k: RollupKey) =>
       k === "useful"
         ? `${projected ? rollupExpr(k) : usefulOfEvent} AS "useful"`
@@ -107,7 +120,7 @@ export function countSource(p: SourceParams, types: readonly string[], opts: { t
       " OR ",
     );
     return sql`SELECT e."type" AS "type", e."domain" AS "domain", ${raw(ROLLUP_KEYS.map(col).join(", "))}, 1 AS "n", e."time" / ${raw(String(DAY))} AS "day"
-      FROM "Event" e WHERE e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time})${filters("e", p, false)}`;
+      FROM "Event" e WHERE e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time})${filters("e", p, false)}${tail}`;
   };
   if (p.raw) return sql`(${rawBranch([[from, to]], false)})`;
   const seg = hourSegments(from, to);
@@ -119,10 +132,20 @@ export function countSource(p: SourceParams, types: readonly string[], opts: { t
     sql`SELECT r."type" AS "type", NULLIF(r."domain", '') AS "domain", ${cols} FROM "EventRollup" r
       WHERE r."accountId" = ${p.accountId}${typeCondition("r", types)} AND r."grain" = ${grain} AND r."bucket" >= ${r[0]} AND r."bucket" < ${r[1]}${filters("r", p, true)}`;
   const branches: Prisma.Sql[] = [];
-  // Reports that group by type alone read the day totals (no keys: every key column is NULL there).
-  // (Not with a flow filter: the totals have no flow.)
+  // Reports that group by type alone (or searches by outcome) read the day totals (no other key:
+  // those columns are NULL there). (Not with a flow filter: the totals have no flow.)
   if (seg.days) branches.push(rollupBranch(opts.totals && p.flowId === null ? TOTALS : 24, [seg.days[0] * 24, seg.days[1] * 24]));
   for (const h of seg.hours) branches.push(rollupBranch(1, h));
+  // The same hours' events the worker has not counted yet.
+  const counted: Range[] = [...(seg.days ? [[seg.days[0] * 24, seg.days[1] * 24] as Range] : []), ...seg.hours];
+  if (counted.length)
+    branches.push(
+      rawBranch(
+        counted.map(([a, b]) => [a * HOUR, b * HOUR] as Range),
+        true,
+        aboveWatermark("e", p),
+      ),
+    );
   if (seg.raw.length || !branches.length) branches.push(rawBranch(seg.raw.length ? seg.raw : [[from, from]], true));
   return sql`(${join(branches, " UNION ALL ")})`;
 }
@@ -138,24 +161,26 @@ export function userSource(p: SourceParams, types: readonly string[], dialect: "
   // PostgreSQL: the rollup's endUserId is in "C" order; the events' column gets the same collation
   // so the union has one (and sorts and groups as the reports order).
   const user = dialect === "postgres" ? `e."endUserId" COLLATE "C"` : `e."endUserId"`;
-  const rawWhere = (ranges: Range[]) => {
+  // `tail`: the events above the watermark in the ranges the rollups answer.
+  const rawWhere = (ranges: Range[], tail = false) => {
     const time = join(
       ranges.map((r) =>
-        // The end day's edge: empty when that day's rollup rows answer it (see endDay below).
+        // The end day's edge: read raw when that day's rollup rows cannot answer it (see endDay
+        // below), its tail when they can.
         beyond && r[0] === endDay! * DAY && r[1] === to
-          ? sql`(e."time" >= ${r[0]} AND e."time" < (SELECT CASE WHEN ${beyond} THEN ${raw(String(to))} ELSE ${raw(String(r[0]))} END))`
+          ? sql`(e."time" >= ${r[0]} AND e."time" < (SELECT CASE WHEN ${beyond} THEN ${raw(String(tail ? r[0] : to))} ELSE ${raw(String(tail ? to : r[0]))} END))`
           : sql`(e."time" >= ${r[0]} AND e."time" < ${r[1]})`,
       ),
       " OR ",
     );
-    return sql`e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time}) AND e."endUserId" IS NOT NULL${filters("e", p, false)}`;
+    return sql`e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time}) AND e."endUserId" IS NOT NULL${filters("e", p, false)}${tail ? aboveWatermark("e", p) : empty}`;
   };
   const inPage = (ref: string) => (range ? sql` AND ${raw(ref)} IN (SELECT pu."endUserId" FROM "pageUsers" pu)` : empty);
-  const rawBranch = (ranges: Range[], projected: boolean) => {
+  const rawBranch = (ranges: Range[], projected: boolean, tail = false) => {
     const col = (k: UserKey) =>
       k === "step" ? `${projected ? `NULLIF(${userExpr(k)}, 0)` : `e."step"`} AS "step"` : `${projected ? `NULLIF(${userExpr(k)}, '')` : `e."${k}"`} AS "${k}"`;
     return sql`SELECT ${raw(user)} AS "endUserId", e."type" AS "type", e."domain" AS "domain", ${raw(USER_KEYS.map(col).join(", "))}, 1 AS "n", e."time" AS "lastTime", e."time" / ${raw(String(DAY))} AS "day"
-      FROM "Event" e WHERE ${rawWhere(ranges)}${inPage(user)}`;
+      FROM "Event" e WHERE ${rawWhere(ranges, tail)}${inPage(user)}`;
   };
   const seg = p.raw ? { days: null, raw: [[from, to]] as Range[] } : daySegments(from, to);
   // The partial day at the end of the window (today, for the default window) is the costly edge: up
@@ -177,6 +202,8 @@ export function userSource(p: SourceParams, types: readonly string[], dialect: "
       ? sql`u."accountId" = ${p.accountId}${typeCondition("u", types)} AND u."day" = ${endDay}${filters("u", p, true)} AND NOT ${beyond}`
       : null;
   const rawRanges = seg.raw.length ? seg.raw : ([[from, from]] as Range[]);
+  // The days the rollups answer (the whole days, and the end day when its rollup rows do), for their tail.
+  const tailRanges: Range[] = [...(seg.days ? [[seg.days[0] * DAY, seg.days[1] * DAY] as Range] : []), ...(endDayWhere ? [[endDay! * DAY, to] as Range] : [])];
   const branches: Prisma.Sql[] = [];
   if (p.raw) branches.push(rawBranch(rawRanges, false));
   else {
@@ -186,6 +213,7 @@ export function userSource(p: SourceParams, types: readonly string[], dialect: "
       branches.push(sql`SELECT u."endUserId" AS "endUserId", u."type" AS "type", NULLIF(u."domain", '') AS "domain", ${cols}, u."n" AS "n", u."lastTime" AS "lastTime", u."day" AS "day"
       FROM "EventUserRollup" u WHERE ${where}${inPage('u."endUserId"')}`);
     }
+    if (tailRanges.length) branches.push(rawBranch(tailRanges, true, true));
     if (seg.raw.length || !branches.length) branches.push(rawBranch(rawRanges, true));
   }
   if (!range) return sql`(${join(branches, " UNION ALL ")})`;
@@ -199,6 +227,7 @@ export function userSource(p: SourceParams, types: readonly string[], dialect: "
   else {
     if (rollupWhere) candidates.push(firstUsers('u."endUserId"', `"EventUserRollup" u`, rollupWhere));
     if (endDayWhere) candidates.push(firstUsers('u."endUserId"', `"EventUserRollup" u`, endDayWhere));
+    if (tailRanges.length) candidates.push(firstUsers(user, `"Event" e`, rawWhere(tailRanges, true)));
     if (seg.raw.length || !rollupWhere) candidates.push(firstUsers(user, `"Event" e`, rawWhere(rawRanges)));
   }
   if (range.after !== null) candidates.push(sql`SELECT ${range.after} AS "endUserId"`);

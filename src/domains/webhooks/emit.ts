@@ -13,17 +13,15 @@ import { subscribes } from "./types.js";
  * subscribes to it. One read of the account's endpoints; nothing more when none subscribes.
  */
 export async function emitWebhook(tx: Tx, accountId: string, type: string, data: readonly unknown[]): Promise<void> {
-  await emitMany(
-    tx,
-    accountId,
-    data.map((d) => ({ type, data: d })),
-  );
+  if (!data.length) return;
+  await emitMany(tx, accountId, () => data.map((d) => ({ type, data: d })));
 }
 
-async function emitMany(tx: Tx, accountId: string, messages: { type: string; data: unknown }[]): Promise<void> {
-  if (!messages.length) return;
+async function emitMany(tx: Tx, accountId: string, build: () => { type: string; data: unknown }[]): Promise<void> {
   const hooks = await tx.webhook.findMany({ where: { accountId, enabled: true }, select: { id: true, events: true } });
+  // Built only for an account with endpoints (an ingest of 10,000 events would build 10,000 payloads for nobody).
   if (!hooks.length) return;
+  const messages = build();
   const now = clock.now();
   const timestamp = now.toISOString();
   const rows = [];
@@ -49,11 +47,7 @@ async function emitMany(tx: Tx, accountId: string, messages: { type: string; dat
 /** `engagement.<type>` messages for stored events, each event in the contract's wire shape. */
 export async function emitEngagementEvents(tx: Tx, accountId: string, rows: readonly EventRow[]): Promise<void> {
   if (!rows.length) return;
-  await emitMany(
-    tx,
-    accountId,
-    rows.map((r) => ({ type: `engagement.${r.type}`, data: eventWire(r) })),
-  );
+  await emitMany(tx, accountId, () => rows.map((r) => ({ type: `engagement.${r.type}`, data: eventWire(r) })));
 }
 
 /** An event row in the contract's shape: its fields that are set, without the account. */

@@ -1,0 +1,257 @@
+// The rollup worker: counts each account's new events into the rollups (rollups.ts), off the ingest
+// request. Ingest stores the events and nothing more; every instance with JOB_WORKER on polls for
+// accounts whose events lie above their watermark (RollupWatermark) and, per account, in one
+// transaction: adds the events in (watermark, next] to the rollups with set-based upserts and moves
+// the watermark to `next`. Reports read the rollups and, raw, the events above the watermark they
+// see in the same statement (sources.ts), so an answer is exact whatever the worker's lag; the lag
+// only moves cost from the worker to the report.
+//
+// Why a watermark on event ids is safe: an account's event ids commit in order (lockEventOrder,
+// taken by every ingest), so once the worker sees id N, every lower id of the account is committed
+// and visible, and none will appear later. Instances share the work through a per-account advisory
+// lock (PostgreSQL; SQLite has one process writing): a worker that cannot take it skips the account,
+// so every event is counted once. Erasure and the rebuild take the same lock.
+import { hostname } from "node:os";
+import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
+import { logger } from "../../logger.js";
+import { setRollupLag } from "../../observability/metrics.js";
+import { lockRollups, param, rollupStatements, tryLockRollups, watermarkOf } from "./rollups.js";
+
+const log = logger.child({ component: "rollup-worker" });
+
+/** Events added to the rollups per transaction: bounds a transaction's time (and SQLite's writer hold). */
+export const ROLLUP_BATCH = 50_000;
+
+/** Adds the account's events in (from, to] to the rollups and sets its watermark to `to`, inside `tx`. */
+async function addRange(tx: Tx, accountId: string, from: number, to: number): Promise<void> {
+  for (const statement of rollupStatements(dbKind())) await tx.$executeRawUnsafe(statement, accountId, from, to);
+  await tx.$executeRawUnsafe(
+    `INSERT INTO "RollupWatermark" ("accountId", "eventId", "updatedAt") VALUES (${param(1)}, ${param(2)}, ${param(3)})
+     ON CONFLICT ("accountId") DO UPDATE SET "eventId" = excluded."eventId", "updatedAt" = excluded."updatedAt"`,
+    accountId,
+    to,
+    Date.now(),
+  );
+}
+
+/**
+ * One step for one account: the next `batch` events above its watermark into the rollups. Returns
+ * how many events were added, 0 when it was up to date, null when another instance holds the account.
+ */
+export async function rollUpAccount(accountId: string, batch = ROLLUP_BATCH): Promise<number | null> {
+  return withTransaction(
+    async (tx) => {
+      if (!(await tryLockRollups(tx, accountId))) return null;
+      const from = await watermarkOf(tx, accountId);
+      const [next] = await tx.$queryRawUnsafe<{ to: number | bigint | null; n: number | bigint }[]>(
+        `SELECT MAX("id") AS "to", COUNT(*) AS "n" FROM (SELECT "id" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)} ORDER BY "id" LIMIT ${batch}) x`,
+        accountId,
+        from,
+      );
+      const n = Number(next!.n);
+      if (!n) return 0;
+      await addRange(tx, accountId, from, Number(next!.to));
+      return n;
+    },
+    { timeout: 600_000, maxWait: 30_000 },
+  );
+}
+
+/** Brings one account's rollups up to date (batch by batch); returns the events added. */
+export async function catchUpRollups(accountId: string): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await rollUpAccount(accountId);
+    if (!n) return total;
+    total += n;
+  }
+}
+
+/** Accounts with events above their watermark. One index probe per account ("Event" by accountId, id). */
+export async function accountsBehind(): Promise<string[]> {
+  const rows = await prisma.$queryRawUnsafe<{ id: string }[]>(
+    `SELECT a."id" FROM "Account" a LEFT JOIN "RollupWatermark" w ON w."accountId" = a."id"
+     WHERE EXISTS (SELECT 1 FROM "Event" e WHERE e."accountId" = a."id" AND e."id" > COALESCE(w."eventId", 0)) ORDER BY a."id"`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** A stored time as epoch ms: a Date (PostgreSQL), or SQLite's CURRENT_TIMESTAMP text (UTC, no zone). */
+function msOf(v: Date | string | number): number {
+  if (v instanceof Date) return v.getTime();
+  if (typeof v === "number") return v;
+  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
+}
+
+/** When the oldest and the newest event above the account's watermark were stored (null: none). Two index probes. */
+async function pendingAges(accountId: string): Promise<{ oldest: number; newest: number } | null> {
+  const watermark = await watermarkOf(prisma, accountId);
+  const edge = async (order: "ASC" | "DESC") =>
+    (
+      await prisma.$queryRawUnsafe<{ receivedAt: Date | string }[]>(
+        `SELECT "receivedAt" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)} ORDER BY "id" ${order} LIMIT 1`,
+        accountId,
+        watermark,
+      )
+    )[0]?.receivedAt;
+  const oldest = await edge("ASC");
+  const newest = await edge("DESC");
+  return oldest === undefined || newest === undefined ? null : { oldest: msOf(oldest), newest: msOf(newest) };
+}
+
+export interface RollupStatus {
+  accountId: string;
+  watermark: number;
+  /** events above the watermark */
+  pending: number;
+  /** seconds since the oldest event above the watermark was stored (0 when up to date) */
+  lagSeconds: number;
+}
+
+/** Per account with events: how far its rollups are (`rollups status`, the lag metric). */
+export async function rollupStatus(accountIds?: string[]): Promise<RollupStatus[]> {
+  const ids =
+    accountIds ??
+    (await prisma.$queryRawUnsafe<{ id: string }[]>(`SELECT DISTINCT "accountId" AS "id" FROM "RollupWatermark" UNION SELECT "id" FROM "Account"`)).map(
+      (r) => r.id,
+    );
+  const out: RollupStatus[] = [];
+  for (const accountId of [...new Set(ids)].sort()) {
+    const watermark = await watermarkOf(prisma, accountId);
+    const [row] = await prisma.$queryRawUnsafe<{ n: number | bigint; oldest: Date | string | null }[]>(
+      `SELECT COUNT(*) AS "n", MIN("receivedAt") AS "oldest" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)}`,
+      accountId,
+      watermark,
+    );
+    const pending = Number(row!.n);
+    if (!pending && !watermark) continue;
+    const oldest = row!.oldest === null ? null : msOf(row!.oldest);
+    out.push({ accountId, watermark, pending, lagSeconds: oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000) });
+  }
+  return out;
+}
+
+/**
+ * Recomputes the rollups of one account (or of each) from its events: deletes its rows and counts
+ * every event up to the latest again, in one transaction per account, under the rollup lock. For a
+ * repair after a bug or a manual change of events; the worker keeps them up to date otherwise.
+ * End users erased by pseudonym come out under their pseudonym, as erasure leaves them.
+ */
+export async function rebuildRollups(accountId?: string): Promise<{ accounts: number; events: number }> {
+  const ids =
+    accountId !== undefined ? [accountId] : (await prisma.$queryRawUnsafe<{ id: string }[]>(`SELECT "id" FROM "Account" ORDER BY "id"`)).map((r) => r.id);
+  let events = 0;
+  for (const id of ids) {
+    events += await withTransaction(
+      async (tx) => {
+        await lockRollups(tx, id);
+        await tx.$executeRawUnsafe(`DELETE FROM "EventRollup" WHERE "accountId" = ${param(1)}`, id);
+        await tx.$executeRawUnsafe(`DELETE FROM "EventUserRollup" WHERE "accountId" = ${param(1)}`, id);
+        const [last] = await tx.$queryRawUnsafe<{ to: number | bigint | null; n: number | bigint }[]>(
+          `SELECT MAX("id") AS "to", COUNT(*) AS "n" FROM "Event" WHERE "accountId" = ${param(1)}`,
+          id,
+        );
+        await addRange(tx, id, 0, Number(last!.to ?? 0));
+        return Number(last!.n);
+      },
+      { timeout: 3_600_000, maxWait: 30_000 },
+    );
+  }
+  return { accounts: ids.length, events };
+}
+
+export interface RollupWorkerOptions {
+  /** Pause between passes (ms). */
+  pollMs?: number;
+  /**
+   * Ingest goes first: an account's events are rolled up once none has arrived for this long (ms),
+   * so the worker's statements do not compete with a burst of ingest requests for the database...
+   */
+  quietMs?: number;
+  /** ...unless its oldest event not yet counted is this old (ms): the lag stays bounded under steady ingest. */
+  maxLagMs?: number;
+}
+
+/** Polls for accounts behind and brings them up to date; sets the lag metric after each pass. */
+export class RollupWorker {
+  readonly id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  private stopping = false;
+  private timer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly pollMs: number;
+  private readonly quietMs: number;
+  private readonly maxLagMs: number;
+
+  constructor(opts: RollupWorkerOptions = {}) {
+    this.pollMs = opts.pollMs ?? 1_000;
+    this.quietMs = opts.quietMs ?? 2_000;
+    this.maxLagMs = opts.maxLagMs ?? 60_000;
+  }
+
+  /** Whether the account's pending events are due: ingest has paused, or the lag reached its bound. Returns the lag (s). */
+  private async due(accountId: string): Promise<{ due: boolean; lagSeconds: number }> {
+    const ages = await pendingAges(accountId);
+    if (!ages) return { due: false, lagSeconds: 0 };
+    const now = Date.now();
+    return { due: now - ages.newest >= this.quietMs || now - ages.oldest >= this.maxLagMs, lagSeconds: Math.max(0, (now - ages.oldest) / 1000) };
+  }
+
+  start(): void {
+    this.loop = this.run();
+    log.info({ worker: this.id, pollMs: this.pollMs }, "rollup worker started");
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    this.wake?.();
+    await this.loop;
+    log.info({ worker: this.id }, "rollup worker stopped");
+  }
+
+  /**
+   * One pass: every account behind whose events are due, one batch each in turn until none is due
+   * (up to date, ingesting, or held by another instance). Sets the lag metric: the largest lag seen.
+   */
+  async pass(): Promise<number> {
+    let added = 0;
+    let lag = 0;
+    let behind = await accountsBehind();
+    while (behind.length && !this.stopping) {
+      const still: string[] = [];
+      lag = 0;
+      for (const accountId of behind) {
+        if (this.stopping) break;
+        const due = await this.due(accountId);
+        lag = Math.max(lag, due.lagSeconds);
+        if (!due.due) continue;
+        const t0 = performance.now();
+        const n = await rollUpAccount(accountId);
+        if (n) {
+          added += n;
+          still.push(accountId);
+          log.debug({ accountId, events: n, ms: Math.round(performance.now() - t0) }, "events added to the rollups");
+        }
+      }
+      behind = still;
+    }
+    setRollupLag(lag);
+    return added;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        await this.pass();
+      } catch (err) {
+        if (!this.stopping) log.error({ err }, "rollup pass failed; it runs again");
+      }
+      if (this.stopping) break;
+      await new Promise<void>((resolve) => {
+        this.timer = setTimeout(resolve, this.pollMs);
+        this.wake = resolve;
+      });
+    }
+  }
+}
