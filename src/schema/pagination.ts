@@ -106,10 +106,11 @@ export function pageLimit(args: { first?: number | null; last?: number | null; b
 /**
  * A page size within a list's limits: the one check of `limit` (REST) and `first` (GraphQL), with
  * the one message both answer, in REST's words since REST callers are the ones who see it most.
+ * `name` is the argument the message names (the reports' GraphQL connections say `first`).
  */
-export function pageSize(size: number, limits: { max: number }): number {
+export function pageSize(size: number, limits: { max: number }, name = "limit"): number {
   if (!Number.isInteger(size) || size < 1 || size > limits.max) {
-    throw badRequest(`limit must be between 1 and ${limits.max}`, [{ path: "limit", message: `must be between 1 and ${limits.max}` }]);
+    throw badRequest(`${name} must be between 1 and ${limits.max}`, [{ path: name, message: `must be between 1 and ${limits.max}` }]);
   }
   return size;
 }

@@ -3,6 +3,7 @@
 // generated from the registry's columns. Both run the same definitions (registry.ts).
 import { badRequest, notFound } from "../../errors.js";
 import { builder } from "../../schema/builder.js";
+import { pageSize } from "../../schema/pagination.js";
 import { requireAccount } from "../accounts/schema.js";
 import {
   type ColumnKind,
@@ -89,10 +90,7 @@ export function decodeReportCursor(def: ReportDefinition, cursor: string): Keyse
 
 /** `limit` within 1..MAX_REPORT_LIMIT (a 400 otherwise), defaulted. */
 function limitOf(limit: number | null | undefined, name = "limit"): number {
-  if (limit === null || limit === undefined) return DEFAULT_REPORT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REPORT_LIMIT)
-    throw badRequest(`${name} must be between 1 and ${MAX_REPORT_LIMIT}`, [{ path: name, message: `must be between 1 and ${MAX_REPORT_LIMIT}` }]);
-  return limit;
+  return limit === null || limit === undefined ? DEFAULT_REPORT_LIMIT : pageSize(limit, { max: MAX_REPORT_LIMIT }, name);
 }
 
 /** One page of a report: its rows and the next page's cursor. */
