@@ -108,13 +108,12 @@ export interface RollupStatus {
   lagSeconds: number;
 }
 
-/** Per account with events: how far its rollups are (`rollups status`, the lag metric). */
+/** Every account's id, in order (a watermark belongs to an account). */
+const allAccountIds = async () => (await prisma.$queryRawUnsafe<{ id: string }[]>(`SELECT "id" FROM "Account" ORDER BY "id"`)).map((r) => r.id);
+
+/** Per account with events: how far its rollups are (`rollups status`; counts the pending events, unlike the worker's probes). */
 export async function rollupStatus(accountIds?: string[]): Promise<RollupStatus[]> {
-  const ids =
-    accountIds ??
-    (await prisma.$queryRawUnsafe<{ id: string }[]>(`SELECT DISTINCT "accountId" AS "id" FROM "RollupWatermark" UNION SELECT "id" FROM "Account"`)).map(
-      (r) => r.id,
-    );
+  const ids = accountIds ?? (await allAccountIds());
   const out: RollupStatus[] = [];
   for (const accountId of [...new Set(ids)].sort()) {
     const watermark = await watermarkOf(prisma, accountId);
@@ -138,8 +137,7 @@ export async function rollupStatus(accountIds?: string[]): Promise<RollupStatus[
  * End users erased by pseudonym come out under their pseudonym, as erasure leaves them.
  */
 export async function rebuildRollups(accountId?: string): Promise<{ accounts: number; events: number }> {
-  const ids =
-    accountId !== undefined ? [accountId] : (await prisma.$queryRawUnsafe<{ id: string }[]>(`SELECT "id" FROM "Account" ORDER BY "id"`)).map((r) => r.id);
+  const ids = accountId !== undefined ? [accountId] : await allAccountIds();
   let events = 0;
   for (const id of ids) {
     events += await withTransaction(
