@@ -93,6 +93,10 @@ const WINDOWS: [number, number][] = [
   // before later events of its day: there they read the raw events.)
   [D0 + 7 * H + 3 * M, D0 + 4 * 24 * H + 6 * H],
   [D0 + 12 * H, D0 + 12 * H], // empty
+  // From midnight past every event: distinct users from the last-seen day counts, no start-day part.
+  [D0 + 24 * H, D0 + 6 * 24 * H],
+  // Inside the last day of events, ending after them: the day counts hold none of it, all raw.
+  [D0 + 4 * 24 * H + 1 * H + 7 * M, D0 + 4 * 24 * H + 10 * H],
 ];
 const FILTERS = [
   { includeDomains: [], excludeDomains: [] },
@@ -110,9 +114,18 @@ const params = (from: number, to: number, f: (typeof FILTERS)[number], flowId: s
 });
 
 async function rollupRows(accountId: string) {
-  const [rollup, user] = await Promise.all([prisma.eventRollup.findMany({ where: { accountId } }), prisma.eventUserRollup.findMany({ where: { accountId } })]);
+  const where = { accountId };
+  const [rollup, user, lastSeen, lastSeenCounts, activeUsers] = await Promise.all([
+    prisma.eventRollup.findMany({ where }),
+    prisma.eventUserRollup.findMany({ where }),
+    prisma.eventUserLastSeen.findMany({ where }),
+    // A day whose last-seen end users all moved to a later day keeps its row at 0; a rebuild has none.
+    prisma.eventLastSeenCount.findMany({ where: { accountId, users: { not: 0 } } }),
+    prisma.eventActiveUserCount.findMany({ where }),
+  ]);
   const key = (r: object) => JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? Number(v) : v));
-  return { rollup: rollup.map(key).sort(), user: user.map(key).sort() };
+  const rows = (list: object[]) => list.map(key).sort();
+  return { rollup: rows(rollup), user: rows(user), lastSeen: rows(lastSeen), lastSeenCounts: rows(lastSeenCounts), activeUsers: rows(activeUsers) };
 }
 
 async function expectRollupsMatchRaw(label: string, filters = FILTERS) {
@@ -195,6 +208,9 @@ describe("rollups", () => {
     const before = await rollupRows(t.accountId);
     expect(before.rollup.length).toBeGreaterThan(100);
     expect(before.user.length).toBeGreaterThan(100);
+    expect(before.lastSeen.length).toBeGreaterThan(100);
+    expect(before.lastSeenCounts.length).toBeGreaterThan(20);
+    expect(before.activeUsers.length).toBeGreaterThan(3);
     expect(await rebuildRollups(t.accountId)).toEqual({ accounts: 1, events: 6_010 });
     expect(await rollupRows(t.accountId)).toEqual(before);
   }, 60_000);
@@ -301,6 +317,7 @@ describe("rollups", () => {
       expect(moved).toBeGreaterThan(0);
     });
     expect(await prisma.eventUserRollup.count({ where: { accountId: t.accountId, endUserId: { in: ["u1", "u2", "Zed"] } } })).toBe(0);
+    expect(await prisma.eventUserLastSeen.count({ where: { accountId: t.accountId, endUserId: { in: ["u1", "u2", "Zed"] } } })).toBe(0);
     await expectRollupsMatchRaw("after erasure, before the worker", FILTERS.slice(0, 1));
     expect(await catchUpRollups(t.accountId)).toBe(300);
     expect(await prisma.eventUserRollup.count({ where: { accountId: t.accountId, endUserId: { in: ["u1", "u2", "Zed"] } } })).toBe(0);

@@ -9,5 +9,8 @@ export const eventsAudit = {
   EventUserName: exempt("derived from events (the latest userName they reported), rewritten by every ingest"),
   EventRollup: exempt("derived from events (counts per hour and day), written by the rollup worker and by `rollups rebuild`"),
   EventUserRollup: exempt("derived from events (counts per end user and day), written by the rollup worker and by `rollups rebuild`"),
+  EventUserLastSeen: exempt("derived from events (each end user's latest event per type and key), written by the rollup worker and by `rollups rebuild`"),
+  EventLastSeenCount: exempt("derived from events (end users last seen per day), written by the rollup worker and by `rollups rebuild`"),
+  EventActiveUserCount: exempt("derived from events (distinct end users per type and day), written by the rollup worker and by `rollups rebuild`"),
   RollupWatermark: exempt("bookkeeping of the rollup worker: how far the rollups count the events"),
 };

@@ -5,8 +5,8 @@
 // binds the account id, the window and the filters as parameters.
 import { dbKind, prisma, withTransaction } from "../../db/index.js";
 import { Prisma } from "../../generated/sqlite/client.js";
-import { watermarkOf } from "./rollups.js";
-import { countSource, userSource } from "./sources.js";
+import { type DistinctKey, watermarkOf } from "./rollups.js";
+import { countSource, dailyUserSource, distinctUserSource, userSource } from "./sources.js";
 
 /** string/int/bool as they are; `time` epoch ms (ISO 8601 in CSV); `date` a UTC YYYY-MM-DD. */
 export type ColumnKind = "string" | "int" | "bool" | "time" | "date";
@@ -52,10 +52,16 @@ interface Q {
   /**
    * Event counts of these types in the window (`FROM ${q.counts([...])} e`), filtered: rollups for
    * the whole days and hours, raw events for the partial hours at the edges (sources.ts). Sum `n`.
+   * `keys`: the only keys the report reads (then narrow day rows may answer; others are NULL);
+   * `outcomes`: searches of these outcomes only.
    */
-  counts(types: readonly string[], opts?: { totals?: boolean }): Prisma.Sql;
+  counts(types: readonly string[], opts?: { totals?: boolean; keys?: readonly string[]; outcomes?: readonly string[] }): Prisma.Sql;
   /** The same per end user (events that name one), per-day rollups plus the partial days' events; `lastTime` is the latest. */
   users(types: readonly string[]): Prisma.Sql;
+  /** Distinct end users per type and `key` in the window, filtered (columns type, <key>, users). */
+  distinctUsers(types: readonly string[], key: DistinctKey): Prisma.Sql;
+  /** Distinct end users of `type` per UTC day in the window, filtered (columns day, users). */
+  usersPerDay(type: string): Prisma.Sql;
   /** Raw events: `e."accountId" = ? AND e."time" >= ? AND e."time" < ?`, the domain filters and, on flow reports, the flow. */
   where(types: readonly string[], opts?: { user?: boolean }): Prisma.Sql;
 }
@@ -97,7 +103,7 @@ const PLAYS = ["flow_started", "flow_completed"];
 function playsAndCompletions(q: Q, by: string[], withNotCompleted: boolean): Prisma.Sql {
   const keys = raw(by.map((k) => `e."${k}"`).join(", "));
   const named = raw(by.map((k) => `e."${k}" AS "${k}"`).join(", "));
-  const source = by.includes("endUserId") ? q.users(PLAYS) : q.counts(PLAYS);
+  const source = by.includes("endUserId") ? q.users(PLAYS) : q.counts(PLAYS, { keys: by });
   const inner = sql`SELECT ${named}, ${count("flow_started")} AS "plays", ${count("flow_completed")} AS "completed" FROM ${source} e GROUP BY ${keys}`;
   if (!withNotCompleted) return inner;
   return sql`SELECT x.*, CASE WHEN x."plays" > x."completed" THEN x."plays" - x."completed" ELSE 0 END AS "notCompleted" FROM (${inner}) x`;
@@ -113,37 +119,26 @@ const comments = (q: Q, useful: boolean | null) =>
     FROM "Event" e WHERE ${q.where(["flow_feedback"])} AND e."comment" IS NOT NULL${useful === null ? empty : sql` AND e."useful" = ${useful}`}`;
 
 const searchTerms = (q: Q, outcomes: string[]) =>
-  sql`SELECT e."searchTerm" AS "searchTerm", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"])} e
-    WHERE e."outcome" IN (${join(outcomes)}) GROUP BY e."searchTerm"`;
+  sql`SELECT e."searchTerm" AS "searchTerm", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"], { outcomes })} e GROUP BY e."searchTerm"`;
 
 const countBy = (q: Q, type: string, by: string[], as: string, opts: { user?: boolean } = {}) => {
   const keys = raw(by.map((k) => `e."${k}"`).join(", "));
   const named = raw(by.map((k) => `e."${k}" AS "${k}"`).join(", "));
-  return sql`SELECT ${named}, SUM(e."n") AS ${raw(`"${as}"`)} FROM ${opts.user ? q.users([type]) : q.counts([type])} e GROUP BY ${keys}`;
+  return sql`SELECT ${named}, SUM(e."n") AS ${raw(`"${as}"`)} FROM ${opts.user ? q.users([type]) : q.counts([type], { keys: by })} e GROUP BY ${keys}`;
 };
 const countByDay = (q: Q, type: string, extra: string[] = []) => {
   const named = raw(extra.map((k) => `, e."${k}" AS "${k}"`).join(""));
   const keys = raw(extra.map((k) => `, e."${k}"`).join(""));
   // Per day alone (no key, no flow filter): the day totals per type and domain answer it.
   const totals = !extra.length && q.p.flowId === null;
-  return sql`SELECT e."day" AS "date"${named}, SUM(e."n") AS "plays" FROM ${q.counts([type], { totals })} e GROUP BY e."day"${keys}`;
+  return sql`SELECT e."day" AS "date"${named}, SUM(e."n") AS "plays" FROM ${q.counts([type], { totals, keys: extra })} e GROUP BY e."day"${keys}`;
 };
 
-/**
- * Distinct end users per `key` of a per-user source: the distinct (key, end user) pairs first (a
- * hash aggregate), then counted per key. The same count as COUNT(DISTINCT "endUserId") per key,
- * which PostgreSQL computes by sorting every row of each group (most of these reports' time).
- */
-const distinctUsers = (source: Prisma.Sql, key: string, as: string) =>
-  sql`SELECT d."${raw(key)}" AS "${raw(key)}", COUNT(*) AS "${raw(as)}"
-    FROM (SELECT e."${raw(key)}" AS "${raw(key)}", e."endUserId" AS "endUserId" FROM ${source} e GROUP BY e."${raw(key)}", e."endUserId") d
-    GROUP BY d."${raw(key)}"`;
-
-/** Event counts per `key` joined with the distinct end users per `key` (exact: counted over per-user rows). */
-const countsWithUsers = (q: Q, type: string, key: string, countAs: string, usersAs: string) =>
-  sql`SELECT c."${raw(key)}" AS "${raw(key)}", c."${raw(countAs)}" AS "${raw(countAs)}", COALESCE(u."${raw(usersAs)}", 0) AS "${raw(usersAs)}"
-    FROM (SELECT e."${raw(key)}" AS "${raw(key)}", SUM(e."n") AS "${raw(countAs)}" FROM ${q.counts([type])} e GROUP BY e."${raw(key)}") c
-    LEFT JOIN (${distinctUsers(q.users([type]), key, usersAs)}) u
+/** Event counts per `key` joined with the distinct end users per `key` (exact: sources.ts, distinctUserSource). */
+const countsWithUsers = (q: Q, type: string, key: DistinctKey, countAs: string, usersAs: string) =>
+  sql`SELECT c."${raw(key)}" AS "${raw(key)}", c."${raw(countAs)}" AS "${raw(countAs)}", COALESCE(u."users", 0) AS "${raw(usersAs)}"
+    FROM (SELECT e."${raw(key)}" AS "${raw(key)}", SUM(e."n") AS "${raw(countAs)}" FROM ${q.counts([type], { keys: [key] })} e GROUP BY e."${raw(key)}") c
+    LEFT JOIN (${q.distinctUsers([type], key)}) u
       ON u."${raw(key)}" = c."${raw(key)}"`;
 
 // ---- the reports ---------------------------------------------------------------------------------
@@ -226,7 +221,7 @@ export const REPORTS: readonly ReportDefinition[] = [
     [C.date, C.searches, col("uniqueSearchers", "int", "Distinct end users who searched.")],
     (q) => sql`SELECT c."date" AS "date", c."searches" AS "searches", COALESCE(u."uniqueSearchers", 0) AS "uniqueSearchers"
       FROM (SELECT e."day" AS "date", SUM(e."n") AS "searches" FROM ${q.counts(["selfhelp_search"], { totals: true })} e GROUP BY e."day") c
-      LEFT JOIN (${distinctUsers(q.users(["selfhelp_search"]), "day", "uniqueSearchers")}) u
+      LEFT JOIN (SELECT d."day" AS "day", d."users" AS "uniqueSearchers" FROM (${q.usersPerDay("selfhelp_search")}) d) u
         ON u."day" = c."date"`,
   ),
   // Outcomes partition the searches: a clicked result implies resultCount ≥ 1 (validate.ts), so
@@ -382,12 +377,9 @@ export const REPORTS: readonly ReportDefinition[] = [
     "beacons",
     "Beacons: distinct end users shown and who clicked.",
     [C.contentId, col("usersShown", "int", "Distinct end users with beacon_shown."), col("usersClicked", "int", "Distinct end users with beacon_clicked.")],
-    // Distinct (content, type, end user) first (a hash aggregate), then counted per content and type.
-    (q) => sql`SELECT d."contentId" AS "contentId", SUM(CASE WHEN d."type" = ${"beacon_shown"} THEN 1 ELSE 0 END) AS "usersShown",
-      SUM(CASE WHEN d."type" = ${"beacon_clicked"} THEN 1 ELSE 0 END) AS "usersClicked"
-      FROM (SELECT e."contentId" AS "contentId", e."type" AS "type", e."endUserId" AS "endUserId" FROM ${q.users(["beacon_shown", "beacon_clicked"])} e
-        GROUP BY e."contentId", e."type", e."endUserId") d
-      GROUP BY d."contentId"`,
+    (q) => sql`SELECT d."contentId" AS "contentId", SUM(CASE WHEN d."type" = ${"beacon_shown"} THEN d."users" ELSE 0 END) AS "usersShown",
+      SUM(CASE WHEN d."type" = ${"beacon_clicked"} THEN d."users" ELSE 0 END) AS "usersClicked"
+      FROM (${q.distinctUsers(["beacon_shown", "beacon_clicked"], "contentId")}) d GROUP BY d."contentId"`,
   ),
   report(
     "beaconEngagementByUser",
@@ -464,7 +456,15 @@ export function reportSql(def: ReportDefinition, p: ReportParams, dialect: "sqli
   // A page of a per-user report reads only the end users it can hold (sources.ts, userBound).
   const range =
     def.perUser && page ? { after: (page.after?.values[0] as string | null | undefined) ?? null, users: page.limit + (page.after?.same ?? 0) + 1 } : undefined;
-  const q: Q = { p, dialect, where: whereOf(p, def.flow), counts: (t, o) => countSource(sp, t, o), users: (t) => userSource(sp, t, dialect, range) };
+  const q: Q = {
+    p,
+    dialect,
+    where: whereOf(p, def.flow),
+    counts: (t, o) => countSource(sp, t, o),
+    users: (t) => userSource(sp, t, dialect, range),
+    distinctUsers: (t, key) => distinctUserSource(sp, t, key, dialect),
+    usersPerDay: (t) => dailyUserSource(sp, t, dialect),
+  };
   const hasName = def.columns.some((c) => c.name === "userName");
   const select = def.columns.map((c) => (c.name === "userName" ? `n."userName" AS "userName"` : `g."${c.name}" AS "${c.name}"`)).join(", ");
   // Code-point order, nulls first, false before true, on both databases ("C" collation on PostgreSQL).

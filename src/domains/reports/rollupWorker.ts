@@ -15,7 +15,7 @@ import { hostname } from "node:os";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
 import { logger } from "../../logger.js";
 import { setRollupLag } from "../../observability/metrics.js";
-import { lockRollups, param, rollupStatements, tryLockRollups, watermarkOf } from "./rollups.js";
+import { lockRollups, param, ROLLUP_TABLES, rollupStatements, tryLockRollups, watermarkOf } from "./rollups.js";
 
 const log = logger.child({ component: "rollup-worker" });
 
@@ -143,8 +143,7 @@ export async function rebuildRollups(accountId?: string): Promise<{ accounts: nu
     events += await withTransaction(
       async (tx) => {
         await lockRollups(tx, id);
-        await tx.$executeRawUnsafe(`DELETE FROM "EventRollup" WHERE "accountId" = ${param(1)}`, id);
-        await tx.$executeRawUnsafe(`DELETE FROM "EventUserRollup" WHERE "accountId" = ${param(1)}`, id);
+        for (const table of ROLLUP_TABLES) await tx.$executeRawUnsafe(`DELETE FROM "${table}" WHERE "accountId" = ${param(1)}`, id);
         const [last] = await tx.$queryRawUnsafe<{ to: number | bigint | null; n: number | bigint }[]>(
           `SELECT MAX("id") AS "to", COUNT(*) AS "n" FROM "Event" WHERE "accountId" = ${param(1)}`,
           id,

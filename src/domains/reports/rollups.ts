@@ -9,6 +9,11 @@
 // - "EventUserRollup": events counted per account, end user, UTC day, type, domain and the keys the
 //   per-user and distinct-user reports need (flow, content, action, step), with the latest time.
 //   Distinct-user counts stay exact: they count distinct end users over these rows.
+// - Distinct users without a row per (key, end user, day), for the reports that count them:
+//   "EventUserLastSeen" (per type and its distinct-user key, each end user's latest counted event)
+//   with "EventLastSeenCount" (how many end users were last seen on each day: the end users of a
+//   window that reaches the latest counted event are a sum over its days), and
+//   "EventActiveUserCount" (distinct end users per type and day, all domains).
 //
 // Each type keeps only the keys its reports read (a flow_completed's widget is read by none), which
 // is what makes rows fold. '' stands for "none" in key columns (event strings are never empty), so
@@ -24,19 +29,30 @@ const DAY = 86_400_000;
 
 export type RollupKey = "flowId" | "contentId" | "widget" | "searchTerm" | "outcome" | "actionId" | "useful";
 export type UserKey = "flowId" | "contentId" | "actionId" | "step";
+export type DistinctKey = "flowId" | "contentId" | "actionId";
 
 const FLOW = ["flowId"] as const;
 const CONTENT = ["contentId"] as const;
-/** Per type: the keys of its "EventRollup" rows and of its "EventUserRollup" rows. */
-export const KEYS: Record<string, { rollup: readonly RollupKey[]; user: readonly UserKey[] }> = {
+/**
+ * Per type: the keys of its "EventRollup" rows and of its "EventUserRollup" rows; `narrow`, fewer
+ * keys its day rows are also kept by (grain NARROW) when its rollup keys make many rows per day
+ * that most of its reports do not read; `distinct`, the
+ * key its distinct-user report counts end users by ("EventUserLastSeen"); `daily`, distinct end
+ * users per day are counted ("EventActiveUserCount").
+ */
+export const KEYS: Record<
+  string,
+  { rollup: readonly RollupKey[]; user: readonly UserKey[]; narrow?: readonly RollupKey[]; distinct?: DistinctKey; daily?: true }
+> = {
   // contentId of a play only when played from a guided popup (guidedPopups counts those per popup).
-  flow_started: { rollup: ["flowId", "widget", "contentId"], user: FLOW },
+  // `narrow`: day rows by flow alone as well (NARROW), for the reports that count plays per flow.
+  flow_started: { rollup: ["flowId", "widget", "contentId"], user: FLOW, narrow: FLOW, distinct: "flowId" },
   flow_completed: { rollup: FLOW, user: FLOW },
   flow_exited: { rollup: FLOW, user: [] },
   flow_failed: { rollup: FLOW, user: FLOW },
   flow_step: { rollup: FLOW, user: ["flowId", "step"] },
   flow_feedback: { rollup: ["flowId", "useful"], user: [] },
-  selfhelp_search: { rollup: ["searchTerm", "outcome"], user: [] },
+  selfhelp_search: { rollup: ["searchTerm", "outcome"], user: [], daily: true },
   selfhelp_content_viewed: { rollup: CONTENT, user: [] },
   task_started: { rollup: FLOW, user: FLOW },
   task_completed: { rollup: FLOW, user: FLOW },
@@ -46,9 +62,9 @@ export const KEYS: Record<string, { rollup: readonly RollupKey[]; user: readonly
   smart_popup_shown: { rollup: CONTENT, user: [] },
   smarttip_shown: { rollup: CONTENT, user: [] },
   smarttip_played: { rollup: CONTENT, user: CONTENT },
-  beacon_shown: { rollup: CONTENT, user: CONTENT },
-  beacon_clicked: { rollup: CONTENT, user: CONTENT },
-  user_action: { rollup: ["actionId"], user: ["actionId"] },
+  beacon_shown: { rollup: CONTENT, user: CONTENT, distinct: "contentId" },
+  beacon_clicked: { rollup: CONTENT, user: CONTENT, distinct: "contentId" },
+  user_action: { rollup: ["actionId"], user: ["actionId"], distinct: "actionId" },
 };
 
 export const ROLLUP_KEYS: readonly RollupKey[] = ["flowId", "contentId", "widget", "searchTerm", "outcome", "actionId", "useful"];
@@ -59,6 +75,19 @@ export const USER_KEYS: readonly UserKey[] = ["flowId", "contentId", "actionId",
  * of them is 30 × types × domains (× 3) rows, whatever the keys' variety.
  */
 export const TOTALS = 0;
+/**
+ * Grain of the narrow day rows: per UTC day, type, domain and the type's `narrow` keys only (plays
+ * per flow: a row per flow, day and domain instead of one per widget and guided popup as well).
+ */
+export const NARROW = 25;
+/**
+ * Grain of the day rows of every domain together (domain ''): per UTC day, type and keys. What a
+ * report without a domain filter (the usual one) reads: up to one row per key and day instead of
+ * one per key, day and domain.
+ */
+export const ALL_DOMAINS = 26;
+/** The types with narrow day rows. */
+export const NARROW_TYPES = Object.keys(KEYS).filter((t) => KEYS[t]!.narrow);
 
 /** The primary keys, in the order the migrations declare them (upsert targets). */
 const ROLLUP_PK = ["accountId", "type", "grain", "bucket", "domain", ...ROLLUP_KEYS];
@@ -118,6 +147,12 @@ export function userExpr(k: UserKey): string {
   return k === "step" ? keepIf(has, `COALESCE(e."step", 0)`, "0") : keepIf(has, `COALESCE(e."${k}", '')`, "''");
 }
 
+/** The types whose end users are counted distinct by a key (EventUserLastSeen), and per day (EventActiveUserCount). */
+export const DISTINCT_TYPES = Object.keys(KEYS).filter((t) => KEYS[t]!.distinct);
+export const DAILY_TYPES = Object.keys(KEYS).filter((t) => KEYS[t]!.daily);
+/** An event's distinct-user key (EventUserLastSeen."key"): its flow, content or action by type, '' for none. */
+export const distinctKeyExpr = `CASE ${DISTINCT_TYPES.map((t) => `WHEN e."type" = ${lit(t)} THEN COALESCE(e."${KEYS[t]!.distinct}", '')`).join(" ")} ELSE '' END`;
+
 /**
  * The statements that add the events of one account (`$1`) with ids in (`$2`, `$3`] to the rollups:
  * INSERT ... SELECT ... GROUP BY per grain (hours, days, day totals) and per end user, each an upsert
@@ -129,12 +164,15 @@ export function rollupStatements(dialect: Dialect): string[] {
   const where = `WHERE e."accountId" = $1 AND e."id" > $2 AND e."id" <= $3`;
   const keys = ROLLUP_KEYS.map(rollupExpr).join(", ");
   const addCounts = `ON CONFLICT (${quoted(ROLLUP_PK)}) DO UPDATE SET "n" = "EventRollup"."n" + excluded."n"`;
-  const rollupSql = (grain: number, bucket: string, keyExprs: string, groupKeys: string) =>
+  const rollupSql = (grain: number, bucket: string, keyExprs: string, groupKeys: string, opts: { types?: string; allDomains?: boolean } = {}) =>
     `INSERT INTO "EventRollup" ("accountId", "type", "grain", "bucket", "domain", ${quoted(ROLLUP_KEYS)}, "n")
-SELECT e."accountId", e."type", ${grain}, ${bucket}, COALESCE(e."domain", ''), ${keyExprs}, COUNT(*)
-FROM "Event" e ${where}
-GROUP BY e."accountId", e."type", ${bucket}, COALESCE(e."domain", ''), ${groupKeys}
+SELECT e."accountId", e."type", ${grain}, ${bucket}, ${opts.allDomains ? "''" : `COALESCE(e."domain", '')`}, ${keyExprs}, COUNT(*)
+FROM "Event" e ${where}${opts.types ? ` AND e."type" IN (${opts.types})` : ""}
+GROUP BY e."accountId", e."type", ${bucket}${opts.allDomains ? "" : `, COALESCE(e."domain", '')`}, ${groupKeys}
 ${addCounts}`;
+  const none = (k: RollupKey) => (k === "useful" ? "-1" : "''");
+  const narrowed = ROLLUP_KEYS.filter((k) => NARROW_TYPES.some((t) => KEYS[t]!.narrow!.includes(k)));
+  const narrowKeys = ROLLUP_KEYS.map((k) => (narrowed.includes(k) ? rollupExpr(k) : none(k))).join(", ");
   const totalsKeys = ROLLUP_KEYS.map((k) => (k === "outcome" ? rollupExpr(k) : k === "useful" ? "-1" : "''")).join(", ");
   const userKeys = USER_KEYS.map(userExpr).join(", ");
   const userSql = `INSERT INTO "EventUserRollup" ("accountId", "endUserId", "day", "type", "domain", ${quoted(USER_KEYS)}, "n", "lastTime")
@@ -142,11 +180,50 @@ SELECT e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."do
 FROM "Event" e ${where} AND e."endUserId" IS NOT NULL
 GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}
 ON CONFLICT (${quoted(USER_PK)}) DO UPDATE SET "n" = "EventUserRollup"."n" + excluded."n", "lastTime" = CASE WHEN excluded."lastTime" > "EventUserRollup"."lastTime" THEN excluded."lastTime" ELSE "EventUserRollup"."lastTime" END`;
+  // Distinct users per type and day: (type, day, end user) pairs of the batch with no per-user row
+  // of that type and day yet are new. Before userSql, which adds those rows.
+  const userC = dialect === "postgres" ? ` COLLATE "C"` : "";
+  const activeSql = `INSERT INTO "EventActiveUserCount" ("accountId", "type", "day", "users")
+SELECT b."accountId", b."type", b."day", COUNT(*) FROM (
+  SELECT DISTINCT e."accountId" AS "accountId", e."type" AS "type", e."time" / ${DAY} AS "day", e."endUserId"${userC} AS "endUserId"
+  FROM "Event" e ${where} AND e."endUserId" IS NOT NULL AND e."type" IN (${DAILY_TYPES.map(lit).join(", ")})) b
+WHERE NOT EXISTS (SELECT 1 FROM "EventUserRollup" u WHERE u."accountId" = b."accountId" AND u."endUserId" = b."endUserId" AND u."day" = b."day" AND u."type" = b."type")
+GROUP BY b."accountId", b."type", b."day"
+ON CONFLICT ("accountId", "type", "day") DO UPDATE SET "users" = "EventActiveUserCount"."users" + excluded."users"`;
+  // Each end user's latest event per type and distinct key in the batch ("b"), and where it moves
+  // an end user's latest counted event later ("c": "was" is the one before, NULL for a new pair).
+  const latest = `WITH b AS (
+  SELECT e."accountId" AS "accountId", e."type" AS "type", ${distinctKeyExpr} AS "key", e."endUserId" AS "endUserId", MAX(e."time") AS "lastTime"
+  FROM "Event" e ${where} AND e."endUserId" IS NOT NULL AND e."type" IN (${DISTINCT_TYPES.map(lit).join(", ")})
+  GROUP BY e."accountId", e."type", ${distinctKeyExpr}, e."endUserId")`;
+  // The end users last seen per day: +1 on the new latest day, −1 on the one before. Before lastSeenSql.
+  const lastSeenCountSql = `${latest},
+w AS (SELECT b."accountId", b."type", b."key", b."lastTime",
+  -- A primary-key probe per pair (a join could scan the whole table: its cost would follow history).
+  (SELECT s."lastTime" FROM "EventUserLastSeen" s WHERE s."accountId" = b."accountId" AND s."type" = b."type" AND s."key" = b."key" AND s."endUserId" = b."endUserId") AS "was"
+  FROM b),
+c AS (SELECT * FROM w WHERE w."was" IS NULL OR w."lastTime" > w."was")
+INSERT INTO "EventLastSeenCount" ("accountId", "type", "key", "day", "users")
+SELECT d."accountId", d."type", d."key", d."day", SUM(d."delta") FROM (
+  SELECT c."accountId" AS "accountId", c."type" AS "type", c."key" AS "key", c."lastTime" / ${DAY} AS "day", 1 AS "delta" FROM c
+  UNION ALL
+  SELECT c."accountId", c."type", c."key", c."was" / ${DAY}, -1 FROM c WHERE c."was" IS NOT NULL) d WHERE true
+GROUP BY d."accountId", d."type", d."key", d."day" HAVING SUM(d."delta") <> 0
+ON CONFLICT ("accountId", "type", "key", "day") DO UPDATE SET "users" = "EventLastSeenCount"."users" + excluded."users"`;
+  const lastSeenSql = `${latest}
+INSERT INTO "EventUserLastSeen" ("accountId", "type", "key", "endUserId", "lastTime")
+SELECT b."accountId", b."type", b."key", b."endUserId", b."lastTime" FROM b WHERE true
+ON CONFLICT ("accountId", "type", "key", "endUserId") DO UPDATE SET "lastTime" = excluded."lastTime" WHERE excluded."lastTime" > "EventUserLastSeen"."lastTime"`;
   const statements = [
     rollupSql(1, `(e."time" / ${HOUR})`, keys, keys),
     rollupSql(24, `((e."time" / ${DAY}) * 24)`, keys, keys),
     rollupSql(TOTALS, `((e."time" / ${DAY}) * 24)`, totalsKeys, rollupExpr("outcome")),
+    rollupSql(NARROW, `((e."time" / ${DAY}) * 24)`, narrowKeys, narrowed.map(rollupExpr).join(", "), { types: NARROW_TYPES.map(lit).join(", ") }),
+    rollupSql(ALL_DOMAINS, `((e."time" / ${DAY}) * 24)`, keys, keys, { allDomains: true }),
+    activeSql,
     userSql,
+    lastSeenCountSql,
+    lastSeenSql,
   ];
   // SQLite binds `?` in order; each parameter appears once per statement, in order.
   return dialect === "sqlite" ? statements.map((s) => s.replace(/\$\d/g, "?")) : statements;
@@ -154,13 +231,18 @@ ON CONFLICT (${quoted(USER_PK)}) DO UPDATE SET "n" = "EventUserRollup"."n" + exc
 
 // ---- erasure -----------------------------------------------------------------------------------------
 
+/** The tables derived from events that name end users (erasure moves their rows to the pseudonym). */
+const USER_TABLES = ["EventUserRollup", "EventUserLastSeen"] as const;
+/** Every table the rollup worker writes (rebuild deletes them all). */
+export const ROLLUP_TABLES = ["EventRollup", ...USER_TABLES, "EventLastSeenCount", "EventActiveUserCount"] as const;
+
 /**
  * End-user erasure: the per-user rollups of the erased end users move to their pseudonyms, as
  * their events do (endUserId replaced by an opaque pseudonym per erased user), so totals and
  * distinct counts stay right and a rebuild from the anonymised events gives the same rows.
  * Set-based: one statement per 10,000 users (PostgreSQL: arrays; SQLite: a VALUES list). Each
  * pseudonym must be new to the account (it then collides with no existing row). "EventRollup"
- * holds no end users.
+ * and the day counts hold no end users (an erased end user still counts, as the pseudonym).
  */
 export async function eraseEndUsersFromRollups(
   tx: Pick<Tx, "$executeRawUnsafe" | "$queryRawUnsafe">,
@@ -173,22 +255,24 @@ export async function eraseEndUsersFromRollups(
   let changed = 0;
   for (let i = 0; i < mapping.length; i += 10_000) {
     const part = mapping.slice(i, i + 10_000);
-    if (dialect === "postgres") {
-      changed += await tx.$executeRawUnsafe(
-        `UPDATE "EventUserRollup" r SET "endUserId" = m."pseudonym" FROM unnest($2::text[], $3::text[]) AS m("endUserId", "pseudonym")
-         WHERE r."accountId" = $1 AND r."endUserId" = m."endUserId"`,
-        accountId,
-        part.map((m) => m.endUserId),
-        part.map((m) => m.pseudonym),
-      );
-    } else {
-      const values = part.map(() => "(?, ?)").join(", ");
-      changed += await tx.$executeRawUnsafe(
-        `UPDATE "EventUserRollup" SET "endUserId" = m.column2 FROM (VALUES ${values}) AS m
-         WHERE "EventUserRollup"."accountId" = ? AND "EventUserRollup"."endUserId" = m.column1`,
-        ...part.flatMap((m) => [m.endUserId, m.pseudonym]),
-        accountId,
-      );
+    for (const table of USER_TABLES) {
+      if (dialect === "postgres") {
+        changed += await tx.$executeRawUnsafe(
+          `UPDATE "${table}" r SET "endUserId" = m."pseudonym" FROM unnest($2::text[], $3::text[]) AS m("endUserId", "pseudonym")
+           WHERE r."accountId" = $1 AND r."endUserId" = m."endUserId"`,
+          accountId,
+          part.map((m) => m.endUserId),
+          part.map((m) => m.pseudonym),
+        );
+      } else {
+        const values = part.map(() => "(?, ?)").join(", ");
+        changed += await tx.$executeRawUnsafe(
+          `UPDATE "${table}" SET "endUserId" = m.column2 FROM (VALUES ${values}) AS m
+           WHERE "${table}"."accountId" = ? AND "${table}"."endUserId" = m.column1`,
+          ...part.flatMap((m) => [m.endUserId, m.pseudonym]),
+          accountId,
+        );
+      }
     }
   }
   return changed;

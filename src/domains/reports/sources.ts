@@ -5,7 +5,20 @@
 // what counting the window's raw events gives. `raw` mode reads only raw events
 // (test/report-rollups.test.ts compares the two).
 import { Prisma } from "../../generated/sqlite/client.js";
-import { KEYS, ROLLUP_KEYS, type RollupKey, rollupExpr, TOTALS, USER_KEYS, type UserKey, userExpr } from "./rollups.js";
+import {
+  ALL_DOMAINS,
+  type DistinctKey,
+  distinctKeyExpr,
+  KEYS,
+  NARROW,
+  ROLLUP_KEYS,
+  type RollupKey,
+  rollupExpr,
+  TOTALS,
+  USER_KEYS,
+  type UserKey,
+  userExpr,
+} from "./rollups.js";
 
 const { sql, raw, join, empty } = Prisma;
 const HOUR = 3_600_000;
@@ -105,7 +118,13 @@ const outcomeOfEvent = `CASE WHEN e."type" = 'selfhelp_search' THEN CASE WHEN e.
  * Counting source: columns type, domain, flowId, contentId, widget, searchTerm, outcome, actionId,
  * useful (1, 0, -1 for none), n, day (UTC days since the epoch). Keys a type does not keep are NULL.
  */
-export function countSource(p: SourceParams, types: readonly string[], opts: { totals?: boolean } = {}): Prisma.Sql {
+export function countSource(
+  p: SourceParams,
+  types: readonly string[],
+  opts: { totals?: boolean; keys?: readonly string[]; outcomes?: readonly string[] } = {},
+): Prisma.Sql {
+  // Searches of these outcomes only: on the rollups' own column, which the planner has statistics of.
+  const outcomeIn = (expr: string) => (opts.outcomes ? sql` AND ${raw(expr)} IN (${join(opts.outcomes.map((o) => sql`${o}`))})` : empty);
   const from = p.from.getTime();
   const to = p.to.getTime();
   const rawBranch = (ranges: Range[], projected: boolean, tail: Prisma.Sql = empty) => {
@@ -120,7 +139,7 @@ export function countSource(p: SourceParams, types: readonly string[], opts: { t
       " OR ",
     );
     return sql`SELECT e."type" AS "type", e."domain" AS "domain", ${raw(ROLLUP_KEYS.map(col).join(", "))}, 1 AS "n", e."time" / ${raw(String(DAY))} AS "day"
-      FROM "Event" e WHERE e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time})${filters("e", p, false)}${tail}`;
+      FROM "Event" e WHERE e."accountId" = ${p.accountId}${typeCondition("e", types)} AND (${time})${filters("e", p, false)}${outcomeIn(projected ? rollupExpr("outcome") : outcomeOfEvent)}${tail}`;
   };
   if (p.raw) return sql`(${rawBranch([[from, to]], false)})`;
   const seg = hourSegments(from, to);
@@ -128,13 +147,22 @@ export function countSource(p: SourceParams, types: readonly string[], opts: { t
     ROLLUP_KEYS.map((k) => (k === "useful" ? `r."useful" AS "useful"` : `NULLIF(r."${k}", '') AS "${k}"`)).join(", ") +
       `, r."n" AS "n", r."bucket" / 24 AS "day"`,
   );
-  const rollupBranch = (grain: number, r: Range) =>
+  const rollupBranch = (grain: number, r: Range, of = types) =>
     sql`SELECT r."type" AS "type", NULLIF(r."domain", '') AS "domain", ${cols} FROM "EventRollup" r
-      WHERE r."accountId" = ${p.accountId}${typeCondition("r", types)} AND r."grain" = ${grain} AND r."bucket" >= ${r[0]} AND r."bucket" < ${r[1]}${filters("r", p, true)}`;
+      WHERE r."accountId" = ${p.accountId}${typeCondition("r", of)} AND r."grain" = ${grain} AND r."bucket" >= ${r[0]} AND r."bucket" < ${r[1]}${filters("r", p, true)}${outcomeIn('r."outcome"')}`;
   const branches: Prisma.Sql[] = [];
   // Reports that group by type alone (or searches by outcome) read the day totals (no other key:
   // those columns are NULL there). (Not with a flow filter: the totals have no flow.)
-  if (seg.days) branches.push(rollupBranch(opts.totals && p.flowId === null ? TOTALS : 24, [seg.days[0] * 24, seg.days[1] * 24]));
+  if (seg.days) {
+    const days: Range = [seg.days[0] * 24, seg.days[1] * 24];
+    // The types whose narrow day rows hold every key the report reads (and the flow it filters by).
+    const read = opts.keys && [...opts.keys, ...(p.flowId === null ? [] : ["flowId"])];
+    const narrow = read && !opts.totals ? types.filter((t) => read.every((k) => KEYS[t]?.narrow?.some((n) => n === k))) : [];
+    const rest = types.filter((t) => !narrow.includes(t));
+    if (narrow.length) branches.push(rollupBranch(NARROW, days, narrow));
+    const unfiltered = !p.includeDomains.length && !p.excludeDomains.length;
+    if (rest.length || !narrow.length) branches.push(rollupBranch(opts.totals && p.flowId === null ? TOTALS : unfiltered ? ALL_DOMAINS : 24, days, rest));
+  }
   for (const h of seg.hours) branches.push(rollupBranch(1, h));
   // The same hours' events the worker has not counted yet.
   const counted: Range[] = [...(seg.days ? [[seg.days[0] * 24, seg.days[1] * 24] as Range] : []), ...seg.hours];
@@ -239,4 +267,86 @@ export function userSource(p: SourceParams, types: readonly string[], dialect: "
 export interface UserRange {
   after: string | null;
   users: number;
+}
+
+// ---- distinct end users ----------------------------------------------------------------------------
+
+/**
+ * Whether the worker has counted an event of these types at or after the window's end. When it has
+ * not (the usual window, "up to now", ends after every counted event), an end user's latest counted
+ * event is in the window exactly when it is at or after the window's start; the day counts answer.
+ * Read in the statement, in the snapshot of the rest (a one-time filter on each branch).
+ */
+const countedAfterEnd = (p: SourceParams, types: readonly string[]) =>
+  sql`EXISTS (SELECT 1 FROM "Event" x WHERE x."accountId" = ${p.accountId}${typeCondition("x", types)} AND x."time" >= ${p.to.getTime()}
+    AND x."id" <= (SELECT COALESCE(MAX(w."eventId"), 0) FROM "RollupWatermark" w WHERE w."accountId" = ${p.accountId}))`;
+
+/** The day counts keep every domain together and no flow: with a domain filter (or raw), the per-user rows answer. */
+const allEvents = (p: SourceParams) => !p.raw && !p.includeDomains.length && !p.excludeDomains.length && p.flowId === null;
+
+/** The day-count answer where it applies, else the per-user rows' answer; decided in the statement. */
+const eitherOr = (fast: Prisma.Sql, slow: Prisma.Sql, p: SourceParams, types: readonly string[]) => {
+  const later = countedAfterEnd(p, types);
+  return sql`SELECT * FROM (${fast}) f0 WHERE NOT ${later} UNION ALL SELECT * FROM (${slow}) s0 WHERE ${later}`;
+};
+
+/**
+ * Distinct end users per type and `key` in the window (columns type, <key>, users). Over the per-user
+ * rows, a (key, end user, day) row each; for the usual window, from "EventLastSeenCount" (end users
+ * per key by the day of their latest counted event: a row per key and day) for the whole days, and
+ * the end users of the start day's partial events and of the events not counted yet whose latest
+ * counted event is not on those days ("EventUserLastSeen", by primary key).
+ */
+export function distinctUserSource(p: SourceParams, types: readonly string[], key: DistinctKey, dialect: "sqlite" | "postgres"): Prisma.Sql {
+  const k = raw(`"${key}"`);
+  const slow = sql`SELECT d."type" AS "type", d.${k} AS ${k}, COUNT(*) AS "users"
+    FROM (SELECT e."type" AS "type", e.${k} AS ${k}, e."endUserId" AS "endUserId" FROM ${userSource(p, types, dialect)} e GROUP BY e."type", e.${k}, e."endUserId") d
+    GROUP BY d."type", d.${k}`;
+  if (!allEvents(p) || !types.every((t) => KEYS[t]?.distinct === key)) return slow;
+  const from = p.from.getTime();
+  const startDayEnd = Math.ceil(from / DAY) * DAY;
+  // Disjoint: end users whose latest counted event is on a whole day of the window (its later days
+  // hold none: see countedAfterEnd), and the other end users of the start day's partial events and
+  // of the events not counted yet.
+  const fast = sql`SELECT f."type" AS "type", NULLIF(f."key", '') AS ${k}, SUM(f."users") AS "users" FROM (
+      SELECT c."type" AS "type", c."key" AS "key", c."users" AS "users" FROM "EventLastSeenCount" c
+        WHERE c."accountId" = ${p.accountId}${typeCondition("c", types)} AND c."day" >= ${startDayEnd / DAY}
+      UNION ALL
+      SELECT t."type", t."key", 1 FROM (SELECT DISTINCT e."type" AS "type", ${raw(distinctKeyExpr)} AS "key", e."endUserId" AS "endUserId" FROM "Event" e
+          WHERE e."accountId" = ${p.accountId}${typeCondition("e", types)} AND e."endUserId" IS NOT NULL
+            AND ((e."time" >= ${from} AND e."time" < ${Math.min(startDayEnd, p.to.getTime())}) OR (e."time" >= ${startDayEnd} AND e."time" < ${p.to.getTime()}${aboveWatermark("e", p)}))) t
+        WHERE NOT EXISTS (SELECT 1 FROM "EventUserLastSeen" s WHERE s."accountId" = ${p.accountId} AND s."type" = t."type" AND s."key" = t."key"
+          AND s."endUserId" = t."endUserId" AND s."lastTime" >= ${startDayEnd})
+    ) f GROUP BY f."type", f."key"`;
+  return eitherOr(fast, slow, p, types);
+}
+
+/**
+ * Distinct end users of `type` per UTC day in the window (columns day, users). Over the per-user
+ * rows; for the usual window, the whole days (and the end day) from "EventActiveUserCount", the
+ * events not counted yet of end users with no per-user row of that day, and the start day's
+ * partial events raw.
+ */
+export function dailyUserSource(p: SourceParams, type: string, dialect: "sqlite" | "postgres"): Prisma.Sql {
+  const slow = sql`SELECT d."day" AS "day", COUNT(*) AS "users"
+    FROM (SELECT e."day" AS "day", e."endUserId" AS "endUserId" FROM ${userSource(p, [type], dialect)} e GROUP BY e."day", e."endUserId") d GROUP BY d."day"`;
+  if (!allEvents(p) || !KEYS[type]?.daily) return slow;
+  const from = p.from.getTime();
+  const to = p.to.getTime();
+  const wholeFrom = Math.min(Math.ceil(from / DAY) * DAY, to);
+  const user = dialect === "postgres" ? `e."endUserId" COLLATE "C"` : `e."endUserId"`;
+  const branches: Prisma.Sql[] = [];
+  if (wholeFrom < to) {
+    branches.push(sql`SELECT a."day" AS "day", a."users" AS "users" FROM "EventActiveUserCount" a
+      WHERE a."accountId" = ${p.accountId} AND a."type" = ${type} AND a."day" >= ${wholeFrom / DAY} AND a."day" < ${Math.ceil(to / DAY)}`);
+    branches.push(sql`SELECT t."day" AS "day", 1 AS "users" FROM (SELECT DISTINCT e."time" / ${raw(String(DAY))} AS "day", ${raw(user)} AS "endUserId" FROM "Event" e
+        WHERE e."accountId" = ${p.accountId} AND e."type" = ${type} AND e."time" >= ${wholeFrom} AND e."time" < ${to} AND e."endUserId" IS NOT NULL${aboveWatermark("e", p)}) t
+      WHERE NOT EXISTS (SELECT 1 FROM "EventUserRollup" u WHERE u."accountId" = ${p.accountId} AND u."endUserId" = t."endUserId" AND u."day" = t."day" AND u."type" = ${type})`);
+  }
+  if (from < wholeFrom)
+    branches.push(sql`SELECT r."day" AS "day", COUNT(*) AS "users" FROM (SELECT DISTINCT e."time" / ${raw(String(DAY))} AS "day", e."endUserId" AS "endUserId" FROM "Event" e
+        WHERE e."accountId" = ${p.accountId} AND e."type" = ${type} AND e."time" >= ${from} AND e."time" < ${wholeFrom} AND e."endUserId" IS NOT NULL) r GROUP BY r."day"`);
+  if (!branches.length) return slow;
+  const fast = sql`SELECT f."day" AS "day", SUM(f."users") AS "users" FROM (${join(branches, " UNION ALL ")}) f GROUP BY f."day"`;
+  return eitherOr(fast, slow, p, [type]);
 }
