@@ -85,10 +85,11 @@ export interface RestRoute {
   /** Express path; `:accountId` is in every account route. */
   path: string;
   summary: string;
-  /** The GraphQL operation the route runs. */
+  /** The GraphQL operation the route runs: the text of the typed document route() was given. */
   document: string;
+  /** The operation's variables (checked against the document by route()). */
   variables(input: RestInput): Record<string, unknown>;
-  /** What it answers: a declared reply kind (`reply` of src/rest/responses.ts). */
+  /** What it answers: a declared reply kind (`reply` of src/rest/responses.ts), typed by the document through route(). */
   reply: Reply<Untyped>;
   /** Key scopes allowed on this route (default: integration keys only). */
   scopes?: readonly KeyScope[];
@@ -115,21 +116,43 @@ export function withRecord<F extends string>(field: F) {
   return <R extends Record<F, unknown>>(r: R): R & { record: R[F] } => ({ ...r, record: r[field] });
 }
 
-/**
- * The variables a row's variables() gives for its document: each as the operation takes it, except
- * `$input`, the JSON body: it goes as the caller sent it (reshaped at most), and GraphQL coercion
- * checks it, answering a 400 that names the body's field (src/rest/problem.ts).
- */
-export type RouteVariables<V> = { [K in keyof V]: K extends "input" ? unknown : V[K] };
+declare const UNCHECKED: unique symbol;
+/** A value GraphQL coercion checks rather than TypeScript: see unchecked(). */
+export type Unchecked = { readonly [UNCHECKED]: true };
 
-/** A row with a typed document (src/rest/operation.ts): variables() is checked against it, and its reply gets its result type. */
-export type TypedRoute<R, V> = Omit<RestRoute, "document" | "variables" | "reply"> & {
-  document: Operation<R, V>;
-  variables(input: RestInput): RouteVariables<NoInfer<V>>;
-  reply: Reply<NoInfer<R>>;
+/**
+ * A value passed on as the caller sent it (a JSON body, reshaped at most), for GraphQL coercion to
+ * check: it answers a 400 that names the body's field (src/rest/problem.ts). Accepted for any
+ * variable and any field of an input object; nothing is checked or changed at run time.
+ */
+export function unchecked(value: unknown): Unchecked {
+  return value as Unchecked;
+}
+
+/** What a row may give for a variable of type `T`: `T` itself, read-only lists included, or an Unchecked value anywhere. */
+type Variable<T> = T extends readonly (infer U)[]
+  ? readonly Variable<U>[] | Unchecked
+  : T extends object
+    ? { [K in keyof T]: Variable<T[K]> } | Unchecked
+    : T | Unchecked;
+
+/** The variables a row's variables() gives for its document: each as the operation takes it (or unchecked()). */
+export type RouteVariables<V> = { [K in keyof V]: Variable<V[K]> };
+
+/** A row of the table without its document: route() takes the typed document first and the row second. */
+export type RouteRow<R, V> = Omit<RestRoute, "document" | "variables" | "reply"> & {
+  /** The document's variables from the request: checked against the operation. */
+  variables(input: RestInput): RouteVariables<V>;
+  /** The reply: its picks get the operation's result type. */
+  reply: Reply<R>;
 };
 
-/** A row of the table from a row with a typed document: the types are checked here, the text is what runs. */
-export function route<R, V>(row: TypedRoute<R, V>): RestRoute {
-  return { ...row, document: row.document.text };
+/**
+ * A row of the table: `route(DOCUMENT, { name, method, path, …, variables, reply })`. The typed
+ * document (src/rest/operation.ts) comes first so that its result and variables types are fixed
+ * before the row is read: the row's variables() is checked against it and its reply's callbacks
+ * are typed by its result. The text is what runs.
+ */
+export function route<R, V>(document: Operation<R, V>, row: RouteRow<NoInfer<R>, NoInfer<V>>): RestRoute {
+  return { ...row, document: document.text };
 }
