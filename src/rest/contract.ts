@@ -51,13 +51,6 @@ export type ResponseDoc =
   | "problem"
   | "empty";
 
-/**
- * The result of a row whose document is still a plain string rather than a typed `graphql()`
- * document (src/rest/operation.ts): what its reply picks is not checked. Rows built with route()
- * never see it; it goes when the last domain's rows are converted (docs/rest.md).
- */
-export type Untyped = any;
-
 /** How a route answers, given what its operation returned (`Result`: its data, typed by the route's document). */
 export interface Reply<Result = unknown> {
   kind: "page" | "one" | "bulk" | "custom";
@@ -78,7 +71,14 @@ export interface RestReply {
   stream?: () => Promise<Readable>;
 }
 
+declare const ROUTED: unique symbol;
+
+/**
+ * A row of the table, as route() makes it (its document's text, and its variables() and reply
+ * already checked against the document's types). Only route() makes one: the brand is a type alone.
+ */
 export interface RestRoute {
+  readonly [ROUTED]: true;
   /** Stable operation name (OpenAPI operationId, metrics label). */
   name: string;
   method: "get" | "post" | "put" | "delete";
@@ -90,7 +90,7 @@ export interface RestRoute {
   /** The operation's variables (checked against the document by route()). */
   variables(input: RestInput): Record<string, unknown>;
   /** What it answers: a declared reply kind (`reply` of src/rest/responses.ts), typed by the document through route(). */
-  reply: Reply<Untyped>;
+  reply: Reply<unknown>;
   /** Key scopes allowed on this route (default: integration keys only). */
   scopes?: readonly KeyScope[];
   /** A raw body the route streams (instead of JSON). */
@@ -140,7 +140,7 @@ type Variable<T> = T extends readonly (infer U)[]
 export type RouteVariables<V> = { [K in keyof V]: Variable<V[K]> };
 
 /** A row of the table without its document: route() takes the typed document first and the row second. */
-export type RouteRow<R, V> = Omit<RestRoute, "document" | "variables" | "reply"> & {
+export type RouteRow<R, V> = Omit<RestRoute, typeof ROUTED | "document" | "variables" | "reply"> & {
   /** The document's variables from the request: checked against the operation. */
   variables(input: RestInput): RouteVariables<V>;
   /** The reply: its picks get the operation's result type. */
@@ -154,5 +154,7 @@ export type RouteRow<R, V> = Omit<RestRoute, "document" | "variables" | "reply">
  * are typed by its result. The text is what runs.
  */
 export function route<R, V>(document: Operation<R, V>, row: RouteRow<NoInfer<R>, NoInfer<V>>): RestRoute {
-  return { ...row, document: document.text };
+  const checked: Omit<RestRoute, typeof ROUTED> = { ...row, document: document.text };
+  // The brand is all this adds: the row's types were checked against its document here.
+  return checked as RestRoute;
 }
