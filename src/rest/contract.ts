@@ -140,9 +140,9 @@ type Variable<T> = T extends readonly (infer U)[]
 export type RouteVariables<V> = { [K in keyof V]: Variable<V[K]> };
 
 /** A row of the table without its document: route() takes the typed document first and the row second. */
-export type RouteRow<R, V> = Omit<RestRoute, typeof ROUTED | "document" | "variables" | "reply"> & {
-  /** The document's variables from the request: checked against the operation. */
-  variables(input: RestInput): RouteVariables<V>;
+export type RouteRow<R, V, Given = RouteVariables<V>> = Omit<RestRoute, typeof ROUTED | "document" | "variables" | "reply"> & {
+  /** The document's variables from the request: checked against the operation, and no others. */
+  variables(input: RestInput): Given & { [K in Exclude<keyof Given, keyof V>]: never };
   /** The reply: its picks get the operation's result type. */
   reply: Reply<R>;
 };
@@ -153,7 +153,7 @@ export type RouteRow<R, V> = Omit<RestRoute, typeof ROUTED | "document" | "varia
  * before the row is read: the row's variables() is checked against it and its reply's callbacks
  * are typed by its result. The text is what runs.
  */
-export function route<R, V>(document: Operation<R, V>, row: RouteRow<NoInfer<R>, NoInfer<V>>): RestRoute {
+export function route<R, V, Given extends RouteVariables<V>>(document: Operation<R, V>, row: RouteRow<NoInfer<R>, NoInfer<V>, Given>): RestRoute {
   const checked: Omit<RestRoute, typeof ROUTED> = { ...row, document: document.text };
   // The brand is all this adds: the row's types were checked against its document here.
   return checked as RestRoute;
