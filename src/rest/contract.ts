@@ -51,13 +51,6 @@ export type ResponseDoc =
   | "problem"
   | "empty";
 
-/**
- * The result of a row whose document is still a plain string rather than a typed `graphql()`
- * document (src/rest/operation.ts): what its reply picks is not checked. Rows built with route()
- * never see it; it goes when the last domain's rows are converted (docs/rest.md).
- */
-export type Untyped = any;
-
 /** How a route answers, given what its operation returned (`Result`: its data, typed by the route's document). */
 export interface Reply<Result = unknown> {
   kind: "page" | "one" | "bulk" | "custom";
@@ -78,18 +71,26 @@ export interface RestReply {
   stream?: () => Promise<Readable>;
 }
 
+declare const ROUTED: unique symbol;
+
+/**
+ * A row of the table, as route() makes it (its document's text, and its variables() and reply
+ * already checked against the document's types). Only route() makes one: the brand is a type alone.
+ */
 export interface RestRoute {
+  readonly [ROUTED]: true;
   /** Stable operation name (OpenAPI operationId, metrics label). */
   name: string;
   method: "get" | "post" | "put" | "delete";
   /** Express path; `:accountId` is in every account route. */
   path: string;
   summary: string;
-  /** The GraphQL operation the route runs. */
+  /** The GraphQL operation the route runs: the text of the typed document route() was given. */
   document: string;
+  /** The operation's variables (checked against the document by route()). */
   variables(input: RestInput): Record<string, unknown>;
-  /** What it answers: a declared reply kind (`reply` of src/rest/responses.ts). */
-  reply: Reply<Untyped>;
+  /** What it answers: a declared reply kind (`reply` of src/rest/responses.ts), typed by the document through route(). */
+  reply: Reply<unknown>;
   /** Key scopes allowed on this route (default: integration keys only). */
   scopes?: readonly KeyScope[];
   /** A raw body the route streams (instead of JSON). */
@@ -115,21 +116,45 @@ export function withRecord<F extends string>(field: F) {
   return <R extends Record<F, unknown>>(r: R): R & { record: R[F] } => ({ ...r, record: r[field] });
 }
 
-/**
- * The variables a row's variables() gives for its document: each as the operation takes it, except
- * `$input`, the JSON body: it goes as the caller sent it (reshaped at most), and GraphQL coercion
- * checks it, answering a 400 that names the body's field (src/rest/problem.ts).
- */
-export type RouteVariables<V> = { [K in keyof V]: K extends "input" ? unknown : V[K] };
+declare const UNCHECKED: unique symbol;
+/** A value GraphQL coercion checks rather than TypeScript: see unchecked(). */
+export type Unchecked = { readonly [UNCHECKED]: true };
 
-/** A row with a typed document (src/rest/operation.ts): variables() is checked against it, and its reply gets its result type. */
-export type TypedRoute<R, V> = Omit<RestRoute, "document" | "variables" | "reply"> & {
-  document: Operation<R, V>;
-  variables(input: RestInput): RouteVariables<NoInfer<V>>;
-  reply: Reply<NoInfer<R>>;
+/**
+ * A value passed on as the caller sent it (a JSON body, reshaped at most), for GraphQL coercion to
+ * check: it answers a 400 that names the body's field (src/rest/problem.ts). Accepted for any
+ * variable and any field of an input object; nothing is checked or changed at run time.
+ */
+export function unchecked(value: unknown): Unchecked {
+  return value as Unchecked;
+}
+
+/** What a row may give for a variable of type `T`: `T` itself, read-only lists included, or an Unchecked value anywhere. */
+type Variable<T> = T extends readonly (infer U)[]
+  ? readonly Variable<U>[] | Unchecked
+  : T extends object
+    ? { [K in keyof T]: Variable<T[K]> } | Unchecked
+    : T | Unchecked;
+
+/** The variables a row's variables() gives for its document: each as the operation takes it (or unchecked()). */
+export type RouteVariables<V> = { [K in keyof V]: Variable<V[K]> };
+
+/** A row of the table without its document: route() takes the typed document first and the row second. */
+export type RouteRow<R, V, Given = RouteVariables<V>> = Omit<RestRoute, typeof ROUTED | "document" | "variables" | "reply"> & {
+  /** The document's variables from the request: checked against the operation, and no others. */
+  variables(input: RestInput): Given & { [K in Exclude<keyof Given, keyof V>]: never };
+  /** The reply: its picks get the operation's result type. */
+  reply: Reply<R>;
 };
 
-/** A row of the table from a row with a typed document: the types are checked here, the text is what runs. */
-export function route<R, V>(row: TypedRoute<R, V>): RestRoute {
-  return { ...row, document: row.document.text };
+/**
+ * A row of the table: `route(DOCUMENT, { name, method, path, …, variables, reply })`. The typed
+ * document (src/rest/operation.ts) comes first so that its result and variables types are fixed
+ * before the row is read: the row's variables() is checked against it and its reply's callbacks
+ * are typed by its result. The text is what runs.
+ */
+export function route<R, V, Given extends RouteVariables<V>>(document: Operation<R, V>, row: RouteRow<NoInfer<R>, NoInfer<V>, Given>): RestRoute {
+  const checked: Omit<RestRoute, typeof ROUTED> = { ...row, document: document.text };
+  // The brand is all this adds: the row's types were checked against its document here.
+  return checked as RestRoute;
 }

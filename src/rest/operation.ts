@@ -38,3 +38,11 @@ export function graphql<const Text extends string>(text: Text): Operation<TadaRe
  * its routes ask for, so the selection text is the one place the shape is written.
  */
 export type Selected<Type extends string, Fields extends string> = TadaResultOf<Typed<`fragment Selected on ${Type} { ${Fields} }`>>;
+
+/** What executing a document gives: the `data` a row's reply picks from (for a reply written apart from its route() row). */
+export type ResultOf<O> = O extends Operation<infer R, unknown> ? R : never;
+
+/** The values of the GraphQL enum `Name`: what a route may pass to a variable of that enum. */
+export type EnumValue<Name extends EnumName> = Types[Name] extends { enumValues: infer E } ? E : never;
+type Types = introspection["types"];
+type EnumName = { [K in keyof Types]: Types[K] extends { enumValues: unknown } ? K : never }[keyof Types];

@@ -1,7 +1,7 @@
 // How GraphQL results become REST responses: pages, single records, and the contract's rules for
 // bulk outcomes (201/200/204 all succeeded, 207 mixed, the shared status when all failed alike).
 import type { FieldError } from "../errors.js";
-import type { Reply, ResponseDoc, RestInput, RestReply, Untyped } from "./contract.js";
+import type { Reply, ResponseDoc, RestInput, RestReply } from "./contract.js";
 import type { JsonSchema } from "./docs.js";
 import { problem } from "./problem.js";
 
@@ -101,7 +101,7 @@ export const MULTI_STATUS: JsonSchema = {
 
 export const reply = {
   /** A page of records: 200 `{data, cursor}`. */
-  page<N, R = Untyped>(pick: (data: R) => Connection<N>, record: WireRecord<N>, opts: { headers?: Record<string, string> } = {}): Reply<R> {
+  page<N, R>(pick: (data: R) => Connection<N>, record: WireRecord<N>, opts: { headers?: Record<string, string> } = {}): Reply<R> {
     return {
       kind: "page",
       responses: {
@@ -113,7 +113,7 @@ export const reply = {
   },
 
   /** One record: 200, or 404 when the lookup found nothing. */
-  one<N, R = Untyped>(pick: (data: R, input: RestInput) => N | null | undefined, record: WireRecord<N>, notFound: (input: RestInput) => string): Reply<R> {
+  one<N, R>(pick: (data: R, input: RestInput) => N | null | undefined, record: WireRecord<N>, notFound: (input: RestInput) => string): Reply<R> {
     return {
       kind: "one",
       responses: { 200: { json: record.schema }, 404: "problem" },
@@ -126,7 +126,7 @@ export const reply = {
    * `{data}`, 204 empty for deletes), `failure` the statuses every item can fail with alike (a
    * problem); 207 `{success, failure}` for mixed outcomes.
    */
-  bulk<N, R = Untyped>(
+  bulk<N, R>(
     pick: (data: R) => ItemOutcome<N>[],
     record: WireRecord<N> | null,
     statuses: { success: number[]; failure: number[]; created?: number },
@@ -141,7 +141,7 @@ export const reply = {
   },
 
   /** Anything else, with its responses declared alongside. */
-  custom<R = Untyped>(responses: Record<number, ResponseDoc>, send: (data: R, input: RestInput) => RestReply): Reply<R> {
+  custom<R>(responses: Record<number, ResponseDoc>, send: (data: R, input: RestInput) => RestReply): Reply<R> {
     return { kind: "custom", responses, send };
   },
 };

@@ -1,15 +1,8 @@
 // Wire shape of integration-attribute records, from the GraphQL selection their routes ask for.
+import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 
 export const ATTRIBUTE_FIELDS = `attributeName attributeValue additionalAttributes lastUpdateTime lastUpdatedBy`;
-
-interface AttributeNode {
-  attributeName: string;
-  attributeValue: string;
-  additionalAttributes: Record<string, unknown>;
-  lastUpdateTime: number;
-  lastUpdatedBy: string | null;
-}
 
 export const attributeRecord = wireRecord(
   {
@@ -27,5 +20,5 @@ export const attributeRecord = wireRecord(
       lastUpdatedBy: { type: ["string", "null"], description: "E-mail of the user whose request last changed the record." },
     },
   },
-  (r: AttributeNode) => r,
+  (r: Selected<"IntegrationAttribute", typeof ATTRIBUTE_FIELDS>) => r,
 );

@@ -1,8 +1,9 @@
 // REST rows for integration attributes and their schema (style B, B17–B23).
 import { AppError } from "../../errors.js";
-import { B, type RestRoute } from "../../rest/contract.js";
+import { B, type RestRoute, route, unchecked, withRecord } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
-import { commaList, objectArrayBody, pageVariables, stringParam } from "../../rest/params.js";
+import { graphql } from "../../rest/operation.js";
+import { commaList, objectArrayBody, pageVariables, pathParam, stringParam } from "../../rest/params.js";
 import { oneReply, reply } from "../../rest/responses.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
 import { FIELD_TYPES } from "../endUsers/fields.js";
@@ -10,40 +11,39 @@ import { SCHEMA_FIELD_FIELDS, schemaFieldRecord } from "../endUsers/records.js";
 import { ATTRIBUTE_FIELDS, attributeRecord } from "./records.js";
 import { PAIR_SEPARATOR } from "./values.js";
 
-const SCHEMA = `query IntegrationAttributeSchema($accountId: String!, $attributeName: String) {
-  account(id: $accountId) { integrationAttributeSchema(attributeName: $attributeName) { ${SCHEMA_FIELD_FIELDS} } } }`;
-const SCHEMA_UPSERT = `mutation UpsertIntegrationAttributeFields($accountId: String!, $input: [SchemaFieldInput!]!) {
-  upsertIntegrationAttributeFields(accountId: $accountId, input: $input) { results { index statusCode id errors field { ${SCHEMA_FIELD_FIELDS} } } } }`;
-const UPSERT = `mutation UpsertIntegrationAttributes($accountId: String!, $input: [IntegrationAttributeInput!]!) {
-  upsertIntegrationAttributes(accountId: $accountId, input: $input) { results { index statusCode id errors integrationAttribute { ${ATTRIBUTE_FIELDS} } } } }`;
-const DELETE = `mutation DeleteIntegrationAttributes($accountId: String!, $pairs: [String!]!) {
-  deleteIntegrationAttributes(accountId: $accountId, pairs: $pairs) { results { index statusCode id errors } } }`;
-const SEARCH = `query SearchIntegrationAttributes($accountId: String!, $query: JSON!, $first: Int, $after: String) {
+const SCHEMA = graphql(`query IntegrationAttributeSchema($accountId: String!, $attributeName: String) {
+  account(id: $accountId) { integrationAttributeSchema(attributeName: $attributeName) { ${SCHEMA_FIELD_FIELDS} } } }`);
+const SCHEMA_UPSERT = graphql(`mutation UpsertIntegrationAttributeFields($accountId: String!, $input: [SchemaFieldInput!]!) {
+  upsertIntegrationAttributeFields(accountId: $accountId, input: $input) { results { index statusCode id errors field { ${SCHEMA_FIELD_FIELDS} } } } }`);
+const UPSERT = graphql(`mutation UpsertIntegrationAttributes($accountId: String!, $input: [IntegrationAttributeInput!]!) {
+  upsertIntegrationAttributes(accountId: $accountId, input: $input) { results { index statusCode id errors integrationAttribute { ${ATTRIBUTE_FIELDS} } } } }`);
+const DELETE = graphql(`mutation DeleteIntegrationAttributes($accountId: String!, $pairs: [String!]!) {
+  deleteIntegrationAttributes(accountId: $accountId, pairs: $pairs) { results { index statusCode id errors } } }`);
+const SEARCH = graphql(`query SearchIntegrationAttributes($accountId: String!, $query: JSON!, $first: Int, $after: String) {
   account(id: $accountId) { searchIntegrationAttributes(query: $query, first: $first, after: $after) {
-    nodes { ${ATTRIBUTE_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
-const LIST = `query IntegrationAttributes($accountId: String!, $primaryAttrName: String!, $first: Int, $after: String) {
+    nodes { ${ATTRIBUTE_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
+const LIST = graphql(`query IntegrationAttributes($accountId: String!, $primaryAttrName: String!, $first: Int, $after: String) {
   account(id: $accountId) { integrationAttributes(primaryAttrName: $primaryAttrName, first: $first, after: $after) {
-    nodes { ${ATTRIBUTE_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
+    nodes { ${ATTRIBUTE_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
 
 const schemaList = { type: "object", required: ["data"], properties: { data: { type: "array", items: schemaFieldRecord.schema } } };
 
 export const attributeRoutes: RestRoute[] = [
-  {
+  route(SCHEMA, {
     name: "getIntegrationAttributeSchema",
     method: "get",
     path: `${B}/integrationAttributeSchema`,
     summary: "B17: get the integration-attribute schema (attributeName narrows it)",
     query: { attributeName: { description: "Only this attribute (404 when there is none).", schema: { type: "string" }, example: "company" } },
-    document: SCHEMA,
-    variables: (i) => ({ accountId: i.params.accountId, attributeName: stringParam(i.query, "attributeName") }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), attributeName: stringParam(i.query, "attributeName") }),
     reply: reply.custom({ 200: { json: schemaList }, 404: "problem" }, (d, i) => {
       const fields = d.account.integrationAttributeSchema;
       if (i.query.attributeName && !fields.length)
         return oneReply(null, schemaFieldRecord.map, `No integration attribute named '${String(i.query.attributeName)}'.`);
       return { status: 200, body: { data: fields.map(schemaFieldRecord.map) } };
     }),
-  },
-  {
+  }),
+  route(SCHEMA_UPSERT, {
     name: "upsertIntegrationAttributeSchema",
     method: "put",
     path: `${B}/integrationAttributeSchema`,
@@ -54,31 +54,29 @@ export const attributeRoutes: RestRoute[] = [
       required: ["name"],
       example: [{ name: "company", type: FIELD_TYPES[0], description: "The customer company" }],
     },
-    document: SCHEMA_UPSERT,
     jsonBody: true,
-    variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: unchecked(objectArrayBody(i.body)) }),
     // As for the end-user schema (B11): 200 whether entries were added or changed.
-    reply: reply.bulk((d) => d.upsertIntegrationAttributeFields.results.map((r: any) => ({ ...r, record: r.field })), schemaFieldRecord, {
+    reply: reply.bulk((d) => d.upsertIntegrationAttributeFields.results.map(withRecord("field")), schemaFieldRecord, {
       success: [200],
       failure: [400],
       created: 200,
     }),
-  },
-  {
+  }),
+  route(SCHEMA, {
     name: "getIntegrationAttributeSchemaEntry",
     method: "get",
     path: `${B}/integrationAttributeSchema/:attributeName`,
     summary: "B19: get one entry of the integration-attribute schema",
     params: { attributeName: { description: "The attribute's name.", example: "company" } },
-    document: SCHEMA,
-    variables: (i) => ({ accountId: i.params.accountId, attributeName: i.params.attributeName }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), attributeName: pathParam(i, "attributeName") }),
     reply: reply.one(
       (d) => d.account.integrationAttributeSchema[0],
       schemaFieldRecord,
       (i) => `No integration attribute named '${i.params.attributeName}'.`,
     ),
-  },
-  {
+  }),
+  route(UPSERT, {
     name: "upsertIntegrationAttributes",
     method: "put",
     path: `${B}/integrationAttributes`,
@@ -92,15 +90,14 @@ export const attributeRoutes: RestRoute[] = [
       },
       example: [{ attributeName: "company", attributeValue: "acme", additionalAttributes: { region: "emea", seats: 250 } }],
     },
-    document: UPSERT,
     jsonBody: true,
-    variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
-    reply: reply.bulk((d) => d.upsertIntegrationAttributes.results.map((r: any) => ({ ...r, record: r.integrationAttribute })), attributeRecord, {
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: unchecked(objectArrayBody(i.body)) }),
+    reply: reply.bulk((d) => d.upsertIntegrationAttributes.results.map(withRecord("integrationAttribute")), attributeRecord, {
       success: [200, 201],
       failure: [400],
     }),
-  },
-  {
+  }),
+  route(DELETE, {
     name: "deleteIntegrationAttributes",
     method: "delete",
     path: `${B}/integrationAttributes/:primaryAttrNameValue`,
@@ -111,11 +108,10 @@ export const attributeRoutes: RestRoute[] = [
         example: `company${PAIR_SEPARATOR}acme,company${PAIR_SEPARATOR}globex`,
       },
     },
-    document: DELETE,
-    variables: (i) => ({ accountId: i.params.accountId, pairs: commaList(i.params.primaryAttrNameValue, "primaryAttrNameValue") }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), pairs: commaList(i.params.primaryAttrNameValue, "primaryAttrNameValue") }),
     reply: reply.bulk((d) => d.deleteIntegrationAttributes.results, null, { success: [204], failure: [400, 404] }),
-  },
-  {
+  }),
+  route(SEARCH, {
     name: "searchIntegrationAttributes",
     method: "post",
     path: `${B}/integrationAttributes/search`,
@@ -131,7 +127,6 @@ export const attributeRoutes: RestRoute[] = [
       },
       example: { company: "acme,globex", region: "emea" },
     },
-    document: SEARCH,
     jsonBody: true,
     variables: (i) => {
       if (i.body === null || typeof i.body !== "object" || Array.isArray(i.body))
@@ -139,8 +134,8 @@ export const attributeRoutes: RestRoute[] = [
       return { ...pageVariables(i), query: i.body };
     },
     reply: reply.page((d) => d.account.searchIntegrationAttributes, attributeRecord),
-  },
-  {
+  }),
+  route(LIST, {
     name: "listIntegrationAttributes",
     method: "get",
     path: `${B}/integrationAttributes`,
@@ -149,8 +144,7 @@ export const attributeRoutes: RestRoute[] = [
       primaryAttrName: { description: "The primary attribute whose records to list.", schema: { type: "string" }, required: true, example: "company" },
       ...pageQuery(LIST_LIMITS.standard),
     },
-    document: LIST,
-    variables: (i) => ({ ...pageVariables(i), primaryAttrName: stringParam(i.query, "primaryAttrName", { required: true }) }),
+    variables: (i) => ({ ...pageVariables(i), primaryAttrName: stringParam(i.query, "primaryAttrName", { required: true })! }),
     reply: reply.page((d) => d.account.integrationAttributes, attributeRecord),
-  },
+  }),
 ];

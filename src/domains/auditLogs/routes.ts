@@ -1,11 +1,17 @@
 // The audit log over REST: B25 (POST, so personal data is not cached and long filters fit).
 
 import { AppError } from "../../errors.js";
-import { B, type RestRoute } from "../../rest/contract.js";
+import { B, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
-import { cursorParam, limitParam } from "../../rest/params.js";
+import { graphql, type Selected } from "../../rest/operation.js";
+import { cursorParam, limitParam, pathParam } from "../../rest/params.js";
 import { reply, wireRecord } from "../../rest/responses.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
+
+const AUDIT_LOG_FIELDS = `id timestamp accountId userId action resourceType resourceId sourceIp details`;
+const AUDIT_LOGS = graphql(`query AuditLogs($accountId: String!, $first: Int, $after: String, $filter: AuditLogFilter) {
+      auditLogs(accountId: $accountId, first: $first, after: $after, filter: $filter) {
+        nodes { ${AUDIT_LOG_FIELDS} } pageInfo { hasNextPage endCursor } } }`);
 
 const auditLogRecord = wireRecord(
   {
@@ -23,18 +29,15 @@ const auditLogRecord = wireRecord(
       details: { type: "object", description: "What changed; secrets and encrypted values never appear." },
     },
   },
-  (e: Record<string, unknown>) => e,
+  (e: Selected<"AuditLogEntry", typeof AUDIT_LOG_FIELDS>) => e,
 );
 
 export const auditLogRoutes: RestRoute[] = [
-  {
+  route(AUDIT_LOGS, {
     name: "auditLogs",
     method: "post",
     path: `${B}/auditlogs`,
     summary: "B25: audit-log entries of the account (newest first; 90-day default window)",
-    document: `query AuditLogs($accountId: String!, $first: Int, $after: String, $filter: AuditLogFilter) {
-      auditLogs(accountId: $accountId, first: $first, after: $after, filter: $filter) {
-        nodes { id timestamp accountId userId action resourceType resourceId sourceIp details } pageInfo { hasNextPage endCursor } } }`,
     jsonBody: true,
     optionalBody: true,
     scopes: ["integration", "auditlogs"],
@@ -52,13 +55,13 @@ export const auditLogRoutes: RestRoute[] = [
       example: { startDate: "2024-06-01", endDate: "2024-06-30" },
     },
     variables: (i) => ({
-      accountId: i.params.accountId,
+      accountId: pathParam(i, "accountId"),
       first: limitParam(i.query, LIST_LIMITS.auditLogs),
       after: cursorParam(i.query),
       filter: auditFilterBody(i.body),
     }),
     reply: reply.page((d) => d.auditLogs, auditLogRecord, { headers: { "Cache-Control": "no-store" } }),
-  },
+  }),
 ];
 
 function auditFilterBody(body: unknown) {
@@ -67,8 +70,10 @@ function auditFilterBody(body: unknown) {
   const { startDate, endDate, userId, ...rest } = body as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length) throw new AppError(400, `unknown body field(s): ${unknown.join(", ")} (allowed: startDate, endDate, userId)`);
-  for (const [k, v] of Object.entries({ startDate, endDate, userId })) {
-    if (v !== undefined && v !== null && typeof v !== "string") throw new AppError(400, `${k} must be a string`, [{ path: k, message: "must be a string" }]);
-  }
-  return { startDate, endDate, userId };
+  return { startDate: optionalString("startDate", startDate), endDate: optionalString("endDate", endDate), userId: optionalString("userId", userId) };
+}
+
+function optionalString(k: string, v: unknown): string | null | undefined {
+  if (v !== undefined && v !== null && typeof v !== "string") throw new AppError(400, `${k} must be a string`, [{ path: k, message: "must be a string" }]);
+  return v;
 }

@@ -2,26 +2,13 @@
 // ask for. The two path styles differ only in how content refers to tags: style A by tag id, style B by name.
 import { AppError } from "../../errors.js";
 import type { Style } from "../../rest/contract.js";
+import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 import { CONTENT_TYPES } from "./schema.js";
 
 export const CONTENT_FIELDS = `id title type url source description descriptionMd state stage parentId creationTime lastUpdateTime tags { id name }`;
 
-interface ContentNode {
-  id: string;
-  title: string;
-  type: string;
-  url: string | null;
-  source: string | null;
-  description: string | null;
-  descriptionMd: string | null;
-  state: string;
-  stage: string;
-  parentId: string | null;
-  creationTime: number;
-  lastUpdateTime: number;
-  tags: { id: string; name: string }[];
-}
+type ContentNode = Selected<"Content", typeof CONTENT_FIELDS>;
 
 const nullable = (type: string, extra: object = {}) => ({ type: [type, "null"], ...extra });
 

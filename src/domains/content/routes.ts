@@ -2,44 +2,53 @@
 // operation of this domain (schema.ts) and mapping its result with records.ts.
 
 import { AppError } from "../../errors.js";
-import { A, B, type RestInput, type RestRoute, type Style, withRecord } from "../../rest/contract.js";
+import { A, B, type RestInput, type RestRoute, route, type Style, unchecked, withRecord } from "../../rest/contract.js";
 import { type BodyDoc, pageQuery, type QueryParamDoc } from "../../rest/docs.js";
-import { commaList, cursorParam, intParam, limitParam, objectArrayBody, pageVariables, stringParam } from "../../rest/params.js";
+import { type EnumValue, graphql, type ResultOf } from "../../rest/operation.js";
+import { commaList, cursorParam, intParam, limitParam, objectArrayBody, pageVariables, pathParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
 import { CONTENT_FIELDS, contentInput, contentRecord } from "./records.js";
 import { CONTENT_TYPES, STATIC_TYPES } from "./schema.js";
 
-const CONTENT_PAGE = `query ContentPage($accountId: String!, $first: Int, $after: String, $filter: ContentFilter, $orderBy: ContentOrder) {
+const CONTENT_PAGE = graphql(`query ContentPage($accountId: String!, $first: Int, $after: String, $filter: ContentFilter, $orderBy: ContentOrder) {
   account(id: $accountId) { contents(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {
-    nodes { ${CONTENT_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
+    nodes { ${CONTENT_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
 
-const CREATE_CONTENT = `mutation CreateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!]) {
+const CREATE_CONTENT = graphql(`mutation CreateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!]) {
   createContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes) {
-    results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`;
+    results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`);
 
-const UPDATE_CONTENT = `mutation UpdateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!]) {
+const UPDATE_CONTENT = graphql(`mutation UpdateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!]) {
   updateContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes) {
-    results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`;
+    results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`);
 
-const DELETE_CONTENT = `mutation DeleteContent($accountId: String!, $ids: [String!]!) {
-  deleteContents(accountId: $accountId, ids: $ids) { results { index statusCode id errors } } }`;
+const DELETE_CONTENT = graphql(`mutation DeleteContent($accountId: String!, $ids: [String!]!) {
+  deleteContents(accountId: $accountId, ids: $ids) { results { index statusCode id errors } } }`);
 
-const contentPage = (style: Style) => reply.page((d) => d.account.contents, contentRecord(style));
-const contentWrites = (style: Style, mutation: "createContents" | "updateContents") =>
-  reply.bulk((d) => d[mutation].results.map(withRecord("content")), contentRecord(style), {
-    success: mutation === "createContents" ? [201] : [200],
-    failure: mutation === "createContents" ? [400, 409] : [400, 404, 409],
+const GET_CONTENT = graphql(`query GetContent($accountId: String!, $id: String!) { account(id: $accountId) { content(id: $id) { ${CONTENT_FIELDS} } } }`);
+
+const contentPage = (style: Style) => reply.page((d: ResultOf<typeof CONTENT_PAGE>) => d.account.contents, contentRecord(style));
+const contentCreated = (style: Style) =>
+  reply.bulk((d: ResultOf<typeof CREATE_CONTENT>) => d.createContents.results.map(withRecord("content")), contentRecord(style), {
+    success: [201],
+    failure: [400, 409],
+  });
+const contentUpdated = (style: Style) =>
+  reply.bulk((d: ResultOf<typeof UPDATE_CONTENT>) => d.updateContents.results.map(withRecord("content")), contentRecord(style), {
+    success: [200],
+    failure: [400, 404, 409],
   });
 const contentWrite = (style: Style) => (input: RestInput) => ({
-  accountId: input.params.accountId,
-  input: objectArrayBody(input.body).map(contentInput(style)),
+  accountId: pathParam(input, "accountId"),
+  // Each item reshaped to ContentInput's names, its values left for GraphQL coercion to check.
+  input: unchecked(objectArrayBody(input.body).map(contentInput(style))),
   allowedTypes: STATIC_TYPES,
 });
 
 /** B1's only valid state/stage pairs (spec, "B1 state and stage combinations"), as list filters. */
-const STATE_STAGE: Record<string, { state: string[]; stage?: string }> = {
+const STATE_STAGE: Record<string, { state: EnumValue<"ContentState">[]; stage?: EnumValue<"ContentStage"> }> = {
   "draft|design": { state: ["draft"], stage: "design" },
   "ready|design": { state: ["ready"], stage: "design" },
   "default|production": { state: ["production"], stage: "production" },
@@ -66,12 +75,15 @@ function stateStageFilter(query: Record<string, unknown>) {
 function changedAfter(field: "createdAfter" | "updatedAfter") {
   return (input: RestInput) => {
     const type = stringParam(input.query, "type");
+    const orderBy: EnumValue<"ContentOrder"> = field === "createdAfter" ? "CREATED" : "UPDATED";
+    const since = (fromTime: number | undefined) => (field === "createdAfter" ? { createdAfter: fromTime } : { updatedAfter: fromTime });
     return {
-      accountId: input.params.accountId,
+      accountId: pathParam(input, "accountId"),
       first: limitParam(input.query, LIST_LIMITS.standard),
       after: cursorParam(input.query),
-      orderBy: field === "createdAfter" ? "CREATED" : "UPDATED",
-      filter: { [field]: intParam(input.query, "fromTime", { required: true, min: 0, max: MAX_TIMESTAMP }), ...(type ? { type } : {}) },
+      orderBy,
+      // `type` as given: GraphQL coercion refuses a value that is no ContentType.
+      filter: { ...since(intParam(input.query, "fromTime", { required: true, min: 0, max: MAX_TIMESTAMP })), ...(type ? { type: unchecked(type) } : {}) },
     };
   };
 }
@@ -126,115 +138,105 @@ const UPDATE_EXAMPLE = [{ id: "c_1", title: "Getting started (updated)", state: 
 
 export const contentRoutes: RestRoute[] = [
   // Style A: content
-  {
+  route(CONTENT_PAGE, {
     name: "listContentA",
     method: "get",
     path: `${A}/content`,
     summary: "List content (paginated)",
     query: LIST_QUERY,
-    document: CONTENT_PAGE,
     variables: pageVariables,
     reply: contentPage("A"),
-  },
-  {
+  }),
+  route(UPDATE_CONTENT, {
     name: "updateContentA",
     method: "put",
     path: `${A}/content`,
     summary: "Update content (array; id identifies each)",
     body: contentBody("A", UPDATE_EXAMPLE, "update"),
-    document: UPDATE_CONTENT,
     jsonBody: true,
     variables: contentWrite("A"),
-    reply: contentWrites("A", "updateContents"),
-  },
-  {
+    reply: contentUpdated("A"),
+  }),
+  route(CREATE_CONTENT, {
     name: "createContentA",
     method: "post",
     path: `${A}/content`,
     summary: "Create links, videos and text (array)",
     body: contentBody("A", CREATE_EXAMPLE, "create"),
-    document: CREATE_CONTENT,
     jsonBody: true,
     variables: contentWrite("A"),
-    reply: contentWrites("A", "createContents"),
-  },
-  {
+    reply: contentCreated("A"),
+  }),
+  route(DELETE_CONTENT, {
     name: "deleteContentA",
     method: "delete",
     path: `${A}/content/:id`,
     summary: "Delete content by comma-separated ids",
     // One path per URL pattern (the spec calls this list contentIDArray): GET /content/{id} shares it.
     params: { id: { description: "One content id, or several comma-separated (the spec's contentIDArray).", example: "c_1,c_2" } },
-    document: DELETE_CONTENT,
-    variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.id, "id") }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), ids: commaList(i.params.id, "id") }),
     reply: reply.bulk((d) => d.deleteContents.results, null, { success: [204], failure: [404] }),
-  },
-  {
+  }),
+  route(GET_CONTENT, {
     name: "getContentA",
     method: "get",
     path: `${A}/content/:id`,
     summary: "Get one content by id",
     params: { id: { description: "The content id.", example: "c_1" } },
-    document: `query GetContent($accountId: String!, $id: String!) { account(id: $accountId) { content(id: $id) { ${CONTENT_FIELDS} } } }`,
-    variables: (i) => ({ accountId: i.params.accountId, id: i.params.id }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "id") }),
     reply: reply.one(
       (d) => d.account.content,
       contentRecord("A"),
       (i) => `No content with id '${i.params.id}'.`,
     ),
-  },
+  }),
 
   // Style B: content (B1–B5)
-  {
+  route(CONTENT_PAGE, {
     name: "listContentB",
     method: "get",
     path: `${B}/content`,
     summary: "B1: list content (paginated), filtered by a state/stage pair",
     query: STATE_STAGE_QUERY,
-    document: CONTENT_PAGE,
     variables: (i) => ({ ...pageVariables(i), filter: stateStageFilter(i.query) }),
     reply: contentPage("B"),
-  },
-  {
+  }),
+  route(UPDATE_CONTENT, {
     name: "updateContentB",
     method: "put",
     path: `${B}/content`,
     summary: "B2: update content (array, variant B)",
     body: contentBody("B", UPDATE_EXAMPLE, "update"),
-    document: UPDATE_CONTENT,
     jsonBody: true,
     variables: contentWrite("B"),
-    reply: contentWrites("B", "updateContents"),
-  },
-  {
+    reply: contentUpdated("B"),
+  }),
+  route(CREATE_CONTENT, {
     name: "createContentB",
     method: "post",
     path: `${B}/content`,
     summary: "B3: create static content (array, variant B)",
     body: contentBody("B", CREATE_EXAMPLE, "create"),
-    document: CREATE_CONTENT,
     jsonBody: true,
     variables: contentWrite("B"),
-    reply: contentWrites("B", "createContents"),
-  },
-  {
+    reply: contentCreated("B"),
+  }),
+  route(CONTENT_PAGE, {
     name: "listContentCreatedAfter",
     method: "get",
     path: `${B}/content/createdAfter`,
     summary: "B4: content created after fromTime (paginated)",
     query: CHANGED_AFTER_QUERY,
-    document: CONTENT_PAGE,
     variables: changedAfter("createdAfter"),
     reply: contentPage("B"),
-  },
-  {
+  }),
+  route(CONTENT_PAGE, {
     name: "listContentUpdatedAfter",
     method: "get",
     path: `${B}/content/updatedAfter`,
     summary: "B5: content updated after fromTime (paginated)",
     query: CHANGED_AFTER_QUERY,
-    document: CONTENT_PAGE,
     variables: changedAfter("updatedAfter"),
     reply: contentPage("B"),
-  },
+  }),
 ];

@@ -1,30 +1,12 @@
 // Wire shapes of copy jobs: B6's acceptance and the status record of GET /jobs/{jobId}.
+import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 import { JOB_STATUSES } from "./schema.js";
 
 export const JOB_FIELDS = `id status sourceAccountId destinationAccountId destinationUserId copyUserTags requestedBy total copied failed pending attempts error
   items { sourceId status targetId created attempts error } createdAt startedAt finishedAt notifiedAt`;
 
-interface JobNode {
-  id: string;
-  status: string;
-  sourceAccountId: string;
-  destinationAccountId: string;
-  destinationUserId: string;
-  copyUserTags: boolean;
-  requestedBy: string;
-  total: number;
-  copied: number;
-  failed: number;
-  pending: number;
-  attempts: number;
-  error: string | null;
-  items: { sourceId: string; status: string; targetId: string | null; created: number; attempts: number; error: string | null }[];
-  createdAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-  notifiedAt: number | null;
-}
+export const ACCEPTED_FIELDS = `jobId message`;
 
 export const acceptedRecord = wireRecord(
   {
@@ -35,7 +17,7 @@ export const acceptedRecord = wireRecord(
       message: { type: "string" },
     },
   },
-  (a: { jobId: string; message: string }) => a,
+  (a: Selected<"CopyAccepted", typeof ACCEPTED_FIELDS>) => a,
 );
 
 const time = (description: string) => ({ type: ["integer", "null"], description: `${description} (epoch ms); null until then.` });
@@ -88,7 +70,7 @@ export const jobRecord = wireRecord(
       notificationTime: time("When the completion e-mail went out"),
     },
   },
-  (j: JobNode) => ({
+  (j: Selected<"CopyJob", typeof JOB_FIELDS>) => ({
     jobId: j.id,
     status: j.status,
     sourceAccountId: j.sourceAccountId,

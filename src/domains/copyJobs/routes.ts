@@ -1,15 +1,21 @@
 // Copy jobs over REST: B6 (queue a copy, 202) and the job's status.
-import { B, type RestRoute } from "../../rest/contract.js";
+import { B, type RestRoute, route, type Unchecked, unchecked } from "../../rest/contract.js";
+import { graphql } from "../../rest/operation.js";
+import { pathParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
-import { acceptedRecord, JOB_FIELDS, jobRecord } from "./records.js";
+import { ACCEPTED_FIELDS, acceptedRecord, JOB_FIELDS, jobRecord } from "./records.js";
+
+const COPY = graphql(
+  `mutation CopyContents($accountId: String!, $input: CopyRequest!) { copyContents(accountId: $accountId, input: $input) { ${ACCEPTED_FIELDS} } }`,
+);
+const JOB = graphql(`query CopyJob($accountId: String!, $id: String!) { account(id: $accountId) { copyJob(id: $id) { ${JOB_FIELDS} } } }`);
 
 export const copyJobRoutes: RestRoute[] = [
-  {
+  route(COPY, {
     name: "copyContent",
     method: "post",
     path: `${B}/content/copy`,
     summary: "B6: copy contents, folders and widgets to another account (asynchronous; e-mails the caller on completion)",
-    document: `mutation CopyContents($accountId: String!, $input: CopyRequest!) { copyContents(accountId: $accountId, input: $input) { jobId message } }`,
     jsonBody: true,
     body: {
       input: "CopyRequest",
@@ -17,33 +23,32 @@ export const copyJobRoutes: RestRoute[] = [
       properties: { contentIds: { minItems: 1, maxItems: 10_000 } },
       example: { destinationAccountId: "acme-eu", destinationUserId: "ops@acme.com", contentIds: ["c_1", "c_2"], copyUserTags: true },
     },
-    variables: (i) => ({ accountId: i.params.accountId, input: copyInput(i.body) }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: copyInput(i.body) }),
     reply: reply.custom({ 202: { json: acceptedRecord.schema } }, (d) => ({ status: 202, body: acceptedRecord.map(d.copyContents) })),
-  },
-  {
+  }),
+  route(JOB, {
     name: "getJob",
     method: "get",
     path: `${B}/jobs/:jobId`,
     summary: "Status of a copy job: queued, running, completed or failed; counts, per-item outcomes and errors, times",
-    document: `query CopyJob($accountId: String!, $id: String!) { account(id: $accountId) { copyJob(id: $id) { ${JOB_FIELDS} } } }`,
     params: { jobId: { description: "The `jobId` B6 answered with.", example: "5b1f8c9e-2f57-4c8e-9a43-8d1d3c2b7a10" } },
-    variables: (i) => ({ accountId: i.params.accountId, id: i.params.jobId }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "jobId") }),
     reply: reply.one(
       (d) => d.account.copyJob,
       jobRecord,
       (i) => `No copy job '${i.params.jobId}' in this account.`,
     ),
-  },
+  }),
 ];
 
 /** The body as the CopyRequest input; GraphQL checks the types of what is there. */
-function copyInput(body: unknown): unknown {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return body;
+function copyInput(body: unknown): Unchecked {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return unchecked(body);
   const b = body as Record<string, unknown>;
-  return {
+  return unchecked({
     destinationAccountId: b.destinationAccountId,
     destinationUserId: b.destinationUserId,
     contentIds: b.contentIds,
     ...(b.copyUserTags !== undefined ? { copyUserTags: b.copyUserTags } : {}),
-  };
+  });
 }

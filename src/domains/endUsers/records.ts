@@ -1,19 +1,13 @@
 // Wire shapes of end users and schema fields, from the GraphQL selections their routes ask for.
 import type { Style } from "../../rest/contract.js";
+import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 import { FIELD_TYPES } from "./fields.js";
 
 export const SCHEMA_FIELD_FIELDS = `name type description default`;
 export const END_USER_FIELDS = `id creationTime lastUpdateTime custom @include(if: $custom) userActionCount @include(if: $actions) userActions @include(if: $actions)`;
 
-interface EndUserNode {
-  id: string;
-  creationTime: number;
-  lastUpdateTime: number;
-  custom?: object;
-  userActionCount?: object;
-  userActions?: object;
-}
+type EndUserNode = Selected<"EndUser", typeof END_USER_FIELDS>;
 
 const CUSTOM_VALUES = { type: "object", additionalProperties: { type: ["string", "number", "boolean"] }, description: "Custom field name → value." };
 
@@ -60,5 +54,5 @@ export const schemaFieldRecord = wireRecord(
       default: { type: "boolean", description: "Service-provided; cannot be changed or deleted." },
     },
   },
-  (f: { name: string; type: string; description: string | null; default: boolean }) => f,
+  (f: Selected<"SchemaField", typeof SCHEMA_FIELD_FIELDS>) => f,
 );

@@ -1,36 +1,38 @@
 // REST rows for end users and the end-user schema (style A Group A tables; style B B10–B15).
 
 import { AppError } from "../../errors.js";
-import { A, B, type RestInput, type RestRoute, type Style } from "../../rest/contract.js";
+import { A, B, type RestInput, type RestRoute, route, type Style, unchecked, withRecord } from "../../rest/contract.js";
 import { type BodyDoc, pageQuery } from "../../rest/docs.js";
-import { commaList, cursorParam, limitParam, objectArrayBody, stringParam } from "../../rest/params.js";
+import { type EnumValue, graphql } from "../../rest/operation.js";
+import { commaList, cursorParam, limitParam, objectArrayBody, pathParam, stringParam } from "../../rest/params.js";
 import { oneReply, reply } from "../../rest/responses.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
 import { updatedSinceQuery, updatedSinceVariables } from "../eventExport/updatedSince.js";
 import { FIELD_TYPES } from "./fields.js";
 import { END_USER_FIELDS, endUserRecord, SCHEMA_FIELD_FIELDS, schemaFieldRecord } from "./records.js";
 
-const LIST = `query EndUserPage($accountId: String!, $first: Int, $after: String, $custom: Boolean! = true, $actions: Boolean!, $filter: EndUserFilter, $orderBy: EndUserOrder = CREATED) {
-  account(id: $accountId) { endUsers(first: $first, after: $after, filter: $filter, orderBy: $orderBy) { nodes { ${END_USER_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
-const GET = `query EndUser($accountId: String!, $id: String!, $idType: EndUserIdType, $custom: Boolean!, $actions: Boolean!) {
-  account(id: $accountId) { endUser(id: $id, idType: $idType) { ${END_USER_FIELDS} } } }`;
-const UPSERT_MANY = `mutation UpsertEndUsers($accountId: String!, $input: [EndUserInput!]!, $custom: Boolean! = true, $actions: Boolean!) {
-  upsertEndUsers(accountId: $accountId, input: $input) { results { index statusCode id errors endUser { ${END_USER_FIELDS} } } } }`;
-const UPSERT_ONE = `mutation UpsertEndUser($accountId: String!, $id: String!, $custom: CustomValues!) {
-  upsertEndUser(accountId: $accountId, id: $id, custom: $custom) { index statusCode id errors } }`;
-const DELETE = `mutation DeleteEndUsers($accountId: String!, $ids: [String!]!) {
-  deleteEndUsers(accountId: $accountId, ids: $ids) { results { index statusCode id errors } } }`;
-const SCHEMA = `query EndUserSchema($accountId: String!, $fieldName: String) {
-  account(id: $accountId) { endUserSchema(fieldName: $fieldName) { ${SCHEMA_FIELD_FIELDS} } } }`;
-const SCHEMA_UPSERT = `mutation UpsertEndUserFields($accountId: String!, $input: [SchemaFieldInput!]!) {
-  upsertEndUserFields(accountId: $accountId, input: $input) { results { index statusCode id errors field { ${SCHEMA_FIELD_FIELDS} } } } }`;
-const SCHEMA_DELETE = `mutation DeleteEndUserFields($accountId: String!, $names: [String!]!) {
-  deleteEndUserFields(accountId: $accountId, names: $names) { results { index statusCode id errors } } }`;
+const LIST =
+  graphql(`query EndUserPage($accountId: String!, $first: Int, $after: String, $custom: Boolean! = true, $actions: Boolean!, $filter: EndUserFilter, $orderBy: EndUserOrder = CREATED) {
+  account(id: $accountId) { endUsers(first: $first, after: $after, filter: $filter, orderBy: $orderBy) { nodes { ${END_USER_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
+const GET = graphql(`query EndUser($accountId: String!, $id: String!, $idType: EndUserIdType, $custom: Boolean!, $actions: Boolean!) {
+  account(id: $accountId) { endUser(id: $id, idType: $idType) { ${END_USER_FIELDS} } } }`);
+const UPSERT_MANY = graphql(`mutation UpsertEndUsers($accountId: String!, $input: [EndUserInput!]!, $custom: Boolean! = true, $actions: Boolean!) {
+  upsertEndUsers(accountId: $accountId, input: $input) { results { index statusCode id errors endUser { ${END_USER_FIELDS} } } } }`);
+const UPSERT_ONE = graphql(`mutation UpsertEndUser($accountId: String!, $id: String!, $custom: CustomValues!) {
+  upsertEndUser(accountId: $accountId, id: $id, custom: $custom) { index statusCode id errors } }`);
+const DELETE = graphql(`mutation DeleteEndUsers($accountId: String!, $ids: [String!]!) {
+  deleteEndUsers(accountId: $accountId, ids: $ids) { results { index statusCode id errors } } }`);
+const SCHEMA = graphql(`query EndUserSchema($accountId: String!, $fieldName: String) {
+  account(id: $accountId) { endUserSchema(fieldName: $fieldName) { ${SCHEMA_FIELD_FIELDS} } } }`);
+const SCHEMA_UPSERT = graphql(`mutation UpsertEndUserFields($accountId: String!, $input: [SchemaFieldInput!]!) {
+  upsertEndUserFields(accountId: $accountId, input: $input) { results { index statusCode id errors field { ${SCHEMA_FIELD_FIELDS} } } } }`);
+const SCHEMA_DELETE = graphql(`mutation DeleteEndUserFields($accountId: String!, $names: [String!]!) {
+  deleteEndUserFields(accountId: $accountId, names: $names) { results { index statusCode id errors } } }`);
 
-export const ID_TYPES: Record<string, "APP" | "COOKIE"> = { "svc-app-user-id": "APP", "svc-cookie-user-id": "COOKIE" };
+export const ID_TYPES: Record<string, EnumValue<"EndUserIdType">> = { "svc-app-user-id": "APP", "svc-cookie-user-id": "COOKIE" };
 const FIELD_SETS = ["custom", "useraction"] as const;
 
-export function idType(value: unknown, name: string): "APP" | "COOKIE" | undefined {
+export function idType(value: unknown, name: string): EnumValue<"EndUserIdType"> | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   const t = typeof value === "string" ? ID_TYPES[value] : undefined;
   if (!t) throw new AppError(400, `${name} must be one of ${Object.keys(ID_TYPES).join(", ")}`, [{ path: name, message: "unknown id type" }]);
@@ -98,14 +100,13 @@ const schemaRows = (
   names: { list: string; get: string; put: string; del: string },
   labels: { list: string; put: string },
 ): RestRoute[] => [
-  {
+  route(SCHEMA, {
     name: names.list,
     method: "get",
     path: `${prefix}/endUserSchema`,
     summary: labels.list,
     query: { fieldName: { description: "Only this field (404 when there is none).", schema: { type: "string" }, example: "plan" } },
-    document: SCHEMA,
-    variables: (i) => ({ accountId: i.params.accountId, fieldName: stringParam(i.query, "fieldName") }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), fieldName: stringParam(i.query, "fieldName") }),
     reply: reply.custom(
       { 200: { json: { type: "object", required: ["data"], properties: { data: { type: "array", items: schemaFieldRecord.schema } } } }, 404: "problem" },
       (d, i) => {
@@ -114,47 +115,44 @@ const schemaRows = (
         return { status: 200, body: { data: fields.map(schemaFieldRecord.map) } };
       },
     ),
-  },
-  {
+  }),
+  route(SCHEMA_UPSERT, {
     name: names.put,
     method: "put",
     path: `${prefix}/endUserSchema`,
     summary: labels.put,
     body: { input: "SchemaFieldInput", array: true, required: ["name"], example: [{ name: "plan", type: FIELD_TYPES[0], description: "Subscription plan" }] },
-    document: SCHEMA_UPSERT,
     jsonBody: true,
-    variables: (i) => ({ accountId: i.params.accountId, input: objectArrayBody(i.body) }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: unchecked(objectArrayBody(i.body)) }),
     // The spec answers 200 for schema PUTs, whether fields were added or updated.
-    reply: reply.bulk((d) => d.upsertEndUserFields.results.map((r: any) => ({ ...r, record: r.field })), schemaFieldRecord, {
+    reply: reply.bulk((d) => d.upsertEndUserFields.results.map(withRecord("field")), schemaFieldRecord, {
       success: [200],
       failure: [400],
       created: 200,
     }),
-  },
-  {
+  }),
+  route(SCHEMA, {
     name: names.get,
     method: "get",
     path: `${prefix}/endUserSchema/:fieldName`,
     summary: "Get one end-user schema field",
     params: { fieldName: { description: "The field's name.", example: "plan" } },
-    document: SCHEMA,
-    variables: (i) => ({ accountId: i.params.accountId, fieldName: i.params.fieldName }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), fieldName: pathParam(i, "fieldName") }),
     reply: reply.one(
       (d) => d.account.endUserSchema[0],
       schemaFieldRecord,
       (i) => `No end-user schema field named '${i.params.fieldName}'.`,
     ),
-  },
-  {
+  }),
+  route(SCHEMA_DELETE, {
     name: names.del,
     method: "delete",
     path: `${prefix}/endUserSchema/:fieldName`,
     summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
     params: { fieldName: { description: "One field name, or several comma-separated (the spec's fieldsToDelete).", example: "plan,region" } },
-    document: SCHEMA_DELETE,
-    variables: (i) => ({ accountId: i.params.accountId, names: commaList(i.params.fieldName, "fieldName") }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), names: commaList(i.params.fieldName, "fieldName") }),
     reply: reply.bulk((d) => d.deleteEndUserFields.results, null, { success: [204], failure: [400, 404] }),
-  },
+  }),
 ];
 
 /** The spec's own answer of single end-user updates, success and failure alike. */
@@ -164,80 +162,76 @@ const SINGLE_UPDATE_RESULT = {
   properties: { errors: { type: "array", items: { type: "string" } }, id: { type: ["string", "null"] }, statusCode: { type: "integer" } },
 };
 
-const singleUpdate = (prefix: string, name: string, summary: string): RestRoute => ({
-  name,
-  method: "put",
-  path: `${prefix}/endUsers/:id`,
-  summary,
-  document: UPSERT_ONE,
-  jsonBody: true,
-  errorBody: singleUpdateError,
-  errorSchema: SINGLE_UPDATE_RESULT,
-  body: CUSTOM_BODY,
-  params: ID_PARAM,
-  variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: customBody(i.body) }),
-  reply: reply.custom({ 200: { json: SINGLE_UPDATE_RESULT }, 201: { json: SINGLE_UPDATE_RESULT } }, (d) => {
-    const r = d.upsertEndUser;
-    return { status: r.statusCode, body: { errors: r.errors, id: r.id, statusCode: r.statusCode } };
-  }),
-});
+const singleUpdate = (prefix: string, name: string, summary: string): RestRoute =>
+  route(UPSERT_ONE, {
+    name,
+    method: "put",
+    path: `${prefix}/endUsers/:id`,
+    summary,
+    jsonBody: true,
+    errorBody: singleUpdateError,
+    errorSchema: SINGLE_UPDATE_RESULT,
+    body: CUSTOM_BODY,
+    params: ID_PARAM,
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "id"), custom: customBody(i.body) }),
+    reply: reply.custom({ 200: { json: SINGLE_UPDATE_RESULT }, 201: { json: SINGLE_UPDATE_RESULT } }, (d) => {
+      const r = d.upsertEndUser;
+      return { status: r.statusCode, body: { errors: r.errors, id: r.id, statusCode: r.statusCode } };
+    }),
+  });
 
 export const endUserRoutes: RestRoute[] = [
   // Style A
-  {
+  route(LIST, {
     name: "listEndUsersA",
     method: "get",
     path: `${A}/endUsers`,
     summary: "List end users (paginated; with updatedSince, those changed since a time, for incremental syncs)",
     query: { ...pageQuery(LIST_LIMITS.standard), ...updatedSinceQuery },
-    document: LIST,
     variables: (i) => ({
-      accountId: i.params.accountId,
+      accountId: pathParam(i, "accountId"),
       first: limitParam(i.query, LIST_LIMITS.standard),
       after: cursorParam(i.query),
       actions: false,
       ...updatedSinceVariables(i),
     }),
     reply: reply.page((d) => d.account.endUsers, endUserRecord("A")),
-  },
-  {
+  }),
+  route(UPSERT_MANY, {
     name: "upsertEndUsersA",
     method: "put",
     path: `${A}/endUsers`,
     summary: "Create or update end users (array)",
     body: END_USERS_BODY("A"),
-    document: UPSERT_MANY,
     jsonBody: true,
-    variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("A")(i), actions: false }),
-    reply: reply.bulk((d) => d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("A"), {
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: unchecked(endUserItems("A")(i)), actions: false }),
+    reply: reply.bulk((d) => d.upsertEndUsers.results.map(withRecord("endUser")), endUserRecord("A"), {
       success: [200, 201],
       failure: [400],
     }),
-  },
-  {
+  }),
+  route(DELETE, {
     name: "deleteEndUsersA",
     method: "delete",
     path: `${A}/endUsers/:id`,
     summary: "Delete end users by comma-separated ids",
     params: { id: { description: "One end-user id, or several comma-separated.", example: "user-42,user-43" } },
-    document: DELETE,
-    variables: (i) => ({ accountId: i.params.accountId, ids: commaList(i.params.id, "id") }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), ids: commaList(i.params.id, "id") }),
     reply: reply.bulk((d) => d.deleteEndUsers.results, null, { success: [204], failure: [404] }),
-  },
-  {
+  }),
+  route(GET, {
     name: "getEndUserA",
     method: "get",
     path: `${A}/endUsers/:id`,
     summary: "Get one end user",
     params: ID_PARAM,
-    document: GET,
-    variables: (i) => ({ accountId: i.params.accountId, id: i.params.id, custom: true, actions: false }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "id"), custom: true, actions: false }),
     reply: reply.one(
       (d) => d.account.endUser,
       endUserRecord("A"),
       (i) => `No end user with id '${i.params.id}'.`,
     ),
-  },
+  }),
   singleUpdate(A, "upsertEndUserA", "Create or update one end user's custom fields"),
   ...schemaRows(
     A,
@@ -253,21 +247,20 @@ export const endUserRoutes: RestRoute[] = [
     { list: "getEndUserSchemaB", get: "getEndUserSchemaFieldB", put: "upsertEndUserSchemaB", del: "deleteEndUserSchemaB" },
     { list: "B10: get the end-user schema (fieldName narrows it)", put: "B11: add or update custom fields" },
   ),
-  {
+  route(UPSERT_MANY, {
     name: "upsertEndUsersB",
     method: "put",
     path: `${B}/endUsers`,
     summary: "B12: update or add end users (with userActionCount, userActions)",
     body: END_USERS_BODY("B"),
-    document: UPSERT_MANY,
     jsonBody: true,
-    variables: (i) => ({ accountId: i.params.accountId, input: endUserItems("B")(i), actions: true }),
-    reply: reply.bulk((d) => d.upsertEndUsers.results.map((r: any) => ({ ...r, record: r.endUser })), endUserRecord("B"), {
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: unchecked(endUserItems("B")(i)), actions: true }),
+    reply: reply.bulk((d) => d.upsertEndUsers.results.map(withRecord("endUser")), endUserRecord("B"), {
       success: [200, 201],
       failure: [400],
     }),
-  },
-  {
+  }),
+  route(GET, {
     name: "lookupEndUser",
     method: "post",
     path: `${B}/endUsers/lookup`,
@@ -284,20 +277,19 @@ export const endUserRoutes: RestRoute[] = [
       },
       example: { id: "user-42", fields: ["custom"], useridType: "svc-cookie-user-id" },
     },
-    document: GET,
     jsonBody: true,
     variables: (i) => {
       const body = customBody(i.body);
       if (typeof body.id !== "string" || !body.id) throw new AppError(400, "id is required", [{ path: "id", message: "required" }]);
-      return { accountId: i.params.accountId, id: body.id, idType: idType(body.useridType, "useridType"), ...fieldSelection(body.fields) };
+      return { accountId: pathParam(i, "accountId"), id: body.id, idType: idType(body.useridType, "useridType"), ...fieldSelection(body.fields) };
     },
     reply: reply.one(
       (d) => d.account.endUser,
       endUserRecord("B"),
       (i) => `No end user with id '${String((i.body as { id?: unknown }).id)}'.`,
     ),
-  },
-  {
+  }),
+  route(GET, {
     name: "getEndUserB",
     method: "get",
     path: `${B}/endUsers/:id`,
@@ -311,10 +303,9 @@ export const endUserRoutes: RestRoute[] = [
         example: "svc-cookie-user-id",
       },
     },
-    document: GET,
     variables: (i) => ({
-      accountId: i.params.accountId,
-      id: i.params.id,
+      accountId: pathParam(i, "accountId"),
+      id: pathParam(i, "id"),
       idType: idType(i.query["userid-type"], "userid-type"),
       ...fieldSelection(i.query.fields),
     }),
@@ -323,6 +314,6 @@ export const endUserRoutes: RestRoute[] = [
       endUserRecord("B"),
       (i) => `No end user with id '${i.params.id}'.`,
     ),
-  },
+  }),
   singleUpdate(B, "upsertEndUserB", "B15: update or add one end user's custom fields"),
 ];

@@ -2,14 +2,15 @@
 // operation authorises and fixes the page's bounds and cursor; the reply then streams the rows a
 // slice at a time (bounded memory at 10,000 rows), as JSON or NDJSON.
 import { Readable } from "node:stream";
-import { B, type RestRoute } from "../../rest/contract.js";
-import { cursorParam, limitParam, stringParam } from "../../rest/params.js";
+import { B, type RestRoute, route } from "../../rest/contract.js";
+import { graphql } from "../../rest/operation.js";
+import { cursorParam, limitParam, pathParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { EVENT_FIELDS, EVENT_TYPES } from "../events/validate.js";
 import { EXPORT_LIMITS, type ExportBounds, exportRows } from "./read.js";
 
-const DOC = `query EventExport($accountId: String!, $cursor: String, $limit: Int, $types: [String!]) {
-  account(id: $accountId) { eventExport(cursor: $cursor, limit: $limit, types: $types) { cursor hasMore afterId upToId } } }`;
+const DOC = graphql(`query EventExport($accountId: String!, $cursor: String, $limit: Int, $types: [String!]) {
+  account(id: $accountId) { eventExport(cursor: $cursor, limit: $limit, types: $types) { cursor hasMore afterId upToId } } }`);
 
 const EVENT_SCHEMA = {
   type: "object",
@@ -55,7 +56,7 @@ function body(b: ExportBounds, ndjson: boolean): Readable {
 }
 
 export const exportRoutes: RestRoute[] = [
-  {
+  route(DOC, {
     name: "exportEvents",
     method: "get",
     path: `${B}/events/export`,
@@ -82,11 +83,10 @@ export const exportRoutes: RestRoute[] = [
         example: "json",
       },
     },
-    document: DOC,
     variables: (i) => {
       stringParam(i.query, "format", { oneOf: ["json", "ndjson"] });
       return {
-        accountId: i.params.accountId,
+        accountId: pathParam(i, "accountId"),
         cursor: cursorParam(i.query),
         limit: limitParam(i.query, EXPORT_LIMITS),
         types: typesParam(i.query),
@@ -103,7 +103,7 @@ export const exportRoutes: RestRoute[] = [
         400: "problem",
       },
       (d, input) => {
-        const e = d.account.eventExport as { cursor: string; hasMore: boolean; afterId: number; upToId: number };
+        const e = d.account.eventExport;
         const ndjson = input.query.format === "ndjson";
         const bounds: ExportBounds = {
           accountId: input.params.accountId!,
@@ -125,5 +125,5 @@ export const exportRoutes: RestRoute[] = [
         };
       },
     ),
-  },
+  }),
 ];

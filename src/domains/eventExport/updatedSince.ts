@@ -3,6 +3,7 @@
 
 import type { RestInput } from "../../rest/contract.js";
 import type { QueryParamDoc } from "../../rest/docs.js";
+import type { EnumValue } from "../../rest/operation.js";
 import { intParam } from "../../rest/params.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 
@@ -14,7 +15,7 @@ export const updatedSinceQuery: Record<string, QueryParamDoc> = {
   },
 };
 
-export function updatedSinceVariables(i: RestInput): Record<string, unknown> {
+export function updatedSinceVariables(i: RestInput): { filter?: { updatedAfter: number }; orderBy?: EnumValue<"EndUserOrder"> } {
   const since = intParam(i.query, "updatedSince", { min: 0, max: MAX_TIMESTAMP });
   if (since === undefined) return {};
   // The filter's updatedAfter is strict and times are whole milliseconds: after since−1 is at or after since.

@@ -1,13 +1,15 @@
 // REST row for engagement events: POST /v1/accounts/{accountId}/events (feeds the B24 reports).
 
 import { AppError } from "../../errors.js";
-import { B, type RestRoute } from "../../rest/contract.js";
+import { B, type RestRoute, route, unchecked } from "../../rest/contract.js";
+import { graphql } from "../../rest/operation.js";
+import { pathParam } from "../../rest/params.js";
 import { bulkReply, MULTI_STATUS, reply } from "../../rest/responses.js";
 import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { EVENT_TYPES, WIDGETS } from "./validate.js";
 
-const RECORD = `mutation RecordEvents($accountId: String!, $events: [EngagementEvent!]!) {
-  recordEvents(accountId: $accountId, events: $events) { results { index statusCode id errors ... on EventResult { duplicate } } } }`;
+const RECORD = graphql(`mutation RecordEvents($accountId: String!, $events: [EngagementEvent!]!) {
+  recordEvents(accountId: $accountId, events: $events) { results { index statusCode id errors ... on EventResult { duplicate } } } }`);
 
 const str = (description: string) => ({ type: "string", minLength: 1, description });
 const EVENT_SCHEMA = {
@@ -39,12 +41,11 @@ const EVENT_SCHEMA = {
 };
 
 export const eventRoutes: RestRoute[] = [
-  {
+  route(RECORD, {
     name: "recordEvents",
     method: "post",
     path: `${B}/events`,
     summary: "Engagement events from the parent application (1 to 10,000 a request; feeds the B24 reports)",
-    document: RECORD,
     jsonBody: true,
     body: {
       schema: { type: "array", minItems: 1, maxItems: 10_000, items: EVENT_SCHEMA },
@@ -53,7 +54,8 @@ export const eventRoutes: RestRoute[] = [
         { type: "selfhelp_search", time: 1718000005000, endUserId: "user-42", searchTerm: "invoice", resultCount: 3, contentId: "c_doc1" },
       ],
     },
-    variables: (i) => ({ accountId: i.params.accountId, events: eventsBody(i.body) }),
+    // Each event as sent: the EngagementEvent scalar checks it (a bad one fails alone).
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), events: unchecked(eventsBody(i.body)) }),
     reply: reply.custom(
       {
         202: {
@@ -71,14 +73,14 @@ export const eventRoutes: RestRoute[] = [
       },
       (data) => {
         const results = data.recordEvents.results;
-        if (results.every((r: { statusCode: number }) => r.statusCode < 300)) {
-          const duplicates = results.filter((r: { duplicate?: boolean }) => r.duplicate).length;
+        if (results.every((r) => r.statusCode < 300)) {
+          const duplicates = results.filter((r) => r.duplicate).length;
           return { status: 202, body: { accepted: results.length - duplicates, duplicates } };
         }
         return bulkReply(results, null);
       },
     ),
-  },
+  }),
 ];
 
 /** A JSON array of 1..10,000 items; each item is checked on its own (a bad one fails alone). */

@@ -1,20 +1,8 @@
 // Wire shape of file records (B8's answer, B9's list): the GraphQL selection, sent as it is.
+import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 
 export const FILE_FIELDS = `id filename flowId version timestamp contentType size sha256 uploadTime url`;
-
-export interface FileNode {
-  id: string;
-  filename: string;
-  flowId: string;
-  version: number;
-  timestamp: number;
-  contentType: string;
-  size: number;
-  sha256: string;
-  uploadTime: number;
-  url: string;
-}
 
 export const fileRecord = wireRecord(
   {
@@ -38,5 +26,5 @@ export const fileRecord = wireRecord(
       url: { type: "string", description: "URL of the download (GET, same credentials): absolute when the server has a PUBLIC_URL, else a path." },
     },
   },
-  (f: FileNode) => f,
+  (f: Selected<"File", typeof FILE_FIELDS>) => f,
 );

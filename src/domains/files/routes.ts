@@ -1,13 +1,14 @@
 // Files over REST: B8 (upload a PDF, streamed), B9 (list), and the download by id.
 import { AppError } from "../../errors.js";
-import { B, type RestInput, type RestRoute } from "../../rest/contract.js";
+import { B, type RestInput, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
-import { cursorParam, intParam, limitParam, stringParam } from "../../rest/params.js";
+import { graphql } from "../../rest/operation.js";
+import { cursorParam, intParam, limitParam, pathParam, stringParam } from "../../rest/params.js";
 import { problem } from "../../rest/problem.js";
 import { reply } from "../../rest/responses.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
-import { FILE_FIELDS, type FileNode, fileRecord } from "./records.js";
+import { FILE_FIELDS, fileRecord } from "./records.js";
 import { checkFileParams, openFile } from "./schema.js";
 import { PDF_CONTENT_TYPE, PDF_LIMIT_BYTES, receivePdf } from "./upload.js";
 
@@ -25,14 +26,14 @@ function mediaType(value: string): string {
   throw new AppError(400, `contentType ${message}`, [{ path: "contentType", message }]);
 }
 
-const UPLOAD = `mutation UploadPdf($accountId: String!, $flowId: String!, $version: Float!, $timestamp: Float!, $filename: String!) {
-  uploadPdf(accountId: $accountId, flowId: $flowId, version: $version, timestamp: $timestamp, filename: $filename) { ${FILE_FIELDS} } }`;
+const UPLOAD = graphql(`mutation UploadPdf($accountId: String!, $flowId: String!, $version: Float!, $timestamp: Float!, $filename: String!) {
+  uploadPdf(accountId: $accountId, flowId: $flowId, version: $version, timestamp: $timestamp, filename: $filename) { ${FILE_FIELDS} } }`);
 
-const LIST = `query FileList($accountId: String!, $first: Int, $after: String, $filter: FileFilter) {
-  account(id: $accountId) { files(first: $first, after: $after, filter: $filter) { nodes { ${FILE_FIELDS} } pageInfo { hasNextPage endCursor } } } }`;
+const LIST = graphql(`query FileList($accountId: String!, $first: Int, $after: String, $filter: FileFilter) {
+  account(id: $accountId) { files(first: $first, after: $after, filter: $filter) { nodes { ${FILE_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
 
-const DOWNLOAD = `query FileDownload($accountId: String!, $id: String!) {
-  account(id: $accountId) { file(id: $id) { id filename contentType size sha256 } } }`;
+const DOWNLOAD = graphql(`query FileDownload($accountId: String!, $id: String!) {
+  account(id: $accountId) { file(id: $id) { id filename contentType size sha256 } } }`);
 
 /** A path value that must be a whole integer. */
 function pathInt(input: RestInput, name: string, max: number): number {
@@ -56,12 +57,11 @@ function contentDisposition(filename: string): string {
 }
 
 export const fileRoutes: RestRoute[] = [
-  {
+  route(UPLOAD, {
     name: "uploadPdf",
     method: "post",
     path: `${B}/content/upload/cloud/pdf/:flowId/:version/:timestamp/:filename`,
     summary: "B8: upload a PDF to blob storage (raw application/pdf body, at most 25 MiB)",
-    document: UPLOAD,
     rawBody: {
       contentType: PDF_CONTENT_TYPE,
       limitBytes: PDF_LIMIT_BYTES,
@@ -78,7 +78,7 @@ export const fileRoutes: RestRoute[] = [
       },
     },
     variables: (i) => ({
-      accountId: i.params.accountId,
+      accountId: pathParam(i, "accountId"),
       ...checkFileParams({
         flowId: i.params.flowId ?? "",
         version: pathInt(i, "version", Number.MAX_SAFE_INTEGER),
@@ -87,13 +87,12 @@ export const fileRoutes: RestRoute[] = [
       }),
     }),
     reply: reply.custom({ 201: { json: fileRecord.schema } }, (d) => ({ status: 201, body: fileRecord.map(d.uploadPdf) })),
-  },
-  {
+  }),
+  route(LIST, {
     name: "listFiles",
     method: "get",
     path: `${B}/content/upload/cloud/pdf/listS3DirContent`,
     summary: "B9: files uploaded to blob storage, oldest first",
-    document: LIST,
     query: {
       ...pageQuery(LIST_LIMITS.files),
       contentType: {
@@ -109,7 +108,7 @@ export const fileRoutes: RestRoute[] = [
       },
     },
     variables: (i) => ({
-      accountId: i.params.accountId,
+      accountId: pathParam(i, "accountId"),
       first: limitParam(i.query, LIST_LIMITS.files),
       after: cursorParam(i.query),
       filter: {
@@ -118,15 +117,14 @@ export const fileRoutes: RestRoute[] = [
       },
     }),
     reply: reply.page((d) => d.account.files, fileRecord),
-  },
-  {
+  }),
+  route(DOWNLOAD, {
     name: "downloadFile",
     method: "get",
     path: `${B}/files/:fileId`,
     summary: "Download an uploaded file (ETag: its sha256; If-None-Match → 304)",
-    document: DOWNLOAD,
     params: { fileId: { description: "The file's id (from the upload or the list).", example: "f_1" } },
-    variables: (i) => ({ accountId: i.params.accountId, id: i.params.fileId }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "fileId") }),
     reply: reply.custom(
       {
         200: {
@@ -141,7 +139,7 @@ export const fileRoutes: RestRoute[] = [
         404: "problem",
       },
       (d, input) => {
-        const f = d.account.file as Pick<FileNode, "id" | "filename" | "contentType" | "size" | "sha256"> | null;
+        const f = d.account.file;
         if (!f) return { status: 404, problem: problem(404, `No file '${input.params.fileId}' in this account.`) };
         const etag = `"${f.sha256}"`;
         const cache = { ETag: etag, "Cache-Control": "private, no-cache" };
@@ -159,5 +157,5 @@ export const fileRoutes: RestRoute[] = [
         };
       },
     ),
-  },
+  }),
 ];

@@ -1,16 +1,18 @@
 // REST row of the reports (B24): GET /v1/accounts/{accountId}/reports/{reportName}, JSON or CSV.
 import { stringify } from "csv-stringify";
 import type { RestReply } from "../../rest/contract.js";
-import { B, type RestInput, type RestRoute } from "../../rest/contract.js";
-import { cursorParam, intParam, stringParam } from "../../rest/params.js";
+import { B, type RestInput, type RestRoute, route } from "../../rest/contract.js";
+import { graphql } from "../../rest/operation.js";
+import { cursorParam, intParam, pathParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { type Column, DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORTS, REPORTS_BY_NAME } from "./registry.js";
 import type { ReportTable } from "./schema.js";
 import { domainList } from "./window.js";
 
-const REPORT = `query Report($accountId: String!, $name: String!, $flowId: String, $startDate: String, $endDate: String, $includeDomains: [String!], $excludeDomains: [String!], $limit: Int, $cursor: String, $allRows: Boolean) {
+const REPORT =
+  graphql(`query Report($accountId: String!, $name: String!, $flowId: String, $startDate: String, $endDate: String, $includeDomains: [String!], $excludeDomains: [String!], $limit: Int, $cursor: String, $allRows: Boolean) {
   report(accountId: $accountId, name: $name, flowId: $flowId, startDate: $startDate, endDate: $endDate, includeDomains: $includeDomains, excludeDomains: $excludeDomains, limit: $limit, cursor: $cursor, allRows: $allRows) {
-    report startDate endDate columns rows cursor } }`;
+    report startDate endDate columns rows cursor } }`);
 
 const FORMATS = ["json", "csv"] as const;
 const DATE = { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}( \\d{2}:\\d{2})?$" };
@@ -45,12 +47,11 @@ function csvReply(table: ReportTable): RestReply {
 const EXAMPLE_CSV = 'flowId,plays,uniqueUsers\r\nc_flow1,12,9\r\n"c_flow,2",3,3\r\n';
 
 export const reportRoutes: RestRoute[] = [
-  {
+  route(REPORT, {
     name: "report",
     method: "get",
     path: `${B}/reports/:reportName`,
     summary: "B24: an analytics report, aggregated from the engagement events (JSON or CSV)",
-    document: REPORT,
     params: { reportName: { description: `The report: ${REPORTS.map((r) => r.name).join(", ")}.`, example: "flowViews" } },
     query: {
       startDate: {
@@ -94,8 +95,8 @@ export const reportRoutes: RestRoute[] = [
       return {
         // CSV is one download of every row; JSON answers a page.
         ...(csv ? { allRows: true } : { limit, cursor }),
-        accountId: i.params.accountId,
-        name: i.params.reportName,
+        accountId: pathParam(i, "accountId"),
+        name: pathParam(i, "reportName"),
         flowId: stringParam(i.query, "flowId") ?? null,
         startDate: stringParam(i.query, "startDate") ?? null,
         endDate: stringParam(i.query, "endDate") ?? null,
@@ -132,10 +133,11 @@ export const reportRoutes: RestRoute[] = [
         404: "problem",
       },
       (data, input) => {
-        const table = data.report as ReportTable;
+        // `rows` is the JSON scalar, unknown to the document's types: the report resolver gives ReportTable's rows.
+        const table: ReportTable = { ...data.report, rows: data.report.rows as ReportTable["rows"] };
         if (input.query.format === "csv") return csvReply(table);
         return { status: 200, body: table, headers: { "Cache-Control": "no-store" } };
       },
     ),
-  },
+  }),
 ];

@@ -1,18 +1,19 @@
 // REST row for segments: B16, the personalised content order (segments are managed over GraphQL).
-import { B, type RestRoute } from "../../rest/contract.js";
-import { stringParam } from "../../rest/params.js";
+import { B, type RestRoute, route } from "../../rest/contract.js";
+import { graphql } from "../../rest/operation.js";
+import { pathParam, stringParam } from "../../rest/params.js";
 import { problem } from "../../rest/problem.js";
 import { reply } from "../../rest/responses.js";
 import { CONTENT_FIELDS, contentRecord } from "../content/records.js";
 import { ID_TYPES, idType } from "../endUsers/routes.js";
 
-const ORDER = `query SegmentContentOrder($accountId: String!, $segmentId: String!, $endUserId: String!, $idType: EndUserIdType) {
-  account(id: $accountId) { segment(id: $segmentId) { contentOrder(endUserId: $endUserId, idType: $idType) { ${CONTENT_FIELDS} } } } }`;
+const ORDER = graphql(`query SegmentContentOrder($accountId: String!, $segmentId: String!, $endUserId: String!, $idType: EndUserIdType) {
+  account(id: $accountId) { segment(id: $segmentId) { contentOrder(endUserId: $endUserId, idType: $idType) { ${CONTENT_FIELDS} } } } }`);
 
 const content = contentRecord("B");
 
 export const segmentRoutes: RestRoute[] = [
-  {
+  route(ORDER, {
     name: "segmentContentOrder",
     method: "get",
     path: `${B}/segments/:segmentId/contentOrder`,
@@ -26,11 +27,10 @@ export const segmentRoutes: RestRoute[] = [
         example: "svc-cookie-user-id",
       },
     },
-    document: ORDER,
     variables: (i) => ({
-      accountId: i.params.accountId,
-      segmentId: i.params.segmentId,
-      endUserId: stringParam(i.query, "id", { required: true }),
+      accountId: pathParam(i, "accountId"),
+      segmentId: pathParam(i, "segmentId"),
+      endUserId: stringParam(i.query, "id", { required: true })!,
       idType: idType(i.query.userIdSrc, "userIdSrc"),
     }),
     reply: reply.custom(
@@ -42,5 +42,5 @@ export const segmentRoutes: RestRoute[] = [
         return { status: 200, body: { data: segment.contentOrder.map(content.map) } };
       },
     ),
-  },
+  }),
 ];

@@ -1,6 +1,6 @@
 // Tags over REST: B7 (bulk upsert) and the list and delete routes the contract adds.
 
-import { B, type RestRoute, route, withRecord } from "../../rest/contract.js";
+import { B, type RestRoute, route, unchecked, withRecord } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { graphql } from "../../rest/operation.js";
 import { commaList, objectArrayBody, pageVariables, pathParam } from "../../rest/params.js";
@@ -17,7 +17,7 @@ const DELETE_TAGS = graphql(`mutation DeleteTags($accountId: String!, $names: [S
 
 export const tagRoutes: RestRoute[] = [
   // Style B: tags (B7 and the list / delete the contract adds)
-  route({
+  route(UPSERT_TAGS, {
     name: "upsertTags",
     method: "put",
     path: `${B}/tags`,
@@ -31,28 +31,25 @@ export const tagRoutes: RestRoute[] = [
         { name: "billing", newName: "payments" },
       ],
     },
-    document: UPSERT_TAGS,
     jsonBody: true,
-    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: objectArrayBody(i.body) }),
+    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: unchecked(objectArrayBody(i.body)) }),
     reply: reply.bulk((d) => d.upsertTags.results.map(withRecord("tag")), tagRecord, { success: [200, 201], failure: [400, 404, 409] }),
   }),
-  route({
+  route(TAG_PAGE, {
     name: "listTags",
     method: "get",
     path: `${B}/tags`,
     summary: "List content tags (paginated, by name)",
     query: pageQuery(LIST_LIMITS.standard),
-    document: TAG_PAGE,
     variables: pageVariables,
     reply: reply.page((d) => d.account.tags, tagRecord),
   }),
-  route({
+  route(DELETE_TAGS, {
     name: "deleteTags",
     method: "delete",
     path: `${B}/tags/:names`,
     summary: "Delete content tags by comma-separated names",
     params: { names: { description: "Comma-separated tag names.", example: "onboarding,billing" } },
-    document: DELETE_TAGS,
     variables: (i) => ({ accountId: pathParam(i, "accountId"), names: commaList(i.params.names, "names") }),
     reply: reply.bulk((d) => d.deleteTags.results, null, { success: [204], failure: [404] }),
   }),

@@ -1,5 +1,6 @@
 // Wire shapes of webhooks: the endpoint record (with its secret only where the contract shows it)
 // and the delivery record with its attempt log.
+import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 import { WEBHOOK_EVENT_TYPES } from "./types.js";
 
@@ -7,17 +8,7 @@ export const WEBHOOK_FIELDS = "id url events description enabled disabledReason 
 export const DELIVERY_FIELDS =
   "id type status attempts createdTime deliveredTime nextAttemptTime payload log { attempt time status responseCode latencyMs error nextAttemptTime }";
 
-interface HookNode {
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  enabled: boolean;
-  disabledReason: string | null;
-  secret: string | null;
-  createdTime: number;
-  lastUpdateTime: number;
-}
+type HookNode = Selected<"Webhook", typeof WEBHOOK_FIELDS>;
 
 const HOOK_PROPERTIES = {
   id: { type: "string" },
@@ -94,5 +85,5 @@ export const deliveryRecord = wireRecord(
       },
     },
   },
-  (d: Record<string, unknown>) => d,
+  (d: Selected<"WebhookDelivery", typeof DELIVERY_FIELDS>) => d,
 );
