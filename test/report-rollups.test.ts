@@ -3,8 +3,9 @@
 // the raw events at the edges) equals the same report computed from the raw events alone, for
 // windows with odd edges, domain filters and flows, with the rollup worker part way and caught up;
 // pages walked with a small limit give the same rows; workers running at once count every event
-// once; a rebuild reproduces what the worker built; erasing end users to pseudonyms keeps every
-// report and the rebuild consistent, events not yet rolled up included.
+// once, in one process and in two server processes on one database; a rebuild reproduces what the
+// worker built; erasing end users to pseudonyms keeps every report and the rebuild consistent,
+// events not yet rolled up included.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../src/db/index.js";
 import { REPORTS, type ReportParams, runReport } from "../src/domains/reports/registry.js";
@@ -12,7 +13,8 @@ import { eraseEndUsersFromRollups, watermarkOf } from "../src/domains/reports/ro
 import { catchUpRollups, RollupWorker, rebuildRollups, rollUpAccount, rollupStatus } from "../src/domains/reports/rollupWorker.js";
 import { decodeReportCursor, encodeReportCursor } from "../src/domains/reports/schema.js";
 import { rng } from "../src/seed/random.js";
-import { gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { killChildren, startServerProcess } from "./childProcess.js";
+import { call, gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -326,4 +328,53 @@ describe("rollups", () => {
     expect(await rollupRows(t.accountId)).toEqual(before);
     await expectRollupsMatchRaw("after erasure");
   }, 180_000);
+});
+
+describe("rollups, two server processes", () => {
+  afterAll(() => killChildren());
+
+  it("their workers share the ingest of both and count every event exactly once", async () => {
+    const two = await tenant("roll2");
+    // Two instances as main.ts runs them (worker on), quick to pick up an account once ingest pauses.
+    const env = {
+      DATABASE_URL: process.env.DATABASE_URL!,
+      JOB_WORKER: "true",
+      LOG_LEVEL: "debug",
+      ROLLUP_POLL_MS: "100",
+      ROLLUP_QUIET_MS: "200",
+      ROLLUP_MAX_LAG_MS: "2000",
+    };
+    const instances = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+    const events = randomEvents(4_000, 31);
+    for (let i = 0; i < events.length; i += 500) {
+      const { url } = instances[(i / 500) % 2]!;
+      const r = await call(`${url}/v1/accounts/${two.accountId}/events`, { method: "POST", headers: two.headers, body: events.slice(i, i + 500) });
+      expect(r.status, r.text).toBe(202);
+      if (i % 1_000 === 0) await new Promise((done) => setTimeout(done, 300)); // a pause: the workers take what is there
+    }
+    // What each process says it added for this account: together, every event, once.
+    const added = () =>
+      instances.map(({ child }) =>
+        child
+          .logs()
+          .filter((l) => l.msg === "events added to the rollups" && l.accountId === two.accountId)
+          .reduce((sum, l) => sum + l.events, 0),
+      );
+    const deadline = Date.now() + 60_000;
+    while ((await rollupStatus([two.accountId]))[0]?.pending !== 0 || added()[0]! + added()[1]! < events.length) {
+      expect(Date.now(), `still pending; added so far ${added()}`).toBeLessThan(deadline);
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    await new Promise((done) => setTimeout(done, 500)); // a double count would show by now
+    expect(added()[0]! + added()[1]!).toBe(events.length);
+    const last = await prisma.event.findFirst({ where: { accountId: two.accountId }, orderBy: { id: "desc" }, select: { id: true } });
+    expect(await watermarkOf(prisma, two.accountId)).toBe(last!.id);
+    // The rollups are what a rebuild from the events makes, and the reports over them are exact.
+    const built = await rollupRows(two.accountId);
+    expect(built.rollup.length).toBeGreaterThan(100);
+    expect(await rebuildRollups(two.accountId)).toEqual({ accounts: 1, events: events.length });
+    expect(await rollupRows(two.accountId)).toEqual(built);
+    const p = { ...params(D0 + 3 * H + 17 * M, D0 + 3 * 24 * H + 5 * H, FILTERS[0]!), accountId: two.accountId };
+    for (const def of REPORTS.filter((d) => !d.flow)) expect(await runReport(def, p), def.name).toEqual(await runReport(def, { ...p, raw: true }));
+  }, 120_000);
 });
