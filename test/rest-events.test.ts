@@ -2,6 +2,7 @@
 // statuses 202/207/400, per-item validation, end users created on first sight (audited), the
 // latest userName kept, batched multi-row inserts, tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordEvents } from "../src/domains/events/schema.js";
 import { expectProblem, gql, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
@@ -161,11 +162,23 @@ describe("POST /events", () => {
     expect(statements.filter((s) => s === "INSERT EndUser")).toHaveLength(1);
     expect(statements.filter((s) => s === "INSERT EventUserName")).toHaveLength(1);
     expect(statements.filter((s) => s === "INSERT AuditLog")).toHaveLength(1);
+    // No foreign key on "Event": PostgreSQL locks the account row once instead of checking it per row.
+    expect(statements.filter((s) => s === "LOCK Account")).toHaveLength(pg ? 1 : 0);
     // The reports' rollups are the rollup worker's, not the request's (src/domains/reports/rollupWorker.ts).
     expect(statements.filter((s) => /Rollup/.test(s))).toEqual([]);
     expect(statements.length).toBeLessThanOrEqual(11);
     expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(10_000);
     expect(await prisma.endUser.count({ where: { accountId: t.accountId } })).toBe(500);
+  });
+
+  it("an account that does not exist stores nothing (the insert's account lock stands in for a foreign key)", async () => {
+    const before = await prisma.event.count();
+    // Routes check the account first; this is the insert's own guard, for an account gone since.
+    await expect(recordEvents("no-such-account", [{ type: "user_action", time: T, actionId: "x" }])).rejects.toMatchObject({ status: 404 });
+    await expect(recordEvents("no-such-account", [{ type: "user_action", time: T, actionId: "x", endUserId: "u1" }])).rejects.toThrow();
+    expect(await prisma.event.count()).toBe(before);
+    expect(await prisma.event.count({ where: { accountId: "no-such-account" } })).toBe(0);
+    expect(await prisma.endUser.count({ where: { accountId: "no-such-account" } })).toBe(0);
   });
 
   it("tenants: events go to the account of the path; another account's key is a 403, no key a 401", async () => {

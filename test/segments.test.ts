@@ -2,7 +2,9 @@
 // `matches` / `contentOrder`, and B16's personalised content order over REST, with its statuses,
 // constant SQL, audit entries and tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../src/db/index.js";
 import type { SchemaField } from "../src/domains/endUsers/fields.js";
+import { completionTypeSql } from "../src/domains/segments/progress.js";
 import { checkRule, evaluate } from "../src/domains/segments/rules.js";
 import { call, gql, prisma, type Reply, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
@@ -346,6 +348,26 @@ describe("B16: GET /segments/{segmentId}/contentOrder", () => {
     const ids = (reply: Reply) => reply.body.data.map((c: { id: string }) => c.id);
     expect(ids(await order(seg.id, "id=gold-acme"))).toEqual([contents[2], contents[0], contents[1]]);
     expect(ids(await order(seg.id, "id=gold-globex"))).toEqual([contents[0], contents[1], contents[2]]);
+  });
+
+  it("reads a user's completions through the partial index of completion events, not a scan of the account's events", async () => {
+    // At 3,000,000 events the same check by (accountId, type) took 620 ms a content (PostgreSQL);
+    // through the index it is one probe. The planner uses a partial index only when the query
+    // spells its condition: the statement must carry the type list as literals, not parameters.
+    const seg = await createSegment("progress-plan", { field: "custom.plan", op: "eq", value: "gold" }, [contents[0]!]);
+    const { sql } = await sqlOf(() => order(seg.id, "id=gold-acme"));
+    const read = sql.find((q) => q.includes('FROM "Event"'));
+    expect(read).toContain(completionTypeSql("e"));
+    const probe = `SELECT 1 FROM "Event" e WHERE e."accountId" = 'a' AND e."endUserId" = 'u' AND e."flowId" = 'f' AND ${completionTypeSql("e")}`;
+    const plan = /^postgres/.test(process.env.DATABASE_URL ?? "")
+      ? await withTransaction(async (tx) => {
+          // An empty table would be scanned whatever the indexes: ask which index it would use.
+          await tx.$executeRawUnsafe("SET LOCAL enable_seqscan = off");
+          return (await tx.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(`EXPLAIN ${probe}`)).map((r) => r["QUERY PLAN"]).join("\n");
+        })
+      : (await prisma.$queryRawUnsafe<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${probe}`)).map((r) => r.detail).join("\n");
+    // PostgreSQL names each partition's copy of the index after its columns.
+    expect(plan).toMatch(/Event_completions_idx|Event_\w+_accountId_endUserId_flowId_idx/);
   });
 
   it("keeps tenants apart", async () => {

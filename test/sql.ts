@@ -7,7 +7,7 @@ const TABLE = /(?:FROM|INTO|UPDATE)\s+(?:[`"]\w+[`"]\.)?[`"](\w+)[`"]/i;
  */
 const BOOKKEEPING = [/^UPDATE\s+[`"]\w+[`"]\.[`"]ApiKey[`"]\s+SET\s+[`"]lastUsedAt[`"]/i];
 
-const ROW_LOCK = /\bFOR (?:NO KEY )?UPDATE$|\bFOR SHARE$/i;
+const ROW_LOCK = /\bFOR (?:NO KEY )?UPDATE$|\bFOR (?:KEY )?SHARE$/i;
 
 /** A statement's verb; a read that names its page in a CTE first (`WITH c AS (SELECT …) SELECT …`) is a SELECT. */
 const verbOf = (q: string) => {

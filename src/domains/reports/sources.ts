@@ -38,7 +38,7 @@ export interface SourceParams {
    * The account's rollup watermark as read just before the statement (0 if unknown). The statement
    * reads the watermark again itself, in the snapshot it reads the rollups in, and counts raw the
    * events above it; this earlier value (never above that one: it only grows) lets the planner see
-   * that few ids are concerned and walk the (accountId, type, id) index from it.
+   * that few ids are concerned and walk the (accountId, id, type) index from it (the type read from the index).
    */
   watermark?: number;
 }

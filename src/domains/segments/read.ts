@@ -11,7 +11,7 @@
 import { dateOf, directDialect, directRead } from "../../db/direct.js";
 import { CONTENT_COLUMNS, epochMs, type TagColumns, tagsJsonSql } from "../content/page.js";
 import { decodeValue, type StoredValue } from "../endUsers/fields.js";
-import { COMPLETION_EVENTS } from "./progress.js";
+import { completionTypeSql } from "./progress.js";
 import { fieldsOf, type Rule } from "./rules.js";
 
 type Row = Record<string, unknown>;
@@ -111,7 +111,6 @@ export function withLinked(read: (path: string) => unknown, linked: Map<string, 
 
 function contentSql(dialect: "sqlite" | "postgres", tagColumns: TagColumns): string {
   const q = (c: string) => `"${c}"`;
-  const events = COMPLETION_EVENTS.map((e) => `'${e}'`).join(", ");
   const p = (n: number) => (dialect === "postgres" ? `$${n}` : "?");
   const tags = tagColumns ? `${tagsJsonSql(dialect, "c", tagColumns)} AS "tags",` : "";
   // The segment's rows first (a CTE), then their tags and the user's completions: one statement.
@@ -120,7 +119,7 @@ function contentSql(dialect: "sqlite" | "postgres", tagColumns: TagColumns): str
   );
   return `WITH c AS (SELECT ${columns.join(", ")}, sc."position" FROM "SegmentContent" sc JOIN "Content" x ON x."id" = sc."contentId" WHERE sc."segmentId" = ${p(1)})
     SELECT c.*, ${tags}
-    EXISTS (SELECT 1 FROM "Event" e WHERE e."accountId" = ${p(2)} AND e."flowId" = c."id" AND e."type" IN (${events}) AND e."endUserId" = ${p(3)}) AS "done"
+    EXISTS (SELECT 1 FROM "Event" e WHERE e."accountId" = ${p(2)} AND e."flowId" = c."id" AND ${completionTypeSql("e")} AND e."endUserId" = ${p(3)}) AS "done"
     FROM c ORDER BY c."position"`;
 }
 
