@@ -97,19 +97,26 @@ export async function insertRows(
   const keyOf = (r: Row) => identity.map((c) => String(r[c])).join("\u0000");
   const inserted: Row[] = [];
   if (dialect === "postgres") {
-    // One array per column (`unnest`): a statement costs a handful of parameters instead of one
-    // per value, which PostgreSQL parses and plans much faster (a 30,000-row insert: ~3x).
-    const types = columnTypes(model, columns);
-    const sql = `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(", ")}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(", ")})`;
+    // The rows as one JSON parameter (`json_to_recordset`): a statement costs one parameter instead
+    // of one per value, which PostgreSQL parses and plans much faster (a 30,000-row insert: ~3x),
+    // and JSON.stringify encodes 10,000 rows in ~20 ms where the driver's array encoding of the
+    // same values as one array per column (`unnest`) took ~100. JSON.stringify writes dates as the
+    // ISO text Prisma stores; text that JSON cannot carry into PostgreSQL (NUL, unpaired
+    // surrogates) is refused at the REST, GraphQL and Segment boundaries (src/text.ts).
+    const names = columns.map((c) => `"${c}"`).join(", ");
+    const record = columnTypes(model, columns)
+      .map((t, i) => `"${columns[i]}" ${t}`)
+      .join(", ");
+    const sql = `INSERT INTO "${model}" (${names}) SELECT ${names} FROM json_to_recordset($1::json) AS r(${record})`;
     for (let i = 0; i < rows.length; i += PG_ROWS) {
       const chunk = rows.slice(i, i + PG_ROWS);
-      const arrays = columns.map((c) => chunk.map((r) => sqlValue(r[c], dialect)));
+      const json = JSON.stringify(chunk, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
       if (!opts.skipDuplicates) {
-        await db.$executeRawUnsafe(sql + tail, ...arrays);
+        await db.$executeRawUnsafe(sql + tail, json);
         inserted.push(...chunk);
         continue;
       }
-      const written = new Set(((await db.$queryRawUnsafe(sql + tail, ...arrays)) as Row[]).map(keyOf));
+      const written = new Set(((await db.$queryRawUnsafe(sql + tail, json)) as Row[]).map(keyOf));
       inserted.push(...chunk.filter((r) => written.has(keyOf(r))));
     }
     return { count: inserted.length, inserted };

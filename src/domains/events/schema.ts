@@ -32,7 +32,8 @@ export type EventItemResult = ItemResult & { duplicate?: boolean };
 /**
  * Stores the valid events of `items` and answers one result per item: 202 stored, 400 with the
  * reasons. One transaction: end users first seen here are created (audited), the events inserted
- * in statements of ~2,000 rows, the reports' rollups added to, the latest userName per end user upserted.
+ * (PostgreSQL: one statement, the rows as one JSON parameter; SQLite: ~2,000 rows a statement), the
+ * latest userName per end user upserted. The rollup worker counts the events a moment later.
  * An item's optional `id` (or `messageIds[index]`, given by the Segment ingest) is its idempotency key.
  */
 export async function recordEvents(accountId: string, items: unknown[], opts: { messageIds?: readonly (string | null)[] } = {}): Promise<EventItemResult[]> {
@@ -99,8 +100,7 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
       // Ids in commit order per account, so an export cursor never passes a later-committed event
       // and the rollup watermark never passes an event still to commit.
       await lockEventOrder(tx, accountId);
-      if (dialect === "postgres") await insertEventsJson(tx, stored);
-      else await insertRows(tx, dialect, "Event", stored as unknown as Record<string, unknown>[]);
+      await insertRows(tx, dialect, "Event", stored as unknown as Record<string, unknown>[]);
       // The reports' rollups are not written here: the rollup worker counts these events from the
       // table a moment later (src/domains/reports/rollupWorker.ts), and reports read them raw until then.
       await emitEngagementEvents(tx, accountId, stored);
@@ -123,40 +123,6 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
     if (!isNew) results[rowIndex[i]!]!.duplicate = true;
   });
   return results;
-}
-
-/** PostgreSQL column types of "Event" (without its generated id), in EventRow's order. */
-const PG_COLUMNS: [keyof EventRow, string][] = [
-  ["accountId", "text"],
-  ["type", "text"],
-  ["time", "int8"],
-  ["endUserId", "text"],
-  ["flowId", "text"],
-  ["contentId", "text"],
-  ["widget", "text"],
-  ["step", "int4"],
-  ["searchTerm", "text"],
-  ["resultCount", "int4"],
-  ["useful", "bool"],
-  ["comment", "text"],
-  ["actionId", "text"],
-  ["domain", "text"],
-  ["userName", "text"],
-];
-
-/**
- * On PostgreSQL, the rows go in as one JSON parameter (`INSERT ... SELECT FROM json_to_recordset($1)`):
- * one statement for up to 10,000 events. A parameter per value (15 a row) cost binding and parsing
- * 150,000 placeholders; an array per column (`unnest`) cost ~100 ms a request in the driver's
- * array encoding, where JSON.stringify takes ~20 ms and the server parses the JSON in ~50.
- * Text is safe to pass so: items with NUL or unpaired surrogates were refused at validation.
- */
-async function insertEventsJson(tx: { $executeRawUnsafe(sql: string, ...params: unknown[]): Promise<number> }, rows: EventRow[]): Promise<void> {
-  const names = PG_COLUMNS.map(([c]) => `"${c}"`).join(", ");
-  const record = PG_COLUMNS.map(([c, type]) => `"${c}" ${type}`).join(", ");
-  for (const part of chunksOf(rows, 10_000)) {
-    await tx.$executeRawUnsafe(`INSERT INTO "Event" (${names}) SELECT ${names} FROM json_to_recordset($1::json) AS r(${record})`, JSON.stringify(part));
-  }
 }
 
 const EventResult = builder.objectRef<EventItemResult>("EventResult").implement({
