@@ -76,10 +76,13 @@ const Env = z.object({
   JOB_ITEM_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   // The reports' rollup worker (with JOB_WORKER): its pause between passes; how long an account's
   // ingest must have paused before its events are rolled up (ingest goes first); the lag at which
-  // they are rolled up anyway. Reports are exact whatever the lag; a lag makes them read more raw events.
+  // they are rolled up anyway; while an account still ingests, the share of the time the worker
+  // counts (it rests in between, so a burst is not slowed by it throughout). Reports are exact
+  // whatever the lag; a lag makes them read more raw events.
   ROLLUP_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
   ROLLUP_QUIET_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
   ROLLUP_MAX_LAG_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  ROLLUP_SHARE_WHILE_INGESTING: z.coerce.number().gt(0).max(1).default(0.25),
   // Webhooks (src/domains/webhooks/): WEBHOOKS_ALLOW_PRIVATE=true lets endpoints be http:// and on
   // loopback/private addresses (development and tests only: it turns the SSRF guard off). The retry
   // schedule is the pause before each retry (ms, or with s/m/h units), the Standard Webhooks one by

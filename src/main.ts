@@ -69,7 +69,12 @@ await webhookWorker?.start();
 if (webhookWorker) lifecycle.onDrain(() => webhookWorker.stop());
 // The reports' rollups (off the ingest request; every instance may run it: accounts are shared by lock).
 const rollupWorker = config.JOB_WORKER
-  ? new RollupWorker({ pollMs: config.ROLLUP_POLL_MS, quietMs: config.ROLLUP_QUIET_MS, maxLagMs: config.ROLLUP_MAX_LAG_MS })
+  ? new RollupWorker({
+      pollMs: config.ROLLUP_POLL_MS,
+      quietMs: config.ROLLUP_QUIET_MS,
+      maxLagMs: config.ROLLUP_MAX_LAG_MS,
+      ingestShare: config.ROLLUP_SHARE_WHILE_INGESTING,
+    })
   : null;
 rollupWorker?.start();
 if (rollupWorker) lifecycle.onDrain(() => rollupWorker.stop());

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../src/db/index.js";
 import { REPORTS, type ReportParams, runReport } from "../src/domains/reports/registry.js";
-import { eraseEndUsersFromRollups, watermarkOf } from "../src/domains/reports/rollups.js";
+import { eraseEndUsersFromRollups, param, watermarkOf } from "../src/domains/reports/rollups.js";
 import { catchUpRollups, RollupWorker, rebuildRollups, rollUpAccount, rollupStatus } from "../src/domains/reports/rollupWorker.js";
 import { decodeReportCursor, encodeReportCursor } from "../src/domains/reports/schema.js";
 import { rng } from "../src/seed/random.js";
@@ -206,6 +206,42 @@ describe("rollups", () => {
     expect((await rollupStatus([t.accountId]))[0]).toMatchObject({ pending: 0, lagSeconds: 0 });
   }, 60_000);
 
+  it("beside ingest the worker takes its share of the time: a batch, then it rests; an account whose ingest paused is counted at once", async () => {
+    const r = await req(`/v1/accounts/${t.accountId}/events`, {
+      method: "POST",
+      headers: t.headers,
+      body: randomEvents(30, 10).map((e) => ({ ...e, time: D0 })),
+    });
+    expect(r.status, r.text).toBe(202);
+    const watermark = await watermarkOf(prisma, t.accountId);
+    // Still ingesting (never quiet for an hour), due by the lag bound (0). Share 0.001: after a
+    // batch of ~10 ms it leaves the account alone for ~10 s, far longer than this test's passes.
+    const worker = new RollupWorker({ quietMs: 3_600_000, maxLagMs: 0, ingestShare: 0.001, batch: 10 });
+    expect(await worker.pass()).toBe(10);
+    expect(await worker.pass()).toBe(0);
+    expect((await rollupStatus([t.accountId]))[0]).toMatchObject({ pending: 20 });
+    // At share 1 a worker counts batch after batch beside ingest.
+    expect(await new RollupWorker({ quietMs: 3_600_000, maxLagMs: 0, ingestShare: 1, batch: 10 }).pass()).toBe(20);
+    expect(await watermarkOf(prisma, t.accountId)).toBeGreaterThan(watermark);
+    // Ingest pausing ends the rest: the same resting worker counts a quiet account's batches back to back.
+    const r2 = await req(`/v1/accounts/${t.accountId}/events`, {
+      method: "POST",
+      headers: t.headers,
+      body: randomEvents(25, 11).map((e) => ({ ...e, time: D0 })),
+    });
+    expect(r2.status, r2.text).toBe(202);
+    expect(await worker.pass()).toBe(0);
+    await prisma.$executeRawUnsafe(
+      `UPDATE "Event" SET "receivedAt" = ${param(1)} WHERE "accountId" = ${param(2)} AND "id" > ${param(3)}`,
+      new Date(Date.now() - 7_200_000),
+      t.accountId,
+      await watermarkOf(prisma, t.accountId),
+    );
+    expect(await worker.pass()).toBe(25);
+    expect((await rollupStatus([t.accountId]))[0]).toMatchObject({ pending: 0 });
+    expect(() => new RollupWorker({ ingestShare: 0 })).toThrow(RangeError);
+  }, 60_000);
+
   it("a rebuild reproduces the rollups the worker built", async () => {
     const before = await rollupRows(t.accountId);
     expect(before.rollup.length).toBeGreaterThan(100);
@@ -213,7 +249,7 @@ describe("rollups", () => {
     expect(before.lastSeen.length).toBeGreaterThan(100);
     expect(before.lastSeenCounts.length).toBeGreaterThan(20);
     expect(before.activeUsers.length).toBeGreaterThan(3);
-    expect(await rebuildRollups(t.accountId)).toEqual({ accounts: 1, events: 6_010 });
+    expect(await rebuildRollups(t.accountId)).toEqual({ accounts: 1, events: 6_065 });
     expect(await rollupRows(t.accountId)).toEqual(before);
   }, 60_000);
 

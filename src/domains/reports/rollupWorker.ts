@@ -167,7 +167,21 @@ export interface RollupWorkerOptions {
   quietMs?: number;
   /** ...unless its oldest event not yet counted is this old (ms): the lag stays bounded under steady ingest. */
   maxLagMs?: number;
+  /**
+   * While an account is still ingesting (due by the lag bound, not by a pause), the share of the
+   * time the worker spends counting (0 < share ≤ 1): after such a batch it leaves accounts that
+   * are still ingesting alone for (1 / share − 1) × the batch's duration. A burst faster than the
+   * worker can count is not slowed by it for the whole burst (the lag grows then anyway; the
+   * reports read what is not counted raw), and the accounts whose ingest has paused are counted at
+   * once. 1: back to back.
+   */
+  ingestShare?: number;
+  /** Events per batch (transaction). */
+  batch?: number;
 }
+
+/** Why an account's pending events are due: its ingest paused, or only the lag reached its bound. */
+type Due = "quiet" | "lag" | null;
 
 /** Polls for accounts behind and brings them up to date; sets the lag metric after each pass. */
 export class RollupWorker {
@@ -179,19 +193,27 @@ export class RollupWorker {
   private readonly pollMs: number;
   private readonly quietMs: number;
   private readonly maxLagMs: number;
+  private readonly ingestShare: number;
+  private readonly batch: number;
+  /** Until when (performance.now()) accounts still ingesting are left alone (ingestShare). */
+  private restUntil = 0;
 
   constructor(opts: RollupWorkerOptions = {}) {
     this.pollMs = opts.pollMs ?? 1_000;
     this.quietMs = opts.quietMs ?? 2_000;
     this.maxLagMs = opts.maxLagMs ?? 60_000;
+    this.ingestShare = opts.ingestShare ?? 0.25;
+    this.batch = opts.batch ?? ROLLUP_BATCH;
+    if (!(this.ingestShare > 0 && this.ingestShare <= 1)) throw new RangeError(`ingestShare must be in (0, 1], not ${this.ingestShare}`);
   }
 
-  /** Whether the account's pending events are due: ingest has paused, or the lag reached its bound. Returns the lag (s). */
-  private async due(accountId: string): Promise<{ due: boolean; lagSeconds: number }> {
+  /** Whether the account's pending events are due, and why; and the lag (s). */
+  private async due(accountId: string): Promise<{ due: Due; lagSeconds: number }> {
     const ages = await pendingAges(accountId);
-    if (!ages) return { due: false, lagSeconds: 0 };
+    if (!ages) return { due: null, lagSeconds: 0 };
     const now = Date.now();
-    return { due: now - ages.newest >= this.quietMs || now - ages.oldest >= this.maxLagMs, lagSeconds: Math.max(0, (now - ages.oldest) / 1000) };
+    const due: Due = now - ages.newest >= this.quietMs ? "quiet" : now - ages.oldest >= this.maxLagMs ? "lag" : null;
+    return { due, lagSeconds: Math.max(0, (now - ages.oldest) / 1000) };
   }
 
   start(): void {
@@ -209,7 +231,8 @@ export class RollupWorker {
 
   /**
    * One pass: every account behind whose events are due, one batch each in turn until none is due
-   * (up to date, ingesting, or held by another instance). Sets the lag metric: the largest lag seen.
+   * (up to date, ingesting and not yet at the lag bound, resting after a batch beside ingest
+   * (ingestShare), or held by another instance). Sets the lag metric: the largest lag seen.
    */
   async pass(): Promise<number> {
     let added = 0;
@@ -222,13 +245,15 @@ export class RollupWorker {
         if (this.stopping) break;
         const due = await this.due(accountId);
         lag = Math.max(lag, due.lagSeconds);
-        if (!due.due) continue;
+        if (!due.due || (due.due === "lag" && performance.now() < this.restUntil)) continue;
         const t0 = performance.now();
-        const n = await rollUpAccount(accountId);
+        const n = await rollUpAccount(accountId, this.batch);
+        const ms = performance.now() - t0;
+        if (due.due === "lag") this.restUntil = performance.now() + ms * (1 / this.ingestShare - 1);
         if (n) {
           added += n;
           still.push(accountId);
-          log.debug({ accountId, events: n, ms: Math.round(performance.now() - t0) }, "events added to the rollups");
+          log.debug({ accountId, events: n, ms: Math.round(ms), due: due.due }, "events added to the rollups");
         }
       }
       behind = still;
