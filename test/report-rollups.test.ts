@@ -231,11 +231,15 @@ describe("rollups", () => {
     });
     expect(r2.status, r2.text).toBe(202);
     expect(await worker.pass()).toBe(0);
-    await prisma.$executeRawUnsafe(
-      `UPDATE "Event" SET "receivedAt" = ${param(1)} WHERE "accountId" = ${param(2)} AND "id" > ${param(3)}`,
-      new Date(Date.now() - 7_200_000),
-      t.accountId,
-      await watermarkOf(prisma, t.accountId),
+    // Its ingest paused two hours ago.
+    const counted = await watermarkOf(prisma, t.accountId);
+    await withTransaction((tx) =>
+      tx.$executeRawUnsafe(
+        `UPDATE "Event" SET "receivedAt" = ${param(1)} WHERE "accountId" = ${param(2)} AND "id" > ${param(3)}`,
+        new Date(Date.now() - 7_200_000),
+        t.accountId,
+        counted,
+      ),
     );
     expect(await worker.pass()).toBe(25);
     expect((await rollupStatus([t.accountId]))[0]).toMatchObject({ pending: 0 });
