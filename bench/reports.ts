@@ -76,7 +76,7 @@ if (!values.child) {
   const cols = results.flatMap((r) => r.steps.map((s) => ({ r, s })));
   const label = (kind: string, n: number) => `${kind} ${n >= 1e6 ? `${n / 1e6}M` : fmt(n)}`;
   console.log(
-    `\nIngested through POST /events in requests of ${fmt(BATCH)}, rollup worker running, ${values.ordered ? "events in time order" : "times uniform over 28 days"}; reports: first page, default 30-day window, best of three rounds after a checkpoint\n`,
+    `\nIngested through POST /events in requests of ${fmt(BATCH)}, rollup worker running, ${values.ordered ? "events in time order" : "times uniform over 28 days"}; reports: first page, default 30-day window, best of three rounds (PostgreSQL: after a CHECKPOINT)\n`,
   );
   console.log(`| | ${cols.map(({ r, s }) => label(r.kind, s.events)).join(" | ")} |`);
   console.log(`|---|${cols.map(() => "---:").join("|")}|`);
@@ -141,8 +141,15 @@ const app = await benchServer(kind, "reports");
 const { rng } = await import("../src/seed/random.js");
 const { REPORTS } = await import("../src/domains/reports/registry.js");
 const { RollupWorker, rollupStatus } = await import("../src/domains/reports/rollupWorker.js");
-// As main.ts runs it beside the server (default poll).
-const worker = new RollupWorker();
+const { loadConfig } = await import("../src/config.js");
+// As main.ts runs it beside the server, with the same settings (ROLLUP_* from the environment).
+const config = loadConfig();
+const worker = new RollupWorker({
+  pollMs: config.ROLLUP_POLL_MS,
+  quietMs: config.ROLLUP_QUIET_MS,
+  maxLagMs: config.ROLLUP_MAX_LAG_MS,
+  ingestShare: config.ROLLUP_SHARE_WHILE_INGESTING,
+});
 worker.start();
 try {
   const random = rng(7);
