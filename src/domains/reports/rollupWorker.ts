@@ -22,23 +22,32 @@ const log = logger.child({ component: "rollup-worker" });
 /** Events added to the rollups per transaction: bounds a transaction's time (and SQLite's writer hold). */
 export const ROLLUP_BATCH = 50_000;
 
-/** Adds the account's events in (from, to] to the rollups and sets its watermark to `to`, inside `tx`. */
-async function addRange(tx: Tx, accountId: string, from: number, to: number): Promise<void> {
+/**
+ * Adds the account's events in (from, to] to the rollups and sets its watermark to `to`, inside
+ * `tx`. `rest(ms)`: until when workers leave the account alone while it still ingests, given how
+ * long the counting took (none: 0, not resting).
+ */
+async function addRange(tx: Tx, accountId: string, from: number, to: number, rest?: (countingMs: number) => number): Promise<void> {
+  const t0 = performance.now();
   for (const statement of rollupStatements(dbKind())) await tx.$executeRawUnsafe(statement, accountId, from, to);
+  const now = Date.now();
   await tx.$executeRawUnsafe(
-    `INSERT INTO "RollupWatermark" ("accountId", "eventId", "updatedAt") VALUES (${param(1)}, ${param(2)}, ${param(3)})
-     ON CONFLICT ("accountId") DO UPDATE SET "eventId" = excluded."eventId", "updatedAt" = excluded."updatedAt"`,
+    `INSERT INTO "RollupWatermark" ("accountId", "eventId", "updatedAt", "restUntil") VALUES (${param(1)}, ${param(2)}, ${param(3)}, ${param(4)})
+     ON CONFLICT ("accountId") DO UPDATE SET "eventId" = excluded."eventId", "updatedAt" = excluded."updatedAt", "restUntil" = excluded."restUntil"`,
     accountId,
     to,
-    Date.now(),
+    now,
+    rest ? Math.round(now + rest(performance.now() - t0)) : 0,
   );
 }
 
 /**
  * One step for one account: the next `batch` events above its watermark into the rollups. Returns
  * how many events were added, 0 when it was up to date, null when another instance holds the account.
+ * `ingestShare`: the account is still ingesting; the watermark records the rest that keeps the
+ * workers of every instance to this share of the time on it.
  */
-export async function rollUpAccount(accountId: string, batch = ROLLUP_BATCH): Promise<number | null> {
+export async function rollUpAccount(accountId: string, batch = ROLLUP_BATCH, ingestShare?: number): Promise<number | null> {
   return withTransaction(
     async (tx) => {
       if (!(await tryLockRollups(tx, accountId))) return null;
@@ -50,7 +59,7 @@ export async function rollUpAccount(accountId: string, batch = ROLLUP_BATCH): Pr
       );
       const n = Number(next!.n);
       if (!n) return 0;
-      await addRange(tx, accountId, from, Number(next!.to));
+      await addRange(tx, accountId, from, Number(next!.to), ingestShare ? (ms) => ms * (1 / ingestShare - 1) : undefined);
       return n;
     },
     { timeout: 600_000, maxWait: 30_000 },
@@ -83,9 +92,16 @@ function msOf(v: Date | string | number): number {
   return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
 }
 
-/** When the oldest and the newest event above the account's watermark were stored (null: none). Two index probes. */
-async function pendingAges(accountId: string): Promise<{ oldest: number; newest: number } | null> {
-  const watermark = await watermarkOf(prisma, accountId);
+/**
+ * When the oldest and the newest event above the account's watermark were stored (null: none), and
+ * until when the account rests (epoch ms). Two index probes and the watermark's row.
+ */
+async function pendingAges(accountId: string): Promise<{ oldest: number; newest: number; restUntil: number } | null> {
+  const [row] = await prisma.$queryRawUnsafe<{ eventId: number | bigint; restUntil: number | bigint }[]>(
+    `SELECT "eventId", "restUntil" FROM "RollupWatermark" WHERE "accountId" = ${param(1)}`,
+    accountId,
+  );
+  const watermark = row ? Number(row.eventId) : 0;
   const edge = async (order: "ASC" | "DESC") =>
     (
       await prisma.$queryRawUnsafe<{ receivedAt: Date | string }[]>(
@@ -96,7 +112,7 @@ async function pendingAges(accountId: string): Promise<{ oldest: number; newest:
     )[0]?.receivedAt;
   const oldest = await edge("ASC");
   const newest = await edge("DESC");
-  return oldest === undefined || newest === undefined ? null : { oldest: msOf(oldest), newest: msOf(newest) };
+  return oldest === undefined || newest === undefined ? null : { oldest: msOf(oldest), newest: msOf(newest), restUntil: Number(row?.restUntil ?? 0) };
 }
 
 export interface RollupStatus {
@@ -169,8 +185,10 @@ export interface RollupWorkerOptions {
   maxLagMs?: number;
   /**
    * While an account is still ingesting (due by the lag bound, not by a pause), the share of the
-   * time the worker spends counting (0 < share ≤ 1): after such a batch it leaves accounts that
-   * are still ingesting alone for (1 / share − 1) × the batch's duration. A burst faster than the
+   * time the workers spend counting it (0 < share ≤ 1): after such a batch they leave it alone for
+   * (1 / share − 1) × the batch's duration (recorded in its watermark row, so the workers of
+   * several instances do not take turns on it), and this worker leaves every account still
+   * ingesting alone as long (its own load stays within the share). A burst faster than the
    * worker can count is not slowed by it for the whole burst (the lag grows then anyway; the
    * reports read what is not counted raw), and the accounts whose ingest has paused are counted at
    * once. 1: back to back.
@@ -195,7 +213,7 @@ export class RollupWorker {
   private readonly maxLagMs: number;
   private readonly ingestShare: number;
   private readonly batch: number;
-  /** Until when (performance.now()) accounts still ingesting are left alone (ingestShare). */
+  /** Until when (performance.now()) this worker leaves accounts still ingesting alone (ingestShare). */
   private restUntil = 0;
 
   constructor(opts: RollupWorkerOptions = {}) {
@@ -212,7 +230,8 @@ export class RollupWorker {
     const ages = await pendingAges(accountId);
     if (!ages) return { due: null, lagSeconds: 0 };
     const now = Date.now();
-    const due: Due = now - ages.newest >= this.quietMs ? "quiet" : now - ages.oldest >= this.maxLagMs ? "lag" : null;
+    const resting = performance.now() < this.restUntil || now < ages.restUntil;
+    const due: Due = now - ages.newest >= this.quietMs ? "quiet" : now - ages.oldest >= this.maxLagMs && !resting ? "lag" : null;
     return { due, lagSeconds: Math.max(0, (now - ages.oldest) / 1000) };
   }
 
@@ -245,9 +264,9 @@ export class RollupWorker {
         if (this.stopping) break;
         const due = await this.due(accountId);
         lag = Math.max(lag, due.lagSeconds);
-        if (!due.due || (due.due === "lag" && performance.now() < this.restUntil)) continue;
+        if (!due.due) continue;
         const t0 = performance.now();
-        const n = await rollUpAccount(accountId, this.batch);
+        const n = await rollUpAccount(accountId, this.batch, due.due === "lag" ? this.ingestShare : undefined);
         const ms = performance.now() - t0;
         if (due.due === "lag") this.restUntil = performance.now() + ms * (1 / this.ingestShare - 1);
         if (n) {

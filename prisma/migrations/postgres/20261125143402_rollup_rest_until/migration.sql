@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "RollupWatermark" ADD COLUMN     "restUntil" BIGINT NOT NULL DEFAULT 0;
+
