@@ -7,6 +7,8 @@ describe("loadConfig", () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ PORT: 4000, GRAPHIQL: true, INTROSPECTION: true, GRAPHQL_MAX_DEPTH: 10, SHUTDOWN_DELAY_MS: 0 });
     expect(c.TEST_SLOW_ROUTE_MS).toBeUndefined();
+    expect(c.ROLLUP_SHARE_WHILE_INGESTING).toBe(0.25);
+    expect(loadConfig({ ROLLUP_SHARE_WHILE_INGESTING: "0.5" }).ROLLUP_SHARE_WHILE_INGESTING).toBe(0.5);
   });
 
   it("parses numbers and booleans from strings", () => {
@@ -23,6 +25,8 @@ describe("loadConfig", () => {
     ["GRAPHQL_MAX_TOKENS", "1.5"],
     ["SHUTDOWN_TIMEOUT_MS", "-1"],
     ["LOG_LEVEL", "loud"],
+    ["ROLLUP_SHARE_WHILE_INGESTING", "0"],
+    ["ROLLUP_SHARE_WHILE_INGESTING", "1.5"],
   ])("names %s when it is %s", (name, bad) => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });

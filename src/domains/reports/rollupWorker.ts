@@ -22,12 +22,15 @@ const log = logger.child({ component: "rollup-worker" });
 /** Events added to the rollups per transaction: bounds a transaction's time (and SQLite's writer hold). */
 export const ROLLUP_BATCH = 50_000;
 
+/** How long workers leave an account still ingesting alone after counting it for `countingMs` at `share` of the time. */
+const restMs = (countingMs: number, share: number) => countingMs * (1 / share - 1);
+
 /**
  * Adds the account's events in (from, to] to the rollups and sets its watermark to `to`, inside
- * `tx`. `rest(ms)`: until when workers leave the account alone while it still ingests, given how
- * long the counting took (none: 0, not resting).
+ * `tx`. `ingestShare`: the account is still ingesting; the watermark row records its rest
+ * (`restUntil`; otherwise 0, not resting).
  */
-async function addRange(tx: Tx, accountId: string, from: number, to: number, rest?: (countingMs: number) => number): Promise<void> {
+async function addRange(tx: Tx, accountId: string, from: number, to: number, ingestShare?: number): Promise<void> {
   const t0 = performance.now();
   for (const statement of rollupStatements(dbKind())) await tx.$executeRawUnsafe(statement, accountId, from, to);
   const now = Date.now();
@@ -37,7 +40,7 @@ async function addRange(tx: Tx, accountId: string, from: number, to: number, res
     accountId,
     to,
     now,
-    rest ? Math.round(now + rest(performance.now() - t0)) : 0,
+    ingestShare ? Math.round(now + restMs(performance.now() - t0, ingestShare)) : 0,
   );
 }
 
@@ -59,7 +62,7 @@ export async function rollUpAccount(accountId: string, batch = ROLLUP_BATCH, ing
       );
       const n = Number(next!.n);
       if (!n) return 0;
-      await addRange(tx, accountId, from, Number(next!.to), ingestShare ? (ms) => ms * (1 / ingestShare - 1) : undefined);
+      await addRange(tx, accountId, from, Number(next!.to), ingestShare);
       return n;
     },
     { timeout: 600_000, maxWait: 30_000 },
@@ -268,7 +271,7 @@ export class RollupWorker {
         const t0 = performance.now();
         const n = await rollUpAccount(accountId, this.batch, due.due === "lag" ? this.ingestShare : undefined);
         const ms = performance.now() - t0;
-        if (due.due === "lag") this.restUntil = performance.now() + ms * (1 / this.ingestShare - 1);
+        if (due.due === "lag") this.restUntil = performance.now() + restMs(ms, this.ingestShare);
         if (n) {
           added += n;
           still.push(accountId);
