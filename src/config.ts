@@ -11,6 +11,13 @@ const Env = z.object({
     .string()
     .regex(/^(file:|postgres(ql)?:\/\/)/, "must start with file: (SQLite) or postgresql:// (PostgreSQL)")
     .default("file:./data/guidegate.db"),
+  // PostgreSQL connections of one instance (src/db/postgres.ts): one pool for Prisma and the direct
+  // reads, a request waits at most DATABASE_POOL_TIMEOUT_MS for one of them (then 503 Retry-After);
+  // pg-boss (copy jobs, webhook deliveries) has JOB_QUEUE_POOL_SIZE of its own; the auth-change
+  // listener holds one more. See docs/production.md, "PostgreSQL connections".
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),
+  JOB_QUEUE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(3),
   CORS_ORIGINS: z.string().default("*"),
   GRAPHIQL: bool.default(true),
   INTROSPECTION: bool.default(true),

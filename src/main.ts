@@ -6,7 +6,7 @@ import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
 import { loadConfig } from "./config.js";
 import { initEncryption } from "./crypto.js";
-import { configureDatabase, dbKind, prepareDb, prisma } from "./db/index.js";
+import { configureDatabase, dbKind, disconnectDb, prepareDb } from "./db/index.js";
 import { migrate } from "./db/migrate.js";
 import { closeQueue } from "./domains/copyJobs/queue.js";
 import { CopyJobWorker } from "./domains/copyJobs/worker.js";
@@ -102,7 +102,7 @@ async function shutdown(signal: string) {
       await closeQueue();
       await flushKeyUsage();
       await closeApp();
-      await prisma.$disconnect();
+      await disconnectDb();
     },
   });
   logger.info({ drained }, "stopped");

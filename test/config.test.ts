@@ -9,6 +9,8 @@ describe("loadConfig", () => {
     expect(c.TEST_SLOW_ROUTE_MS).toBeUndefined();
     expect(c.ROLLUP_SHARE_WHILE_INGESTING).toBe(0.25);
     expect(loadConfig({ ROLLUP_SHARE_WHILE_INGESTING: "0.5" }).ROLLUP_SHARE_WHILE_INGESTING).toBe(0.5);
+    expect(c).toMatchObject({ DATABASE_POOL_SIZE: 10, DATABASE_POOL_TIMEOUT_MS: 5000, JOB_QUEUE_POOL_SIZE: 3 });
+    expect(loadConfig({ DATABASE_POOL_SIZE: "25", JOB_QUEUE_POOL_SIZE: "1" })).toMatchObject({ DATABASE_POOL_SIZE: 25, JOB_QUEUE_POOL_SIZE: 1 });
   });
 
   it("parses numbers and booleans from strings", () => {
@@ -27,6 +29,9 @@ describe("loadConfig", () => {
     ["LOG_LEVEL", "loud"],
     ["ROLLUP_SHARE_WHILE_INGESTING", "0"],
     ["ROLLUP_SHARE_WHILE_INGESTING", "1.5"],
+    ["DATABASE_POOL_SIZE", "0"],
+    ["DATABASE_POOL_TIMEOUT_MS", "soon"],
+    ["JOB_QUEUE_POOL_SIZE", "0"],
   ])("names %s when it is %s", (name, bad) => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });

@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../admin.js";
 import { requestScope } from "../audit/requestScope.js";
 import { loadConfig } from "../config.js";
-import { configureDatabase, prepareDb, prisma } from "../db/index.js";
+import { configureDatabase, disconnectDb, prepareDb } from "../db/index.js";
 import { migrate } from "../db/migrate.js";
 import { writePolicy } from "../domains/index.js";
 import { DEMO_EMAIL, seedDemo } from "../seed/demo.js";
@@ -146,7 +146,7 @@ async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } finally {
-    await prisma.$disconnect();
+    await disconnectDb();
   }
 }
 

@@ -9,12 +9,20 @@
 // Prisma's (onQuery: metrics, the tests' SQL counts).
 //   - SQLite: a read-only connection of its own (WAL: it sees the last commit, never waits for a
 //     writer), better-sqlite3's synchronous statements.
-//   - PostgreSQL: a small pool of its own (DIRECT_POOL connections besides Prisma's), named
-//     prepared statements, timestamps read as UTC.
+//   - PostgreSQL: the pool Prisma's adapter uses too (./postgres.ts: one DATABASE_POOL_SIZE for
+//     both), named prepared statements, timestamps read and written as UTC.
+// The statements are few and fixed: every SQL text is built from a bounded set of shapes (a
+// client's values are parameters, never text), so the prepared statements of a connection stay
+// few. The SQLite map is bounded all the same.
+//
+// A direct read sees committed data only: inside withTransaction() it would miss the
+// transaction's own writes, so it refuses to run there (read through the transaction client).
 import Database from "better-sqlite3";
-import pg from "pg";
+import { inTransaction } from "../audit/recorder.js";
 import { isPostgresUrl, loadConfig } from "../config.js";
+import { modelColumns } from "./columns.js";
 import { sqliteFile } from "./migrate.js";
+import { sharedPool } from "./postgres.js";
 
 /** One read in both dialects: `?` placeholders on SQLite, `$1…` on PostgreSQL, the same parameters. */
 export interface DirectQuery {
@@ -35,7 +43,8 @@ export function observeDirectReads(fn: Observer): void {
   observe = fn;
 }
 
-const DIRECT_POOL = 4;
+/** The most SQLite statements kept prepared (least recently used dropped): far above the shapes the code builds. */
+const SQLITE_STATEMENTS = 200;
 
 interface Driver {
   all<T>(q: DirectQuery, params: unknown[]): T[] | Promise<T[]>;
@@ -52,7 +61,10 @@ function sqliteDriver(file: string): Driver {
   return {
     all<T>(q: DirectQuery, params: unknown[]) {
       let stmt = statements.get(q.sqlite);
-      if (!stmt) statements.set(q.sqlite, (stmt = db.prepare(q.sqlite)));
+      if (stmt) statements.delete(q.sqlite);
+      else stmt = db.prepare(q.sqlite);
+      statements.set(q.sqlite, stmt);
+      if (statements.size > SQLITE_STATEMENTS) statements.delete(statements.keys().next().value!);
       observe(q.sqlite);
       return stmt.all(...(q.sqliteArgs ? q.sqliteArgs.map((i) => params[i]) : params)) as T[];
     },
@@ -60,25 +72,15 @@ function sqliteDriver(file: string): Driver {
   };
 }
 
-// timestamp(3) without time zone holds UTC: read it as such, not in the process's local zone.
-const TIMESTAMP = 1114;
-const utc = (text: string) => new Date(`${text.replace(" ", "T")}Z`);
-
 function postgresDriver(connectionString: string): Driver {
-  const pool = new pg.Pool({
-    connectionString,
-    max: DIRECT_POOL,
-    application_name: "guidegate-direct-reads",
-    types: { getTypeParser: ((oid: number, format?: string) => (oid === TIMESTAMP ? utc : pg.types.getTypeParser(oid, format as "text"))) as never },
-  });
-  // An idle connection the server dropped (a restart, a dropped test database) must not crash the process.
-  pool.on("error", () => {});
+  const pool = sharedPool(connectionString);
   return {
     async all<T>(q: DirectQuery, params: unknown[]) {
       observe(q.postgres);
       return (await pool.query({ name: q.name, text: q.postgres, values: params })).rows as T[];
     },
-    close: () => pool.end(),
+    // The pool is Prisma's too: src/db/index.ts closes it.
+    close: async () => {},
   };
 }
 
@@ -94,6 +96,8 @@ export const directDialect = (): "sqlite" | "postgres" => (isPostgresUrl((url ??
 
 /** Runs one prepared read; rows as the driver returns them. */
 export function directRead<T>(q: DirectQuery, params: unknown[]): T[] | Promise<T[]> {
+  if (inTransaction())
+    throw new Error(`direct read ${q.name} inside a transaction: it would not see the transaction's own writes; read through the transaction client`);
   return open().all<T>(q, params);
 }
 
@@ -109,7 +113,28 @@ export function dateOf(value: unknown): Date {
   return value instanceof Date ? value : new Date(typeof value === "string" && !/[zZ]|[+-]\d\d:\d\d$/.test(value) ? `${value}Z` : (value as string));
 }
 
-/** A Date as SQLite stores it (Prisma's ISO text), for comparisons in SQL; PostgreSQL takes the Date. */
-export function storedDate(d: Date): Date | string {
-  return directDialect() === "sqlite" ? d.toISOString().replace("Z", "+00:00") : d;
+/**
+ * A Date as a parameter compared with a DateTime column: SQLite's stored form (Prisma's ISO text),
+ * PostgreSQL's UTC ISO text (a `timestamp` column drops the zone, so it must be UTC's; never the
+ * driver's local-time rendering of a Date).
+ */
+export function storedDate(d: Date): string {
+  return directDialect() === "sqlite" ? d.toISOString().replace("Z", "+00:00") : d.toISOString();
+}
+
+/**
+ * A row of `model` read directly, its values turned into what Prisma's findMany returns, by the
+ * column types of the schema (./columns.ts): DateTime from epoch ms or stored text to a Date,
+ * SQLite's 0/1 to a boolean, BigInt to a bigint. Other keys of the row are left as they are.
+ */
+export function asPrismaRow<R extends Record<string, unknown>>(model: string, row: R): R {
+  const r = row as Record<string, unknown>;
+  for (const c of modelColumns(model)) {
+    const v = r[c.name];
+    if (v === undefined || v === null) continue;
+    if (c.type === "DateTime") r[c.name] = typeof v === "number" ? new Date(v) : dateOf(v);
+    else if (c.type === "Boolean") r[c.name] = Boolean(v);
+    else if (c.type === "BigInt") r[c.name] = BigInt(v as number | string);
+  }
+  return row;
 }

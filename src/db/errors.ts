@@ -13,6 +13,8 @@ export type DbErrorKind =
 const CONFLICT_CODES = new Set(["40P01", "40001", "P2034", "SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED"]);
 const CONFLICT_KINDS = new Set(["TransactionWriteConflict", "SocketTimeout"]);
 const CONFLICT_TEXT = /deadlock detected|could not serialize access|database is locked|SQLITE_BUSY/i;
+/** node-postgres' pool found no free connection within DATABASE_POOL_TIMEOUT_MS (./postgres.ts). */
+const POOL_TIMEOUT_TEXT = /timeout exceeded when trying to connect/i;
 
 type Info = { code?: unknown; kind?: unknown; originalCode?: unknown; message?: unknown; meta?: Record<string, unknown>; cause?: unknown };
 
@@ -35,6 +37,7 @@ export function dbErrorKind(err: unknown): DbErrorKind | null {
     if (CONFLICT_CODES.has(String(e.code)) || CONFLICT_CODES.has(String(e.originalCode)) || CONFLICT_KINDS.has(String(e.kind))) return "conflict";
     if (e.kind === "postgres" && (e.code === "40P01" || e.code === "40001")) return "conflict";
     if (typeof e.message === "string" && CONFLICT_TEXT.test(e.message)) return "conflict";
+    if (typeof e.message === "string" && POOL_TIMEOUT_TEXT.test(e.message)) return "unavailable";
     if (e.kind === "UniqueConstraintViolation") return "unique";
     if (e.kind === "ForeignKeyConstraintViolation") return "foreignKey";
   }

@@ -18,6 +18,7 @@ import { logger } from "../logger.js";
 import { closeDirectReads, observeDirectReads } from "./direct.js";
 import { isRetryableTransactionError } from "./errors.js";
 import { sqliteFile } from "./migrate.js";
+import { closeSharedPool, sharedPool } from "./postgres.js";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => ...)` callbacks. */
@@ -65,8 +66,9 @@ function sqliteAdapter(url: string) {
   return factory;
 }
 
+/** Prisma runs on the process's one pool (./postgres.ts), which the direct reads share. */
 function postgresAdapter(connectionString: string) {
-  const factory = new PrismaPg({ connectionString, max: 10 });
+  const factory = new PrismaPg(sharedPool(connectionString));
   const connect = factory.connect.bind(factory);
   factory.connect = async () => {
     const adapter = observedQueries(await connect());
@@ -268,7 +270,9 @@ export async function prepareDb(): Promise<void> {
 /** Closes every connection (shutdown, CLI exit, tests). */
 export async function disconnectDb(): Promise<void> {
   await closeDirectReads();
-  if (!clients) return;
-  const { reader, writer } = clients;
-  await Promise.all([...new Set([reader, writer])].map((c) => c.$disconnect()));
+  if (clients) {
+    const { reader, writer } = clients;
+    await Promise.all([...new Set([reader, writer])].map((c) => c.$disconnect()));
+  }
+  await closeSharedPool();
 }

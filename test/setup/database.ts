@@ -46,7 +46,7 @@ const { configureDatabase } = await import("../../src/db/index.js");
 configureDatabase((await import("../../src/domains/index.js")).writePolicy);
 
 afterAll(async () => {
-  const { prisma } = await import("../../src/db/index.js");
-  await prisma.$disconnect();
+  const { disconnectDb } = await import("../../src/db/index.js");
+  await disconnectDb();
   await drop();
 });

@@ -5,7 +5,8 @@
 // (createdAt or updatedAt, id), keyset after the cursor.
 import { createHash } from "node:crypto";
 import type { GraphQLResolveInfo } from "graphql";
-import { directDialect, directRead, storedDate } from "../../db/direct.js";
+import { modelColumns } from "../../db/columns.js";
+import { asPrismaRow, directDialect, directRead, storedDate } from "../../db/direct.js";
 import { selectsChild } from "../../schema/selection.js";
 
 export interface ContentPageFilter {
@@ -19,23 +20,6 @@ export interface ContentPageFilter {
   parentId?: string | null;
 }
 
-/** The Content columns a page row carries (what Prisma's findMany returns). */
-export const CONTENT_COLUMNS = [
-  "id",
-  "accountId",
-  "title",
-  "type",
-  "url",
-  "source",
-  "description",
-  "descriptionMd",
-  "state",
-  "stage",
-  "parentId",
-  "ownerId",
-  "createdAt",
-  "updatedAt",
-];
 /**
  * The Tag columns a read carries with each content's tags, from what the document selects: null
  * when it does not select `tags`; otherwise id and name (Content.tags orders by name, a tag's
@@ -75,6 +59,17 @@ export const epochMs = (dialect: "sqlite" | "postgres", column: string) =>
     ? `(extract(epoch from ${column}) * 1000)::float8`
     : `(CAST(strftime('%s', ${column}) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER))`;
 
+/**
+ * Every Content column of the schema (./columns.ts), as Prisma's findMany returns them once
+ * asPrismaRow has converted the row: DateTime columns leave the database as epoch ms (parsing 2,000
+ * ISO strings a page cost more than the read).
+ */
+export function contentColumnsSql(dialect: "sqlite" | "postgres", alias: string): string {
+  return modelColumns("Content")
+    .map(({ name, type }) => (type === "DateTime" ? `${epochMs(dialect, `${alias}.${q(name)}`)} AS ${q(name)}` : `${alias}.${q(name)}`))
+    .join(", ");
+}
+
 /** The statement for one combination of filters (a prepared statement per combination, a handful in practice). */
 function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: "createdAt" | "updatedAt", after: boolean, tags: TagColumns) {
   const params: string[] = [];
@@ -83,8 +78,10 @@ function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: 
   const where = [`c."accountId" = ${p()}`];
   params.push("accountId");
   if (f.state?.length) {
-    where.push(`c."state" IN (${f.state.map(() => p()).join(", ")})`);
-    params.push(...f.state.map((_, i) => `state.${i}`));
+    // One parameter whatever the list's length: the SQL text (and so the prepared statements and
+    // this module's cache) must not grow with what a client sends.
+    where.push(dialect === "postgres" ? `c."state" = ANY(${p()}::text[])` : `c."state" IN (SELECT value FROM json_each(${p()}))`);
+    params.push("state");
   }
   for (const k of ["stage", "type", "parentId"] as const) {
     if (f[k]) {
@@ -115,17 +112,14 @@ function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: 
   }
   const tagsColumn = tags ? `, ${tagsJsonSql(dialect, "c", tags)} AS "tags"` : "";
   // The page is chosen first (a CTE), then its rows' tags are aggregated: one statement either way.
-  // Times leave the database as epoch ms: parsing 2,000 ISO strings a page cost more than the read.
-  const columns = CONTENT_COLUMNS.map((col) =>
-    col === "createdAt" || col === "updatedAt" ? `${epochMs(dialect, `c.${q(col)}`)} AS ${q(col)}` : `c.${q(col)}`,
-  );
   const sql =
-    `WITH c AS (SELECT ${columns.join(", ")} FROM "Content" c WHERE ${where.join(" AND ")} ` +
+    `WITH c AS (SELECT ${contentColumnsSql(dialect, "c")} FROM "Content" c WHERE ${where.join(" AND ")} ` +
     `ORDER BY c.${q(field)}, c."id" LIMIT ${p()}) SELECT c.*${tagsColumn} FROM c ORDER BY c.${q(field)}, c."id"`;
   params.push("take");
   return { sql, params };
 }
 
+/** One statement per combination of which filters are present (bounded: 2^9 × the tag-column choices, a handful in practice). */
 const cache = new Map<string, { name: string; sqlite: string; postgres: string; params: string[] }>();
 
 /**
@@ -143,7 +137,7 @@ export async function contentPage(
   const dialect = directDialect();
   const key = JSON.stringify([
     dialect,
-    Boolean(f.state?.length) && f.state!.length,
+    !!f.state?.length,
     !!f.stage,
     !!f.type,
     !!f.parentId,
@@ -162,8 +156,9 @@ export async function contentPage(
     cache.set(key, stmt);
   }
   const values = stmt.params.map((name) => {
-    if (name.startsWith("state.")) return f.state![Number(name.slice(6))];
     switch (name) {
+      case "state":
+        return dialect === "postgres" ? [...new Set(f.state)] : JSON.stringify([...new Set(f.state)]);
       case "accountId":
         return accountId;
       case "createdAfter":
@@ -182,8 +177,7 @@ export async function contentPage(
   });
   const rows = await directRead<Row>(stmt, values);
   for (const r of rows) {
-    r.createdAt = new Date(Number(r.createdAt));
-    r.updatedAt = new Date(Number(r.updatedAt));
+    asPrismaRow("Content", r);
     if (tags) r.tags = JSON.parse(r.tags as string);
   }
   return rows;

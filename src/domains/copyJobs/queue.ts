@@ -17,7 +17,8 @@ export function pgBoss(): Promise<PgBoss> {
   boss ??= (async () => {
     // Loaded on PostgreSQL only (SQLite runs the in-process worker).
     const { default: PgBossClass } = await import("pg-boss");
-    const b = new PgBossClass({ connectionString: loadConfig().DATABASE_URL, schema: "pgboss", max: 4, schedule: false });
+    const config = loadConfig();
+    const b = new PgBossClass({ connectionString: config.DATABASE_URL, schema: "pgboss", max: config.JOB_QUEUE_POOL_SIZE, schedule: false });
     b.on("error", (err) => log.error({ err }, "pg-boss error"));
     await b.start();
     await b.createQueue(QUEUE, { name: QUEUE, retryLimit: 8, retryDelay: 1, retryBackoff: true, expireInSeconds: 3600 });

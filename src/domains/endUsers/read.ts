@@ -3,11 +3,10 @@
 // shapes it for `{ include: { values: true, actions: … } }`, so `custom`, `userActionCount` and
 // `userActions` resolve from the row itself. What B14 (and every segment evaluation's user)
 // reads on each page view of a customer's users.
-import { dateOf, directDialect, directRead } from "../../db/direct.js";
+import { columnNames } from "../../db/columns.js";
+import { asPrismaRow, directDialect, directRead } from "../../db/direct.js";
 
 type Row = Record<string, unknown>;
-const VALUE_COLUMNS = ["field", "type", "text", "num", "bool", "time"];
-const ACTION_COLUMNS = ["actionId", "count", "value"];
 
 function sql(dialect: "sqlite" | "postgres", values: boolean, actions: boolean): string {
   const obj = (cols: string[], alias: string) =>
@@ -18,10 +17,13 @@ function sql(dialect: "sqlite" | "postgres", values: boolean, actions: boolean):
       ? `COALESCE((SELECT json_agg(${obj(cols, alias)} ORDER BY ${alias}."${key}" COLLATE "C") FROM "${table}" ${alias} WHERE ${alias}."endUserId" = u."id"), '[]')::text`
       : `(SELECT json_group_array(${obj(cols, "s")}) FROM (SELECT * FROM "${table}" ${alias} WHERE ${alias}."endUserId" = u."id" ORDER BY ${alias}."${key}") s)`;
   const p = (n: number) => (dialect === "postgres" ? `$${n}` : "?");
+  // Every column of the three models (src/db/columns.ts): the rows Prisma's include would return.
   return (
-    `SELECT u."id", u."accountId", u."externalId", u."createdAt", u."updatedAt"` +
-    (values ? `, ${agg("EndUserValue", "v", VALUE_COLUMNS, "field")} AS "values"` : "") +
-    (actions ? `, ${agg("EndUserAction", "a", ACTION_COLUMNS, "actionId")} AS "actions"` : "") +
+    `SELECT ${columnNames("EndUser")
+      .map((c) => `u."${c}"`)
+      .join(", ")}` +
+    (values ? `, ${agg("EndUserValue", "v", columnNames("EndUserValue"), "field")} AS "values"` : "") +
+    (actions ? `, ${agg("EndUserAction", "a", columnNames("EndUserAction"), "actionId")} AS "actions"` : "") +
     ` FROM "EndUser" u WHERE u."accountId" = ${p(1)} AND u."externalId" = ${p(2)}`
   );
 }
@@ -40,16 +42,9 @@ export async function endUserWith(accountId: string, externalId: string, with_: 
   }
   const [row] = await directRead<Row>(stmt, [accountId, externalId]);
   if (!row) return null;
-  row.createdAt = dateOf(row.createdAt);
-  row.updatedAt = dateOf(row.updatedAt);
-  if (with_.values) {
-    row.values = (JSON.parse(row.values as string) as Row[]).map((v) => ({
-      ...v,
-      // SQLite's JSON has no booleans: 0/1.
-      bool: v.bool == null ? null : Boolean(v.bool),
-      time: v.time == null ? null : dateOf(v.time),
-    }));
-  }
-  if (with_.actions) row.actions = JSON.parse(row.actions as string) as Row[];
+  asPrismaRow("EndUser", row);
+  // SQLite's JSON has no booleans (0/1) and both carry times as text: converted by column type.
+  if (with_.values) row.values = (JSON.parse(row.values as string) as Row[]).map((v) => asPrismaRow("EndUserValue", v));
+  if (with_.actions) row.actions = (JSON.parse(row.actions as string) as Row[]).map((a) => asPrismaRow("EndUserAction", a));
   return row;
 }

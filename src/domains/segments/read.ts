@@ -8,27 +8,36 @@
 //      values are decrypted first, which SQL could not do);
 //   2. the segment's content in order, with its tags and, per content, whether the user completed
 //      it (a flow_completed or task_completed event), in one statement.
-import { dateOf, directDialect, directRead } from "../../db/direct.js";
-import { CONTENT_COLUMNS, epochMs, type TagColumns, tagsJsonSql } from "../content/page.js";
+import { columnNames } from "../../db/columns.js";
+import { asPrismaRow, dateOf, directDialect, directRead } from "../../db/direct.js";
+import { contentColumnsSql, type TagColumns, tagsJsonSql } from "../content/page.js";
 import { decodeValue, type StoredValue } from "../endUsers/fields.js";
 import { completionTypeSql } from "./progress.js";
 import { fieldsOf, type Rule } from "./rules.js";
 
 type Row = Record<string, unknown>;
 
-const SEGMENT = {
-  name: "segment_row",
-  sqlite: `SELECT "id", "accountId", "name", "rule", "createdAt", "updatedAt" FROM "Segment" WHERE "id" = ? AND "accountId" = ?`,
-  postgres: `SELECT "id", "accountId", "name", "rule", "createdAt", "updatedAt" FROM "Segment" WHERE "id" = $1 AND "accountId" = $2`,
-};
+/** The segment's row, every column of the schema (src/db/columns.ts); built on first use. */
+let segment: { name: string; sqlite: string; postgres: string } | undefined;
+function segmentStatement() {
+  const columns = columnNames("Segment")
+    .map((c) => `"${c}"`)
+    .join(", ");
+  segment ??= {
+    name: "segment_row",
+    sqlite: `SELECT ${columns} FROM "Segment" WHERE "id" = ? AND "accountId" = ?`,
+    postgres: `SELECT ${columns} FROM "Segment" WHERE "id" = $1 AND "accountId" = $2`,
+  };
+  return segment;
+}
 
 /** The account's segment `id` as Prisma returns it (null: none), for reads of its own fields. */
 export async function segmentRow(accountId: string, id: string) {
-  const [row] = await directRead<{ id: string; accountId: string; name: string; rule: string; createdAt: unknown; updatedAt: unknown }>(SEGMENT, [
+  const [row] = await directRead<{ id: string; accountId: string; name: string; rule: string; createdAt: Date; updatedAt: Date }>(segmentStatement(), [
     id,
     accountId,
   ]);
-  return row ? { ...row, createdAt: dateOf(row.createdAt), updatedAt: dateOf(row.updatedAt) } : null;
+  return row ? asPrismaRow("Segment", row) : null;
 }
 
 const VALUES = {
@@ -110,14 +119,10 @@ export function withLinked(read: (path: string) => unknown, linked: Map<string, 
 }
 
 function contentSql(dialect: "sqlite" | "postgres", tagColumns: TagColumns): string {
-  const q = (c: string) => `"${c}"`;
   const p = (n: number) => (dialect === "postgres" ? `$${n}` : "?");
   const tags = tagColumns ? `${tagsJsonSql(dialect, "c", tagColumns)} AS "tags",` : "";
   // The segment's rows first (a CTE), then their tags and the user's completions: one statement.
-  const columns = CONTENT_COLUMNS.map((col) =>
-    col === "createdAt" || col === "updatedAt" ? `${epochMs(dialect, `x.${q(col)}`)} AS ${q(col)}` : `x.${q(col)}`,
-  );
-  return `WITH c AS (SELECT ${columns.join(", ")}, sc."position" FROM "SegmentContent" sc JOIN "Content" x ON x."id" = sc."contentId" WHERE sc."segmentId" = ${p(1)})
+  return `WITH c AS (SELECT ${contentColumnsSql(dialect, "x")}, sc."position" FROM "SegmentContent" sc JOIN "Content" x ON x."id" = sc."contentId" WHERE sc."segmentId" = ${p(1)})
     SELECT c.*, ${tags}
     EXISTS (SELECT 1 FROM "Event" e WHERE e."accountId" = ${p(2)} AND e."flowId" = c."id" AND ${completionTypeSql("e")} AND e."endUserId" = ${p(3)}) AS "done"
     FROM c ORDER BY c."position"`;
@@ -145,10 +150,8 @@ export async function orderedContentFor(segmentId: string, accountId: string, en
   const shaped = rows.map((r): Row & { id: string } => {
     const { done: _done, tags: tagsJson, position: _position, ...content } = r;
     return {
-      ...content,
+      ...asPrismaRow("Content", content),
       id: String(r.id),
-      createdAt: new Date(Number(r.createdAt)),
-      updatedAt: new Date(Number(r.updatedAt)),
       ...(tags ? { tags: JSON.parse(tagsJson as string) } : {}),
     };
   });
