@@ -9,6 +9,8 @@ describe("loadConfig", () => {
     expect(c.TEST_SLOW_ROUTE_MS).toBeUndefined();
     expect(c.ROLLUP_SHARE_WHILE_INGESTING).toBe(0.25);
     expect(loadConfig({ ROLLUP_SHARE_WHILE_INGESTING: "0.5" }).ROLLUP_SHARE_WHILE_INGESTING).toBe(0.5);
+    expect(c).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 500, GRAPHQL_CACHE_BYTES: 1_048_576 });
+    expect(loadConfig({ GRAPHQL_CACHE_ENTRIES: "50", GRAPHQL_CACHE_BYTES: "65536" })).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 50, GRAPHQL_CACHE_BYTES: 65536 });
   });
 
   it("parses numbers and booleans from strings", () => {
@@ -27,6 +29,10 @@ describe("loadConfig", () => {
     ["LOG_LEVEL", "loud"],
     ["ROLLUP_SHARE_WHILE_INGESTING", "0"],
     ["ROLLUP_SHARE_WHILE_INGESTING", "1.5"],
+    ["GRAPHQL_CACHE_ENTRIES", "0"],
+    ["GRAPHQL_CACHE_ENTRIES", "many"],
+    ["GRAPHQL_CACHE_BYTES", "1000"],
+    ["GRAPHQL_CACHE_BYTES", "1.5e6x"],
   ])("names %s when it is %s", (name, bad) => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });
