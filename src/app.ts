@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import cors from "cors";
 import express, { type NextFunction, type Request, type Response } from "express";
+import type { DocumentNode } from "graphql";
 import { createYoga } from "graphql-yoga";
 import { requestScope } from "./audit/requestScope.js";
 import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity.js";
@@ -17,7 +18,7 @@ import { configureWebhooks } from "./domains/webhooks/settings.js";
 import { knownError } from "./errors.js";
 import { armorPlugins } from "./graphql/armor.js";
 import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
-import { AcceptedQueries, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
+import { AcceptedQueries, answerHandedOverResults, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { maskError } from "./graphql/masking.js";
 import { preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
@@ -38,6 +39,7 @@ import { JSON_BODY_LIMIT_BYTES, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
 import { rejectUndecodableUrls } from "./rest/urlDecoding.js";
 import { schema } from "./schema/index.js";
+import { textCache } from "./textCache.js";
 import { reportViewerRouter } from "./viewer/index.js";
 
 type ServerContext = { req: Request; res: Response };
@@ -74,7 +76,11 @@ export function createApp(config: Config) {
   const routeLabel = routeLabeler(routes.map(({ method, path, name }) => ({ method, path, name })));
   collectMetrics();
   const compiled = new CompiledDocuments(schema);
-  const accepted = new AcceptedQueries();
+  // Every cache keyed by the text a client sends is bounded (src/textCache.ts): Yoga's own parse
+  // caches (its defaults keep 1,024 texts of any size) and the fast path's accepted queries.
+  const textLimits = { entries: config.GRAPHQL_CACHE_ENTRIES, bytes: config.GRAPHQL_CACHE_BYTES };
+  const parsed = { documentCache: textCache<DocumentNode>(textLimits), errorCache: textCache<object>(textLimits) };
+  const accepted = new AcceptedQueries(textLimits);
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -97,6 +103,7 @@ export function createApp(config: Config) {
       }),
       graphqlMetricsPlugin(),
       useCompiledExecution(compiled),
+      answerHandedOverResults(),
       recordAcceptedQueries(accepted),
     ],
     // CORS is the app's one policy (the cors middleware below, CORS_ORIGINS), not Yoga's own.
@@ -104,6 +111,7 @@ export function createApp(config: Config) {
     // A request the fast path handed over keeps its context: its identity and rate-limit points.
     context: ({ request, req, res }) => handedOverContext(res) ?? createContext(request.headers, req, res, rateLimiter, preauthenticated(request)),
     maskedErrors: { maskError },
+    parserAndValidationCache: parsed,
   });
 
   const app = express();
@@ -190,5 +198,7 @@ export function createApp(config: Config) {
     lifecycle,
     trusted,
     accepted,
+    compiled,
+    parsed,
   };
 }

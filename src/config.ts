@@ -39,6 +39,11 @@ const Env = z.object({
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(15),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(1).default(2000),
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(0).default(50),
+  // Caches keyed by the document text clients send (parsed documents, parse errors, the fast path's
+  // accepted queries; src/textCache.ts): each keeps at most this many texts and this many bytes of
+  // them. A parsed document takes about 100 times its text in heap, so 1 MiB of texts is ~100 MB.
+  GRAPHQL_CACHE_ENTRIES: z.coerce.number().int().min(1).default(500),
+  GRAPHQL_CACHE_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
   // Graceful shutdown: readiness is false for SHUTDOWN_DELAY_MS before the listener closes (give the
   // load balancer time to notice), and everything must have drained by SHUTDOWN_TIMEOUT_MS.
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),

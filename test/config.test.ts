@@ -11,6 +11,8 @@ describe("loadConfig", () => {
     expect(loadConfig({ ROLLUP_SHARE_WHILE_INGESTING: "0.5" }).ROLLUP_SHARE_WHILE_INGESTING).toBe(0.5);
     expect(c).toMatchObject({ DATABASE_POOL_SIZE: 10, DATABASE_POOL_TIMEOUT_MS: 5000, JOB_QUEUE_POOL_SIZE: 3 });
     expect(loadConfig({ DATABASE_POOL_SIZE: "25", JOB_QUEUE_POOL_SIZE: "1" })).toMatchObject({ DATABASE_POOL_SIZE: 25, JOB_QUEUE_POOL_SIZE: 1 });
+    expect(c).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 500, GRAPHQL_CACHE_BYTES: 1_048_576 });
+    expect(loadConfig({ GRAPHQL_CACHE_ENTRIES: "50", GRAPHQL_CACHE_BYTES: "65536" })).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 50, GRAPHQL_CACHE_BYTES: 65536 });
   });
 
   it("parses numbers and booleans from strings", () => {
@@ -32,6 +34,10 @@ describe("loadConfig", () => {
     ["DATABASE_POOL_SIZE", "0"],
     ["DATABASE_POOL_TIMEOUT_MS", "soon"],
     ["JOB_QUEUE_POOL_SIZE", "0"],
+    ["GRAPHQL_CACHE_ENTRIES", "0"],
+    ["GRAPHQL_CACHE_ENTRIES", "many"],
+    ["GRAPHQL_CACHE_BYTES", "1000"],
+    ["GRAPHQL_CACHE_BYTES", "1.5e6x"],
   ])("names %s when it is %s", (name, bad) => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });

@@ -11,6 +11,7 @@ import { regularMediaType } from "../src/graphql/fastPath.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
 import { call, type Reply, sqlOf, type Tenant, tenant } from "./helpers.js";
+import { shape } from "./sql.js";
 
 let app: ReturnType<typeof createApp>;
 let url: string;
@@ -132,6 +133,39 @@ describe("POST /graphql fast path", () => {
     const next = await postJson({ query, variables: { a: t.accountId, first: 1 } });
     expect(Number(failed.headers.get("ratelimit-remaining"))).toBe(remaining() - 1);
     expect(Number(next.headers.get("ratelimit-remaining"))).toBe(remaining() - 2);
+  });
+
+  it("compiles a text on its second use, not its first", async () => {
+    const body = { query: fresh(PAGE), variables: { a: t.accountId, first: 2 } };
+    const compilations = () => app.compiled.compilations;
+    const before = compilations();
+    const first = await postJson(body);
+    expect([first.status, compilations() - before, app.accepted.get(body.query) !== undefined]).toEqual([200, 0, true]);
+    const second = await postJson(body);
+    expect([second.status, compilations() - before]).toEqual([200, 1]);
+    const third = await postJson(body);
+    expect([third.status, compilations() - before]).toEqual([200, 1]);
+    expect(answer(second)).toEqual(answer(first));
+    expect(answer(third)).toEqual(answer(first));
+  });
+
+  it.each([
+    ["a page size past the maximum", { first: 10_001 }, {}],
+    ["an account the caller has no access to", { b: "someone-else" }, {}],
+    ["a variable that does not coerce (a 400)", { first: "ten" }, {}],
+    ["a variable that does not coerce, application/graphql-response+json", { first: "ten" }, { accept: "application/graphql-response+json" }],
+  ])("a result with errors runs its resolvers once and is answered as Yoga answers it: %s", async (_name, variables, headers) => {
+    // A page read beside the failing part, so the resolvers that did run leave SQL to count.
+    const query = `query Q${++n}($a: String!, $b: String!, $first: Int) { ok: account(id: $a) { contents(first: 2) { nodes { id title } } } other: account(id: $b) { ${PAGE} } }`;
+    const body = { query, variables: { a: t.accountId, b: t.accountId, first: 1, ...variables } };
+    // The first use is Yoga's alone (graphql-js); the next ones run on the fast path and Yoga answers their result.
+    const viaYoga = await sqlOf(() => postJson(body, headers));
+    const [served, handedOver] = [app.accepted.served, app.accepted.handedOver];
+    const handed = await sqlOf(() => postJson(body, headers));
+    expect([app.accepted.served - served, app.accepted.handedOver - handedOver]).toEqual([0, 1]);
+    expect(viaYoga.result.body.errors?.length).toBeGreaterThan(0);
+    expect(answer(handed.result)).toEqual(answer(viaYoga.result));
+    expect(shape(handed.sql)).toEqual(shape(viaYoga.sql));
   });
 
   it("negotiates the media type as Yoga does", () => {

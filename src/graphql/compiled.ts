@@ -22,6 +22,7 @@ import {
   getOperationAST,
   isInputType,
   isNonNullType,
+  type OperationDefinitionNode,
   type OperationTypeNode,
   typeFromAST,
   type VariableDefinitionNode,
@@ -62,35 +63,48 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
 /** graphql-js answers `{errors, data}` when there are errors; graphql-jit `{data, errors}`: serialise alike. */
 const inGraphqlJsOrder = (r: ExecutionResult): ExecutionResult => (r.errors ? { errors: r.errors, data: r.data } : r);
 
+/** An operation used once: compiled if it is used again. */
+const SEEN = Symbol("seen once");
+
 /**
- * Compiled operations per parsed document and operation name, for POST /graphql: a dashboard or a
- * segmentation service sends the same few documents over and over. Kept per DocumentNode (Yoga's
- * parse cache hands out the same node for the same text and bounds how many it keeps; the fast
- * path's accepted queries are bounded too): an entry lives only as long as its document. null: a
- * document graphql-jit cannot compile, or a subscription, which runs on graphql-js as before.
+ * Compiled operations of POST /graphql's documents: a dashboard or a segmentation service sends the
+ * same few documents over and over. An operation is compiled on its second use; its first runs on
+ * graphql-js, since compiling costs several plain executions and most texts a client makes up are
+ * sent once. Kept per operation node of a parsed document (a WeakMap): an entry lives only as long
+ * as its document, and only the bounded text caches keep documents across requests (Yoga's parse
+ * cache and the fast path's accepted queries, src/textCache.ts); a text too big to cache is parsed
+ * into a new document each time, so it is never compiled. An operation name that names nothing in
+ * the document keeps nothing. null: a document graphql-jit cannot compile, or a subscription, which
+ * runs on graphql-js as before.
  */
 export class CompiledDocuments {
-  private readonly byDocument = new WeakMap<DocumentNode, Map<string, CompiledOperation | null>>();
+  private readonly byOperation = new WeakMap<OperationDefinitionNode, CompiledOperation | null | typeof SEEN>();
+  /** Operations compiled so far: for the operator's and the tests' eyes. */
+  compilations = 0;
   constructor(private readonly schema: GraphQLSchema) {}
 
   get(document: DocumentNode, operationName: string | null | undefined): CompiledOperation | null {
-    let byName = this.byDocument.get(document);
-    if (!byName) this.byDocument.set(document, (byName = new Map()));
-    const key = operationName ?? "";
-    let op = byName.get(key);
-    if (op === undefined) {
-      try {
-        op = getOperationAST(document, operationName)?.operation === "subscription" ? null : compileOperation(this.schema, document, operationName);
-      } catch {
-        op = null;
-      }
-      byName.set(key, op);
+    const operation = getOperationAST(document, operationName);
+    if (!operation || operation.operation === "subscription") return null;
+    const known = this.byOperation.get(operation);
+    if (known === undefined) {
+      this.byOperation.set(operation, SEEN);
+      return null;
     }
+    if (known !== SEEN) return known;
+    let op: CompiledOperation | null;
+    try {
+      op = compileOperation(this.schema, document, operationName);
+      this.compilations++;
+    } catch {
+      op = null;
+    }
+    this.byOperation.set(operation, op);
     return op;
   }
 }
 
-/** The Yoga plugin that runs POST /graphql's operations compiled (src/graphql/fastPath.ts runs the repeated ones before Yoga). */
+/** The Yoga plugin that runs POST /graphql's operations compiled from their second use (src/graphql/fastPath.ts runs the repeated ones before Yoga). */
 export function useCompiledExecution(documents: CompiledDocuments): Plugin {
   return {
     onExecute({ args, setExecuteFn }) {

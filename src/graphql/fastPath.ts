@@ -8,38 +8,40 @@
 //
 // Anything else goes to Yoga untouched, the body already read handed over as `req.body`: a document
 // not yet seen, a mutation or subscription, credentials that do not authenticate, variables that
-// are not storable text, and every result with errors (a query has no effects, so Yoga runs it again
-// and answers the errors exactly as it always does, on the same context: the same identity and the
-// rate-limit points already charged). test/graphql-fast-path.test.ts compares both answers header
-// for header and byte for byte.
+// are not storable text. A result with errors is handed to Yoga with the body and the context (the
+// same identity, the rate-limit points already charged): Yoga parses and validates the text from
+// its caches and, instead of executing, takes that result (answerHandedOverResults below), so the
+// resolvers run once and the errors are masked, given their status and answered exactly as Yoga
+// always answers them. test/graphql-fast-path.test.ts compares both answers header for header and
+// byte for byte.
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { type DocumentNode, getOperationAST } from "graphql";
+import { type DocumentNode, type ExecutionResult, getOperationAST } from "graphql";
 import type { Plugin } from "graphql-yoga";
+import type { LRUCache } from "lru-cache";
 import type { Context } from "../context.js";
 import { countOperation } from "../observability/metrics.js";
 import { findUnstorableText } from "../text.js";
-import type { CompiledDocuments, CompiledOperation } from "./compiled.js";
+import { type TextCacheLimits, textCache } from "../textCache.js";
+import type { CompiledDocuments } from "./compiled.js";
 
-/** Query texts Yoga has accepted and executed, with their documents: a size-bounded LRU. */
+/** Query texts Yoga has accepted and executed, with their documents: a bounded LRU (src/textCache.ts). */
 export class AcceptedQueries {
-  private readonly entries = new Map<string, DocumentNode>();
+  private readonly entries: LRUCache<string, DocumentNode>;
   /** Requests the fast path answered (the rest went to Yoga): for the operator's and the tests' eyes. */
   served = 0;
-  constructor(private readonly max = 500) {}
-
-  get(text: string): DocumentNode | undefined {
-    const document = this.entries.get(text);
-    if (document) {
-      this.entries.delete(text);
-      this.entries.set(text, document);
-    }
-    return document;
+  /** Requests the fast path executed and handed to Yoga to answer (a result with errors). */
+  handedOver = 0;
+  constructor(limits: TextCacheLimits) {
+    this.entries = textCache(limits);
   }
 
+  get(text: string): DocumentNode | undefined {
+    return this.entries.get(text);
+  }
+
+  /** Keeps the text unless it is too big to cache. */
   add(text: string, document: DocumentNode): void {
-    this.entries.delete(text);
     this.entries.set(text, document);
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
   }
 
   get size(): number {
@@ -113,6 +115,27 @@ function readBody(req: Request, length: number): Promise<Buffer | null> {
 /** Where the context of a request the fast path handed to Yoga is kept, for Yoga's context factory. */
 const HANDED_OVER = "graphqlContext";
 export const handedOverContext = (res: Response | undefined): Context | undefined => res?.locals?.[HANDED_OVER] as Context | undefined;
+/** Where the result of a request the fast path executed and handed to Yoga is kept, for Yoga to answer. */
+const HANDED_OVER_RESULT = "graphqlResult";
+
+/**
+ * The Yoga plugin that answers a request the fast path executed from that execution, instead of
+ * running it again. It sets the execute function, so it comes after every plugin that sets one
+ * (useCompiledExecution); every other hook still runs on the result: the metrics' onExecuteDone,
+ * Yoga's error masking (after all plugins given) and the result processing that picks the status.
+ */
+export function answerHandedOverResults(): Plugin {
+  return {
+    onExecute({ args, setExecuteFn }) {
+      const locals = (args.contextValue as { res?: Response }).res?.locals;
+      const result = locals?.[HANDED_OVER_RESULT] as ExecutionResult | undefined;
+      if (!locals || !result) return;
+      // One execution per request (batching is off): the result answers it once.
+      delete locals[HANDED_OVER_RESULT];
+      setExecuteFn(() => result);
+    },
+  };
+}
 
 export function graphqlFastPath(options: {
   accepted: AcceptedQueries;
@@ -137,9 +160,13 @@ export function graphqlFastPath(options: {
       return next(err);
     }
     // A body shorter or longer than announced: Yoga reads what it is given and answers for it.
-    const toYoga = (ctx?: Context) => {
+    const toYoga = (ctx?: Context, result?: ExecutionResult) => {
       req.body = body ?? Buffer.alloc(0);
       if (ctx) res.locals[HANDED_OVER] = ctx;
+      if (result) {
+        res.locals[HANDED_OVER_RESULT] = result;
+        accepted.handedOver++;
+      }
       next();
     };
     if (!body) return toYoga();
@@ -160,13 +187,13 @@ export function graphqlFastPath(options: {
     } catch {
       return toYoga(ctx);
     }
-    let result: Awaited<ReturnType<CompiledOperation["execute"]>>;
+    let result: ExecutionResult;
     try {
       result = await op.execute(ctx, params.variables ?? {});
     } catch {
       return toYoga(ctx);
     }
-    if (result.errors?.length) return toYoga(ctx);
+    if (result.errors?.length) return toYoga(ctx, result);
     countOperation(op.name, op.type, false);
     accepted.served++;
     res.status(200).set("Content-Type", `${mediaType}; charset=utf-8`).end(JSON.stringify(result));
