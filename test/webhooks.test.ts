@@ -205,6 +205,11 @@ describe("the SSRF guard", () => {
       "::ffff:127.0.0.1",
       "::ffff:10.0.0.1",
       "224.0.0.1",
+      // IPv4-compatible (::/96, deprecated): refused whatever the IPv4 address inside.
+      "::a00:1",
+      "::7f00:1",
+      "::8.8.8.8",
+      "::808:808",
     ])
       expect(isPublicAddress(ip), ip).toBe(false);
     for (const ip of ["93.184.215.14", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect(isPublicAddress(ip), ip).toBe(true);
@@ -220,6 +225,9 @@ describe("the SSRF guard", () => {
       "https://100.64.1.1/",
       "https://[::1]/",
       "https://[fd00:ec2::254]/",
+      "https://[::a00:1]/",
+      "https://[::7f00:1]/",
+      "https://[::127.0.0.1]/",
       "https://user:pw@93.184.215.14/",
     ]) {
       await expect(checkWebhookUrl(url, false), url).rejects.toMatchObject({ status: 400 });
@@ -233,10 +241,14 @@ describe("the SSRF guard", () => {
       const r = await fetch(`${strict.url}${hooks(t)}`, {
         method: "POST",
         headers: { ...t.headers, "content-type": "application/json" },
-        body: JSON.stringify({ url: "https://127.0.0.1/hook", events: ["*"] }),
+        body: JSON.stringify({ url: "https://localhost/hook", events: ["*"] }),
       });
       expect(r.status).toBe(400);
-      expect(((await r.json()) as { detail: string }).detail).toMatch(/non-public address \(127\.0\.0\.1\)/);
+      expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      const problem = (await r.json()) as { detail: string; errors: { path: string; message: string }[] };
+      // The name is refused without saying what it resolved to (that would map the internal DNS).
+      expect(problem.detail).toBe("url host 'localhost' resolves to an address that is not public: webhooks are sent to public addresses only");
+      expect(JSON.stringify(problem)).not.toMatch(/127\.0\.0\.1|::1/);
       expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(0);
     } finally {
       await strict.close();
@@ -254,6 +266,23 @@ describe("the SSRF guard", () => {
     });
     expect(d.log[0]).toMatchObject({ attempt: 1, status: "failed", responseCode: null, error: expect.stringMatching(/^refused/) });
     expect(rcv.received.filter((m) => m.path === "/ssrf")).toEqual([]);
+  });
+
+  it("a refused delivery to a name says the address is not public without the address it resolved to", async () => {
+    const t = await tenant("whdns");
+    // https to a name of the loopback: saved while private addresses were allowed, refused after DNS at delivery.
+    const c = await create(t, { url: `https://localhost:${new URL(rcv.url).port}/ssrf-dns`, events: ["*"] });
+    expect(c.status, c.text).toBe(201);
+    configureWebhooks(loadConfig({ ...process.env, ...ENV, WEBHOOKS_ALLOW_PRIVATE: "false" }));
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    const [d] = await until("a refused attempt", async () => {
+      const list = await deliveries(t, c.body.id);
+      return list[0]?.log.length ? list : null;
+    });
+    expect(d.log[0]).toMatchObject({ attempt: 1, status: "failed", responseCode: null, error: "refused: localhost resolves to an address that is not public" });
+    const stored = await prisma.webhookAttempt.findMany({ where: { deliveryId: d.id } });
+    expect(JSON.stringify(stored)).not.toMatch(/127\.0\.0\.1|::1/);
+    expect(rcv.received.filter((m) => m.path === "/ssrf-dns")).toEqual([]);
   });
 });
 
