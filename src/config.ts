@@ -106,6 +106,15 @@ const Env = z.object({
     .default("5s,5m,30m,2h,5h,10h,10h"),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(20).default(1_000),
+  // Attempts in flight at once, across instances, per endpoint and per account: a tenant's slow
+  // endpoints hold at most this many of the workers' slots, so other tenants' deliveries go out
+  // beside them. 4 an endpoint: one answering in 100 ms still gets ~40 a second, one at the 5-s
+  // timeout holds 4 connections; 16 an account: four endpoints' worth, so one tenant fills at most
+  // a sixth of an instance's 100 slots. Deliveries pending per endpoint beyond the last setting are
+  // stored as `dropped` (visible in the delivery log, replayable) instead of growing without bound.
+  WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(100).default(4),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100).default(16),
+  WEBHOOK_MAX_PENDING_PER_ENDPOINT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** Tests only: each copy-job item takes at least this long (the crash and drain tests). */
   TEST_COPY_ITEM_DELAY_MS: z.coerce.number().int().min(1).optional(),
   /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */

@@ -42,6 +42,26 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });
 
+  it("webhook delivery bounds: defaults, a valid value, and bad ones named", () => {
+    expect(loadConfig({})).toMatchObject({
+      WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: 4,
+      WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: 16,
+      WEBHOOK_MAX_PENDING_PER_ENDPOINT: 10_000,
+    });
+    expect(
+      loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "1", WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: "50", WEBHOOK_MAX_PENDING_PER_ENDPOINT: "500" }),
+    ).toMatchObject({ WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: 1, WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: 50, WEBHOOK_MAX_PENDING_PER_ENDPOINT: 500 });
+    const bads: [string, string][] = [
+      ["WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", "0"],
+      ["WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", "2.5"],
+      ["WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT", "many"],
+      ["WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT", "101"],
+      ["WEBHOOK_MAX_PENDING_PER_ENDPOINT", "0"],
+      ["WEBHOOK_MAX_PENDING_PER_ENDPOINT", "-5"],
+    ];
+    for (const [name, bad] of bads) expect(() => loadConfig({ [name]: bad }), `${name}=${bad}`).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
+  });
+
   it("lists every bad variable at once", () => {
     let message = "";
     try {

@@ -205,6 +205,11 @@ describe("the SSRF guard", () => {
       "::ffff:127.0.0.1",
       "::ffff:10.0.0.1",
       "224.0.0.1",
+      // IPv4-compatible (::/96, deprecated): refused whatever the IPv4 address inside.
+      "::a00:1",
+      "::7f00:1",
+      "::8.8.8.8",
+      "::808:808",
     ])
       expect(isPublicAddress(ip), ip).toBe(false);
     for (const ip of ["93.184.215.14", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect(isPublicAddress(ip), ip).toBe(true);
@@ -220,6 +225,9 @@ describe("the SSRF guard", () => {
       "https://100.64.1.1/",
       "https://[::1]/",
       "https://[fd00:ec2::254]/",
+      "https://[::a00:1]/",
+      "https://[::7f00:1]/",
+      "https://[::127.0.0.1]/",
       "https://user:pw@93.184.215.14/",
     ]) {
       await expect(checkWebhookUrl(url, false), url).rejects.toMatchObject({ status: 400 });
@@ -233,10 +241,14 @@ describe("the SSRF guard", () => {
       const r = await fetch(`${strict.url}${hooks(t)}`, {
         method: "POST",
         headers: { ...t.headers, "content-type": "application/json" },
-        body: JSON.stringify({ url: "https://127.0.0.1/hook", events: ["*"] }),
+        body: JSON.stringify({ url: "https://localhost/hook", events: ["*"] }),
       });
       expect(r.status).toBe(400);
-      expect(((await r.json()) as { detail: string }).detail).toMatch(/non-public address \(127\.0\.0\.1\)/);
+      expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      const problem = (await r.json()) as { detail: string; errors: { path: string; message: string }[] };
+      // The name is refused without saying what it resolved to (that would map the internal DNS).
+      expect(problem.detail).toBe("url host 'localhost' resolves to an address that is not public: webhooks are sent to public addresses only");
+      expect(JSON.stringify(problem)).not.toMatch(/127\.0\.0\.1|::1/);
       expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(0);
     } finally {
       await strict.close();
@@ -254,6 +266,23 @@ describe("the SSRF guard", () => {
     });
     expect(d.log[0]).toMatchObject({ attempt: 1, status: "failed", responseCode: null, error: expect.stringMatching(/^refused/) });
     expect(rcv.received.filter((m) => m.path === "/ssrf")).toEqual([]);
+  });
+
+  it("a refused delivery to a name says the address is not public without the address it resolved to", async () => {
+    const t = await tenant("whdns");
+    // https to a name of the loopback: saved while private addresses were allowed, refused after DNS at delivery.
+    const c = await create(t, { url: `https://localhost:${new URL(rcv.url).port}/ssrf-dns`, events: ["*"] });
+    expect(c.status, c.text).toBe(201);
+    configureWebhooks(loadConfig({ ...process.env, ...ENV, WEBHOOKS_ALLOW_PRIVATE: "false" }));
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    const [d] = await until("a refused attempt", async () => {
+      const list = await deliveries(t, c.body.id);
+      return list[0]?.log.length ? list : null;
+    });
+    expect(d.log[0]).toMatchObject({ attempt: 1, status: "failed", responseCode: null, error: "refused: localhost resolves to an address that is not public" });
+    const stored = await prisma.webhookAttempt.findMany({ where: { deliveryId: d.id } });
+    expect(JSON.stringify(stored)).not.toMatch(/127\.0\.0\.1|::1/);
+    expect(rcv.received.filter((m) => m.path === "/ssrf-dns")).toEqual([]);
   });
 });
 
@@ -381,6 +410,135 @@ describe("delivery", () => {
     expect(d.log[0]).toMatchObject({ status: "failed", responseCode: null, error: "timed out after 400 ms" });
     expect(d.log[0].latencyMs).toBeGreaterThanOrEqual(390);
     expect(d.log[1]).toMatchObject({ status: "delivered", responseCode: 200 });
+  });
+
+  it("a tenant's slow endpoints hold a bounded number of attempts; another tenant's delivery goes out at once beside them", async () => {
+    // Each endpoint at most 2 attempts at once, each account 5; a 5-s timeout, so A's 3-s answers succeed.
+    configureWebhooks(
+      loadConfig({ ...process.env, ...ENV, WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: "2", WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: "5" }),
+    );
+    // A real receiver that answers after 3 s, counting the requests it holds, per path and in all.
+    const open = new Map<string, number>();
+    let openAll = 0;
+    const peak = { all: 0, path: 0 };
+    const slow: HttpServer = createServer((rq, rs) => {
+      const path = rq.url ?? "/";
+      open.set(path, (open.get(path) ?? 0) + 1);
+      openAll++;
+      peak.all = Math.max(peak.all, openAll);
+      peak.path = Math.max(peak.path, open.get(path)!);
+      rq.resume();
+      const t = setTimeout(() => rs.writeHead(200).end("ok"), 3_000);
+      rs.on("close", () => {
+        clearTimeout(t);
+        open.set(path, open.get(path)! - 1);
+        openAll--;
+      });
+    });
+    await new Promise<void>((ok) => slow.listen(0, "127.0.0.1", ok));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    const ta = await tenant("whslowa");
+    const tb = await tenant("whfastb");
+    const aHooks: string[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const c = await create(ta, { url: `${slowUrl}/a${i}`, events: ["*"] });
+        expect(c.status, c.text).toBe(201);
+        aHooks.push(c.body.id);
+      }
+      const b = await create(tb, { url: `${rcv.url}/fair-b`, events: ["*"] });
+      // A: 4 endpoints x 50 events = 200 deliveries, every one older than B's.
+      const r = await events(
+        ta,
+        Array.from({ length: 50 }, (_, i) => ({ type: "user_action", time: Date.now(), actionId: `a${i}` })),
+      );
+      expect(r.status, r.text).toBe(202);
+      await until("A's endpoints saturated", async () => openAll >= 5);
+      const sent = Date.now();
+      expect((await events(tb, [{ type: "user_action", time: Date.now(), actionId: "b" }])).status).toBe(202);
+      const m = await until("B's delivery", async () => rcv.received.find((x) => x.path === "/fair-b"), 5_000);
+      expect(Date.now() - sent).toBeLessThan(2_000);
+      expect(verify(b.body.secret, m)).toMatchObject({ type: "engagement.user_action", data: { actionId: "b" } });
+      const [bd] = await until("B's delivery logged", async () => {
+        const list = await deliveries(tb, b.body.id);
+        return list[0]?.status === "delivered" ? list : null;
+      });
+      expect(bd).toMatchObject({ status: "delivered", attempts: 1, error: null });
+      // A keeps to its bounds: at most 2 requests open per endpoint, 5 in all, and as many leases in the table.
+      expect(peak.path).toBeLessThanOrEqual(2);
+      expect(peak.all).toBeLessThanOrEqual(5);
+      const leased = await prisma.webhookDelivery.count({ where: { accountId: ta.accountId, status: "pending", lockedBy: { not: null } } });
+      expect(leased).toBeGreaterThan(0);
+      expect(leased).toBeLessThanOrEqual(5);
+      expect(await prisma.webhookDelivery.count({ where: { accountId: ta.accountId, status: "pending" } })).toBeGreaterThan(150);
+    } finally {
+      // Deleting A's endpoints deletes its backlog; the attempts in flight find nothing to record.
+      for (const id of aHooks) await req(`${hooks(ta)}/${id}`, { method: "DELETE", headers: ta.headers });
+      await new Promise<void>((ok) => {
+        slow.closeAllConnections();
+        slow.close(() => ok());
+      });
+    }
+  });
+
+  it("an endpoint's pending deliveries are capped: the overflow is stored as dropped with the reason, counted, and can be replayed", async () => {
+    configureWebhooks(loadConfig({ ...process.env, ...ENV, WEBHOOK_MAX_PENDING_PER_ENDPOINT: "3" }));
+    const t = await tenant("whcap");
+    const c = await create(t, { url: `${rcv.url}/cap`, events: ["*"] });
+    const metric = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      return Number(new RegExp(`^webhook_deliveries_dropped_total\\{account="${t.accountId}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+    };
+    const r = await events(
+      t,
+      Array.from({ length: 5 }, (_, i) => ({ type: "user_action", time: Date.now(), actionId: `c${i}` })),
+    );
+    expect(r.status, r.text).toBe(202);
+    const stored = await prisma.webhookDelivery.findMany({ where: { webhookId: c.body.id }, orderBy: { id: "asc" } });
+    expect(stored).toHaveLength(5);
+    const dropped = stored.filter((d) => d.status === "dropped");
+    expect(dropped).toHaveLength(2);
+    for (const d of dropped) expect(d).toMatchObject({ nextAttemptAt: null, attempts: 0 });
+    expect(await metric()).toBe(2);
+    const list = await until("three delivered", async () => {
+      const l = await deliveries(t, c.body.id);
+      return l.filter((d) => d.status === "delivered").length === 3 ? l : null;
+    });
+    const shown = list.filter((d) => d.status === "dropped");
+    expect(shown.map((d) => d.id).sort()).toEqual(dropped.map((d) => d.id).sort());
+    for (const d of shown)
+      expect(d).toMatchObject({
+        status: "dropped",
+        error: expect.stringMatching(/^not queued: the endpoint already had 3 pending deliveries \(WEBHOOK_MAX_PENDING_PER_ENDPOINT\)/),
+        attempts: 0,
+        nextAttemptTime: null,
+        log: [],
+        payload: { type: "engagement.user_action" },
+      });
+    for (const d of list.filter((x) => x.status === "delivered")) expect(d.error).toBeNull();
+    // Over GraphQL too.
+    const g = await gql(
+      server,
+      t,
+      `query($a: String!, $w: String!) { account(id: $a) { webhookDeliveries(webhookId: $w, first: 10) { nodes { id status error } } } }`,
+      {
+        a: t.accountId,
+        w: c.body.id,
+      },
+    );
+    expect(g.data.account.webhookDeliveries.nodes.filter((n: any) => n.status === "dropped")).toEqual(
+      shown.map((d) => ({ id: d.id, status: "dropped", error: d.error })),
+    );
+    // The backlog drained: new messages are queued again; a dropped one is sent by a replay.
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "later" }]);
+    expect(await prisma.webhookDelivery.count({ where: { webhookId: c.body.id, status: "dropped" } })).toBe(2);
+    const replay = await req(`${hooks(t)}/${c.body.id}/deliveries/${shown[0].id}/replay`, { method: "POST", headers: t.headers });
+    expect(replay.status, replay.text).toBe(202);
+    expect(replay.body).toMatchObject({ id: shown[0].id, status: "pending", error: null });
+    await until("the replayed one delivered", async () => (await prisma.webhookDelivery.findUnique({ where: { id: shown[0].id } }))?.status === "delivered");
+    await until("five sent", async () => rcv.received.filter((m) => m.path === "/cap").length >= 5);
+    expect(new Set(rcv.received.filter((m) => m.path === "/cap").map((m) => m.headers["webhook-id"])).has(shown[1].id)).toBe(false);
+    expect(await metric()).toBe(2);
   });
 
   it.runIf(dbKind() === "postgres")("two workers (instances) on PostgreSQL send each delivery once, retries included", async () => {

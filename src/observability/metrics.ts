@@ -7,7 +7,7 @@ import type { Plugin } from "graphql-yoga";
 import client from "prom-client";
 import { onQuery } from "../db/index.js";
 import { LIMIT_CODE } from "../graphql/armor.js";
-import { rateLimitRejections as rateLimitEvents } from "./counters.js";
+import { rateLimitRejections as rateLimitEvents, webhookDeliveriesDropped as webhookDropEvents } from "./counters.js";
 
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
@@ -86,15 +86,23 @@ export function rateLimitRejected(accountId: string): void {
   rateLimitRejections.inc({ account: accountId });
 }
 
+const webhookDropped = new client.Counter({
+  name: "webhook_deliveries_dropped_total",
+  help: "Webhook deliveries stored as dropped instead of queued: their endpoint already had WEBHOOK_MAX_PENDING_PER_ENDPOINT pending.",
+  labelNames: ["account"] as const,
+  registers: [registry],
+});
+
 let collecting = false;
 /**
  * Subscribes to what other modules report without depending on prom-client: SQL statements (the db
- * module's query hook) and rate-limit rejections (src/observability/counters.ts). Once per process.
+ * module's query hook), rate-limit rejections and dropped webhook deliveries (src/observability/counters.ts). Once per process.
  */
 export function collectMetrics(): void {
   if (collecting) return;
   collecting = true;
   rateLimitEvents.subscribe(rateLimitRejected);
+  webhookDropEvents.subscribe((account, by) => webhookDropped.inc({ account }, by));
   onQuery((sql) => {
     const kind = /^\s*(select|insert|update|delete|begin|commit|rollback|with|pragma)\b/i.exec(sql)?.[1]?.toLowerCase() ?? "other";
     dbQueries.inc({ kind });

@@ -5,8 +5,13 @@ import { clock } from "../../clock.js";
 import { dbKind, type Tx } from "../../db/index.js";
 import { keyValuePairs } from "../../db/insert.js";
 import { newId } from "../../ids.js";
+import { logger } from "../../logger.js";
+import { webhookDeliveriesDropped } from "../../observability/counters.js";
 import type { EventRow } from "../events/validate.js";
+import { webhookSettings } from "./settings.js";
 import { subscribes } from "./types.js";
+
+const log = logger.child({ component: "webhooks" });
 
 /**
  * Queues one message of `type` per item of `data` for each enabled endpoint of the account that
@@ -24,21 +29,38 @@ async function emitMany(tx: Tx, accountId: string, build: () => { type: string; 
   const messages = build();
   const now = clock.now();
   const timestamp = now.toISOString();
+  const cap = webhookSettings().maxPendingPerEndpoint;
   const rows = [];
   for (const hook of hooks) {
     const events = JSON.parse(hook.events) as string[];
-    for (const m of messages) {
-      if (!subscribes(events, m.type)) continue;
+    const subscribed = messages.filter((m) => subscribes(events, m.type));
+    if (!subscribed.length) continue;
+    // An endpoint that does not keep up may hold at most `cap` pending deliveries: the messages
+    // beyond are stored as dropped, with the reason, in its delivery log (and counted, and logged),
+    // so a backlog is bounded without losing anything silently; a replay sends one later. The count
+    // reads at most `cap` index entries; concurrent emits may overshoot the cap by their own size.
+    let room = cap - (await tx.webhookDelivery.count({ where: { webhookId: hook.id, status: "pending" }, take: cap }));
+    let dropped = 0;
+    for (const m of subscribed) {
+      const queued = room-- > 0;
+      if (!queued) dropped++;
       rows.push({
         id: newId("msg"),
         webhookId: hook.id,
         accountId,
         type: m.type,
         payload: JSON.stringify({ type: m.type, timestamp, data: m.data }),
-        status: "pending",
-        nextAttemptAt: now,
+        status: queued ? "pending" : "dropped",
+        error: queued
+          ? null
+          : `not queued: the endpoint already had ${cap} pending deliveries (WEBHOOK_MAX_PENDING_PER_ENDPOINT); replay it once the endpoint catches up`,
+        nextAttemptAt: queued ? now : null,
         createdAt: now,
       });
+    }
+    if (dropped) {
+      webhookDeliveriesDropped.inc(accountId, dropped);
+      log.warn({ accountId, webhookId: hook.id, dropped, cap }, "webhook deliveries dropped: the endpoint has too many pending");
     }
   }
   for (let i = 0; i < rows.length; i += 2_000) await tx.webhookDelivery.createMany({ data: rows.slice(i, i + 2_000) });

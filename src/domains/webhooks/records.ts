@@ -6,7 +6,7 @@ import { WEBHOOK_EVENT_TYPES } from "./types.js";
 
 export const WEBHOOK_FIELDS = "id url events description enabled disabledReason secret createdTime lastUpdateTime";
 export const DELIVERY_FIELDS =
-  "id type status attempts createdTime deliveredTime nextAttemptTime payload log { attempt time status responseCode latencyMs error nextAttemptTime }";
+  "id type status error attempts createdTime deliveredTime nextAttemptTime payload log { attempt time status responseCode latencyMs error nextAttemptTime }";
 
 type HookNode = Selected<"Webhook", typeof WEBHOOK_FIELDS>;
 
@@ -61,7 +61,12 @@ export const deliveryRecord = wireRecord(
     properties: {
       id: { type: "string", description: "The webhook-id header of every attempt." },
       type: { type: "string" },
-      status: { type: "string", enum: ["pending", "delivered", "failed"] },
+      status: {
+        type: "string",
+        enum: ["pending", "delivered", "failed", "dropped"],
+        description: "dropped: not queued, the endpoint already had its maximum of pending deliveries (see error); replay sends it.",
+      },
+      error: { type: ["string", "null"], description: "Why a dropped delivery was not queued; null otherwise (attempts' errors are in the log)." },
       attempts: { type: "integer" },
       createdTime: { type: "integer" },
       deliveredTime: time,

@@ -66,7 +66,14 @@ export const WebhookDelivery = builder.objectRef<DeliveryNode>("WebhookDelivery"
   fields: (t) => ({
     id: t.exposeID("id"),
     type: t.exposeString("type"),
-    status: t.exposeString("status", { description: "pending | delivered | failed" }),
+    status: t.exposeString("status", {
+      description:
+        "pending | delivered | failed | dropped (not queued: the endpoint already had its maximum of pending deliveries, see error; replay sends it)",
+    }),
+    error: t.exposeString("error", {
+      nullable: true,
+      description: "Why a dropped delivery was not queued; null otherwise (attempts' errors are in the log).",
+    }),
     attempts: t.exposeInt("attempts"),
     createdTime: t.field({ type: "Timestamp", resolve: (d) => d.createdAt }),
     deliveredTime: t.field({ type: "Timestamp", nullable: true, resolve: (d) => d.deliveredAt }),
@@ -250,7 +257,7 @@ builder.mutationField("replayWebhookDelivery", (t) =>
   t.field({
     type: WebhookDelivery,
     description:
-      "Sends a delivery again (same webhook-id) with a fresh retry schedule. 404 unknown, 409 while it is still pending or the endpoint is disabled.",
+      "Sends a delivery again (same webhook-id) with a fresh retry schedule; also a dropped one. 404 unknown, 409 while it is still pending or the endpoint is disabled.",
     args: { accountId: t.arg.string({ required: true }), webhookId: t.arg.string({ required: true }), deliveryId: t.arg.string({ required: true }) },
     resolve: async (_root, { accountId, webhookId, deliveryId }, ctx) => {
       await requireAccount(ctx, accountId);
@@ -259,7 +266,7 @@ builder.mutationField("replayWebhookDelivery", (t) =>
       return withTransaction(async (tx) => {
         const changed = await tx.webhookDelivery.updateMany({
           where: { id: deliveryId, webhookId, accountId, status: { not: "pending" } },
-          data: { status: "pending", round: 0, nextAttemptAt: clock.now(), deliveredAt: null },
+          data: { status: "pending", error: null, round: 0, nextAttemptAt: clock.now(), deliveredAt: null },
         });
         if (!changed.count) {
           const d = await tx.webhookDelivery.findFirst({ where: { id: deliveryId, webhookId, accountId }, select: { id: true } });

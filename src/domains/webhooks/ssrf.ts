@@ -28,8 +28,9 @@ for (const [net, bits] of [
 ] as const)
   blocked.addSubnet(net, bits, "ipv4");
 for (const [net, bits] of [
-  ["::", 128],
-  ["::1", 128],
+  // Unspecified (::), loopback (::1) and the deprecated IPv4-compatible form (::a.b.c.d, RFC 4291
+  // 2.5.5.1): `https://[::a00:1]/` is 10.0.0.1 to some stacks, and no public host uses the range.
+  ["::", 96],
   ["64:ff9b::", 96], // NAT64: embeds an IPv4 address
   ["64:ff9b:1::", 48],
   ["100::", 64], // discard
@@ -48,8 +49,9 @@ export function isPublicAddress(ip: string): boolean {
   const family = isIP(ip);
   if (family === 0) return false;
   if (family === 6) {
-    // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible forms are judged as the IPv4 address.
-    const mapped = /^(?:::ffff:(?:0:)?|::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+    // IPv4-mapped (::ffff:a.b.c.d) forms are judged as the IPv4 address; IPv4-compatible ones
+    // (::a.b.c.d) fall in the refused ::/96.
+    const mapped = /^::ffff:(?:0:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
     if (mapped) return isPublicAddress(mapped[1]!);
     if (/^::ffff:/i.test(ip)) return false;
     return !blocked.check(ip, "ipv6");
@@ -76,7 +78,8 @@ export async function checkWebhookUrl(raw: unknown, allowPrivate: boolean): Prom
       throw bad(`host '${url.hostname}' could not be resolved`);
     });
     const refused = addresses.find((a) => !isPublicAddress(a.address));
-    if (refused) throw bad(`host '${url.hostname}' resolves to a non-public address (${refused.address}): webhooks are sent to public addresses only`);
+    // The address itself is not echoed: the answer would map the internal DNS for whoever tries names.
+    if (refused) throw bad(`host '${url.hostname}' resolves to an address that is not public: webhooks are sent to public addresses only`);
   }
   return url.toString();
 }
@@ -102,7 +105,8 @@ export function guardedLookup(hostname: string, options: { all?: boolean; family
     if (err) return callback(err, opts.all ? [] : "");
     const refused = addresses.find((a) => !isPublicAddress(a.address));
     if (refused || !addresses.length) {
-      const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a non-public address (${refused?.address ?? "none"})`);
+      // Without the address: the message is the attempt's `error` in the delivery log (see checkWebhookUrl).
+      const e: NodeJS.ErrnoException = new Error(refused ? `${hostname} resolves to an address that is not public` : `${hostname} resolves to no address`);
       e.code = "EADDRNOTPUBLIC";
       return callback(e, opts.all ? [] : "");
     }

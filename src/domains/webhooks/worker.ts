@@ -1,31 +1,38 @@
 // The webhook delivery worker. A WebhookDelivery row is the delivery's truth (status, attempts,
-// next attempt, who holds it until when); the queue only says "send delivery X, attempt n":
-//   - PostgreSQL: pg-boss, the copy jobs' instance (src/domains/copyJobs/queue.ts). A sweep finds
-//     due deliveries and sends each to the queue once across instances (a conditional bump of
-//     nextAttemptAt decides which instance sends it); pg-boss hands the job to one worker.
-//   - SQLite (embedded, one process): an in-process loop over the same table.
-// Either way a worker takes a delivery by a conditional update (still pending, the attempt count
-// it expects, nobody holding it or the holder's lease over): a delivery is sent once per attempt
-// across instances, and a stale or doubled queue message finds nothing to take. A worker that dies
-// mid-attempt loses its lease and the attempt is made again (at least once).
+// next attempt, who holds it until when). Each instance sweeps the table: it takes due deliveries
+// by a conditional update (still pending and due, the attempt count it read, nobody holding it or
+// the holder's lease over) and makes each attempt on its own, never waiting for the slowest: a
+// delivery is sent once per attempt across instances. A worker that dies mid-attempt loses its
+// lease and the attempt is made again (at least once).
+//
+// Fairness: the live leases are the attempts in flight. A sweep counts them per endpoint and per
+// account and takes only from those under WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT / _PER_ACCOUNT (the
+// due-query skips the saturated ones), accounts with the fewest in flight first; so a tenant whose
+// endpoints answer slowly holds a bounded share of the slots and every other tenant's deliveries go
+// out beside it. On PostgreSQL the sweeps of all instances take turns (an advisory lock around
+// count-and-take), so the bounds hold across instances. (No queue in between: a FIFO queue of
+// messages cannot be reordered for fairness once filled; the rows already say everything.)
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { hostname } from "node:os";
 import { requestScope } from "../../audit/requestScope.js";
 import { decrypt } from "../../crypto.js";
-import { dbKind, prisma, withTransaction } from "../../db/index.js";
+import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
 import { pruneMessages } from "../../ingest/idempotency.js";
 import { logger } from "../../logger.js";
-import { pgBoss } from "../copyJobs/queue.js";
 import { webhookSettings } from "./settings.js";
 import { signedHeaders } from "./sign.js";
 import { guardedLookup, refusedLiteral } from "./ssrf.js";
 
-export const WEBHOOK_QUEUE = "webhook-deliveries";
+/** Due rows read per query of a sweep. */
 const SWEEP_BATCH = 100;
+/** Attempts one instance makes at once (sockets and memory), whatever the accounts. */
+const MAX_IN_FLIGHT = 100;
 const PRUNE_MS = 3_600_000;
 /** Finished deliveries (and their attempts) are kept this long in the delivery log. */
 export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 3_600_000;
+/** Serialises the sweeps of all instances on PostgreSQL (pg_advisory_xact_lock key). */
+const SWEEP_LOCK = 0x77_68_6b_73; // "whks"
 const log = logger.child({ component: "webhooks" });
 
 export interface WebhookWorkerOptions {
@@ -36,7 +43,7 @@ export interface WebhookWorkerOptions {
 /** ±20% jitter, so endpoints that failed together are not retried in lockstep. */
 const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
 
-const due = (now: Date) => ({ status: "pending", nextAttemptAt: { lte: now }, OR: [{ lockedBy: null }, { lockedUntil: { lt: now } }] });
+const unheld = (now: Date) => ({ OR: [{ lockedBy: null }, { lockedUntil: { lt: now } }] });
 
 export class WebhookWorker {
   readonly id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
@@ -46,25 +53,17 @@ export class WebhookWorker {
   private inFlight = new Set<Promise<void>>();
   private lastPrune = 0;
   private readonly leaseMs: number;
+  private wake: (() => void) | undefined;
+  /** An attempt ended during a sweep: sweep again at once (its slot may serve the next delivery). */
+  private again = false;
 
   constructor(opts: WebhookWorkerOptions = {}) {
     this.leaseMs = opts.leaseMs ?? Math.max(30_000, webhookSettings().timeoutMs * 3);
   }
 
   async start(): Promise<void> {
-    if (dbKind() === "postgres") {
-      const boss = await pgBoss();
-      await boss.createQueue(WEBHOOK_QUEUE, { name: WEBHOOK_QUEUE, retryLimit: 3, retryDelay: 1, expireInSeconds: 300 });
-      this.bossWorkerId = await boss.work<{ deliveryId: string; attempts: number }>(
-        WEBHOOK_QUEUE,
-        { batchSize: 5, pollingIntervalSeconds: Math.max(0.5, webhookSettings().pollMs / 1000) },
-        async (jobs) => {
-          await Promise.all(jobs.map((job) => (this.stopping ? undefined : this.track(this.runDelivery(job.data.deliveryId, job.data.attempts)))));
-        },
-      );
-    }
     this.loop = this.pollLoop();
-    log.info({ worker: this.id, queue: dbKind() === "postgres" ? "pg-boss" : "in-process" }, "webhook worker started");
+    log.info({ worker: this.id }, "webhook worker started");
   }
 
   async stop(): Promise<void> {
@@ -73,29 +72,30 @@ export class WebhookWorker {
     this.wake?.();
     await this.loop;
     await Promise.all(this.inFlight);
-    // By id: other workers of the queue in this process (tests run two) keep theirs.
-    if (this.bossWorkerId) await (await pgBoss()).offWork({ id: this.bossWorkerId }).catch(() => undefined);
     log.info({ worker: this.id }, "webhook worker stopped");
   }
 
-  private wake: (() => void) | undefined;
-  private bossWorkerId: string | undefined;
-
-  private track(p: Promise<void>): Promise<void> {
+  private track(p: Promise<void>): void {
     const t = p.catch((err) => log.error({ err }, "webhook delivery failed unexpectedly"));
     this.inFlight.add(t);
-    void t.finally(() => this.inFlight.delete(t));
-    return t;
+    void t.finally(() => {
+      this.inFlight.delete(t);
+      // A freed slot (of the endpoint, the account, the instance) is used now, not at the next poll.
+      this.again = true;
+      this.wake?.();
+    });
   }
 
   private async pollLoop(): Promise<void> {
     while (!this.stopping) {
+      this.again = false;
       try {
         await this.tick();
       } catch (err) {
         if (!this.stopping) log.error({ err }, "webhook sweep failed");
       }
       if (this.stopping) break;
+      if (this.again) continue;
       await new Promise<void>((resolve) => {
         this.timer = setTimeout(resolve, webhookSettings().pollMs);
         this.wake = resolve;
@@ -103,7 +103,7 @@ export class WebhookWorker {
     }
   }
 
-  /** One sweep: due deliveries go to the queue (PostgreSQL) or are sent here (SQLite); old idempotency keys are pruned. */
+  /** One sweep: takes the due deliveries it may (see the top) and starts their attempts; old idempotency keys are pruned. */
   async tick(): Promise<void> {
     const now = new Date();
     if (now.getTime() - this.lastPrune > PRUNE_MS) {
@@ -111,36 +111,82 @@ export class WebhookWorker {
       await pruneMessages(now);
       await pruneDeliveries(now);
     }
-    const rows = await prisma.webhookDelivery.findMany({
-      where: due(now),
-      orderBy: [{ nextAttemptAt: "asc" }, { id: "asc" }],
-      take: SWEEP_BATCH,
-      select: { id: true, attempts: true },
-    });
-    if (dbKind() === "postgres") {
-      const boss = await pgBoss();
-      for (const d of rows) {
-        // Only the instance whose bump lands sends it; a lost queue message is swept again after the bump.
-        const bumped = await prisma.webhookDelivery.updateMany({
-          where: { id: d.id, status: "pending", attempts: d.attempts, nextAttemptAt: { lte: now } },
-          data: { nextAttemptAt: new Date(now.getTime() + this.leaseMs) },
-        });
-        if (bumped.count) await boss.send(WEBHOOK_QUEUE, { deliveryId: d.id, attempts: d.attempts });
-      }
-    } else {
-      await Promise.all(rows.map((d) => this.track(this.runDelivery(d.id, d.attempts))));
-    }
+    const room = MAX_IN_FLIGHT - this.inFlight.size;
+    if (room <= 0 || this.stopping) return;
+    const taken = await withTransaction((tx) => this.take(tx, now, room));
+    for (const id of taken) this.track(this.attempt(id));
   }
 
-  /** Takes delivery `id` if it still waits for attempt `attempts + 1`, makes the attempt and records it. */
-  async runDelivery(id: string, attempts: number): Promise<void> {
-    const now = new Date();
-    const taken = await prisma.webhookDelivery.updateMany({
-      where: { id, status: "pending", attempts, OR: [{ lockedBy: null }, { lockedUntil: { lt: now } }] },
-      data: { lockedBy: this.id, lockedUntil: new Date(now.getTime() + this.leaseMs) },
+  /** Takes (leases) up to `room` due deliveries, fairly across accounts and endpoints under their in-flight bounds. */
+  private async take(tx: Tx, now: Date, room: number): Promise<string[]> {
+    if (dbKind() === "postgres") await tx.$queryRawUnsafe(`SELECT pg_advisory_xact_lock(${SWEEP_LOCK})::text`);
+    const { maxInFlightPerEndpoint: perHook, maxInFlightPerAccount: perAccount } = webhookSettings();
+    const held = await tx.webhookDelivery.groupBy({
+      by: ["accountId", "webhookId"],
+      where: { status: "pending", lockedBy: { not: null }, lockedUntil: { gte: now } },
+      _count: { _all: true },
     });
-    if (!taken.count) return;
-    const d = await prisma.webhookDelivery.findUniqueOrThrow({ where: { id }, include: { webhook: true } });
+    const hookCount = new Map<string, number>();
+    const accountCount = new Map<string, number>();
+    for (const h of held) {
+      hookCount.set(h.webhookId, (hookCount.get(h.webhookId) ?? 0) + h._count._all);
+      accountCount.set(h.accountId, (accountCount.get(h.accountId) ?? 0) + h._count._all);
+    }
+    const fullHooks = new Set([...hookCount].filter(([, n]) => n >= perHook).map(([k]) => k));
+    const fullAccounts = new Set([...accountCount].filter(([, n]) => n >= perAccount).map(([k]) => k));
+    const taken: string[] = [];
+    // Each pass reads the oldest due rows of endpoints and accounts not yet saturated; one that
+    // saturates during a pass is left out of the next query, so a long backlog of one endpoint
+    // costs an index range, never a slot. The rows taken are held, so the next pass skips them.
+    for (let pass = 0; pass < 5 && taken.length < room; pass++) {
+      const rows = await tx.webhookDelivery.findMany({
+        where: {
+          status: "pending",
+          nextAttemptAt: { lte: now },
+          ...unheld(now),
+          webhookId: { notIn: [...fullHooks] },
+          accountId: { notIn: [...fullAccounts] },
+        },
+        orderBy: [{ nextAttemptAt: "asc" }, { id: "asc" }],
+        take: SWEEP_BATCH,
+        select: { id: true, attempts: true, accountId: true, webhookId: true },
+      });
+      if (!rows.length) break;
+      // Round robin over the accounts, the fewest in flight first; each account's rows oldest first.
+      const byAccount = new Map<string, typeof rows>();
+      for (const r of rows) byAccount.set(r.accountId, [...(byAccount.get(r.accountId) ?? []), r]);
+      const queues = [...byAccount.values()].sort((x, y) => (accountCount.get(x[0]!.accountId) ?? 0) - (accountCount.get(y[0]!.accountId) ?? 0));
+      for (let progressed = true; progressed && taken.length < room; ) {
+        progressed = false;
+        for (const q of queues) {
+          if (taken.length >= room) break;
+          let r = q.shift();
+          while (r && (fullHooks.has(r.webhookId) || fullAccounts.has(r.accountId))) r = q.shift();
+          if (!r) continue;
+          progressed = true;
+          const got = await tx.webhookDelivery.updateMany({
+            where: { id: r.id, status: "pending", attempts: r.attempts, nextAttemptAt: { lte: now }, ...unheld(now) },
+            data: { lockedBy: this.id, lockedUntil: new Date(now.getTime() + this.leaseMs) },
+          });
+          if (!got.count) continue;
+          taken.push(r.id);
+          const h = (hookCount.get(r.webhookId) ?? 0) + 1;
+          const a = (accountCount.get(r.accountId) ?? 0) + 1;
+          hookCount.set(r.webhookId, h);
+          accountCount.set(r.accountId, a);
+          if (h >= perHook) fullHooks.add(r.webhookId);
+          if (a >= perAccount) fullAccounts.add(r.accountId);
+        }
+      }
+      if (rows.length < SWEEP_BATCH) break;
+    }
+    return taken;
+  }
+
+  /** Makes the attempt of delivery `id`, which this worker holds, and records it (unless the lease was lost meanwhile). */
+  private async attempt(id: string): Promise<void> {
+    const d = await prisma.webhookDelivery.findUnique({ where: { id }, include: { webhook: true } });
+    if (d?.lockedBy !== this.id) return; // deleted with its endpoint, or the lease was lost
     if (!d.webhook.enabled) {
       await prisma.webhookDelivery.updateMany({
         where: { id, lockedBy: this.id },
