@@ -1,6 +1,7 @@
 // OpenAPI of what the route table does not describe: the Segment-format ingestion paths (served by
 // src/ingest/router.ts) and the webhook messages the service sends (OpenAPI 3.1 `webhooks`).
 import { WEBHOOK_EVENT_TYPES } from "../domains/webhooks/types.js";
+import { MESSAGE_ID_MAX } from "./idempotency.js";
 import { CALL_TYPES, MAX_BATCH_CALLS } from "./segment.js";
 
 const PROBLEM = { $ref: "#/components/schemas/Problem" };
@@ -28,7 +29,12 @@ const CALL = {
     timestamp: { type: "string", format: "date-time" },
     originalTimestamp: { type: "string", format: "date-time", description: "Corrected for the client's clock skew by receivedAt − sentAt." },
     sentAt: { type: "string", format: "date-time" },
-    messageId: { type: "string", maxLength: 256, description: "Idempotency key: a repeat within 7 days is counted in `duplicates`, not stored." },
+    messageId: {
+      type: "string",
+      maxLength: MESSAGE_ID_MAX,
+      description:
+        "Idempotency key of track and identify calls: a repeat within 7 days is counted in `duplicates`, not stored. Longer than the maximum: the call is rejected.",
+    },
   },
 };
 const ANSWER = {
@@ -37,7 +43,7 @@ const ANSWER = {
   properties: {
     success: { type: "boolean", const: true },
     accepted: { type: "integer" },
-    duplicates: { type: "integer", description: "Calls whose messageId was seen before." },
+    duplicates: { type: "integer", description: "track and identify calls whose messageId was seen before (page, screen, group and alias keep none)." },
     rejected: {
       type: "array",
       items: {

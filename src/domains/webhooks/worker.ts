@@ -14,7 +14,6 @@ import { hostname } from "node:os";
 import { requestScope } from "../../audit/requestScope.js";
 import { decrypt } from "../../crypto.js";
 import { dbKind, prisma, withTransaction } from "../../db/index.js";
-import { pruneMessages } from "../../ingest/idempotency.js";
 import { logger } from "../../logger.js";
 import { pgBoss } from "../copyJobs/queue.js";
 import { webhookSettings } from "./settings.js";
@@ -103,12 +102,11 @@ export class WebhookWorker {
     }
   }
 
-  /** One sweep: due deliveries go to the queue (PostgreSQL) or are sent here (SQLite); old idempotency keys are pruned. */
+  /** One sweep: due deliveries go to the queue (PostgreSQL) or are sent here (SQLite); old deliveries are pruned. */
   async tick(): Promise<void> {
     const now = new Date();
     if (now.getTime() - this.lastPrune > PRUNE_MS) {
       this.lastPrune = now.getTime();
-      await pruneMessages(now);
       await pruneDeliveries(now);
     }
     const rows = await prisma.webhookDelivery.findMany({
