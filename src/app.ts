@@ -70,6 +70,12 @@ export function createApp(config: Config) {
   configurePublicUrl(config.PUBLIC_URL);
   configureWebhooks(config);
   const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
+  // Write keys are public, so ingestion draws on a budget of its own (other Redis keys), never on the API's.
+  const ingestRateLimiter = createRateLimiter({
+    perMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
+    redisUrl: config.REDIS_URL,
+    keyPrefix: "gg:rl-ingest",
+  });
   // REST documents are parsed and validated here, once; an invalid one stops start-up.
   const trusted = trustDocuments(routes, schema);
   const lifecycle = createLifecycle();
@@ -172,7 +178,7 @@ export function createApp(config: Config) {
   );
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
   // Segment-format sources (write keys, Segment's answers): src/ingest/.
-  app.use(segmentRouter(rateLimiter));
+  app.use(segmentRouter(ingestRateLimiter));
   app.use(
     restRouter(routes, {
       operations: trusted.operations,
@@ -193,7 +199,7 @@ export function createApp(config: Config) {
     app,
     yoga,
     close: async () => {
-      await Promise.all([rateLimiter.close(), releaseIdentityCache()]);
+      await Promise.all([rateLimiter.close(), ingestRateLimiter.close(), releaseIdentityCache()]);
     },
     lifecycle,
     trusted,

@@ -26,6 +26,9 @@ const Env = z.object({
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
     .optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  // Segment-format ingestion's own budget per account (write keys are public: browsers embed them,
+  // so they must not be able to spend the API budget). Browser libraries send a request per call.
+  INGEST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),
   ENCRYPTION_KEY: z.string().optional(),
   SEED_DEMO: bool.default(true),
   // Raw engagement events older than this many days are removed (PostgreSQL: whole monthly

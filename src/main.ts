@@ -15,6 +15,7 @@ import { writePolicy } from "./domains/index.js";
 import { RollupWorker } from "./domains/reports/rollupWorker.js";
 import { WebhookWorker } from "./domains/webhooks/worker.js";
 import { createHttpServer } from "./httpServer.js";
+import { MessagePruner } from "./ingest/prune.js";
 import { gracefulShutdown } from "./lifecycle.js";
 import { logger } from "./logger.js";
 import { DEMO_EMAIL, seedDemo } from "./seed/demo.js";
@@ -78,6 +79,11 @@ const rollupWorker = config.JOB_WORKER
   : null;
 rollupWorker?.start();
 if (rollupWorker) lifecycle.onDrain(() => rollupWorker.stop());
+// Expired idempotency keys: every instance offers the hourly prune, one runs it (src/ingest/prune.ts).
+// Not awaited: on SQLite the first offer prunes in place, and listening need not wait for it.
+const messagePruner = new MessagePruner();
+void messagePruner.start().catch((err) => logger.error({ err }, "the idempotency-key prune could not start; keys are not pruned"));
+lifecycle.onDrain(() => messagePruner.stop());
 const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;

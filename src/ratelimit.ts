@@ -1,6 +1,8 @@
 // Per-account rate limits (rate-limiter-flexible), counted for REST and GraphQL alike: the budget is
 // consumed where a request first touches an account (requireAccount). In memory by default; in
-// Redis when REDIS_URL is set, so several instances share one budget per account.
+// Redis when REDIS_URL is set, so several instances share one budget per account. Segment-format
+// ingestion has a second limiter of its own (another key prefix, INGEST_RATE_LIMIT_PER_MINUTE):
+// write keys are public, so what they send must not spend the API's budget.
 import { Redis } from "ioredis";
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { AppError } from "./errors.js";
@@ -58,10 +60,11 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   };
 }
 
-export function rateLimited(accountId: string, d: RateDecision): AppError {
+/** `what`: which budget, named in the detail ("Rate limit", "Ingest rate limit"). */
+export function rateLimited(accountId: string, d: RateDecision, what = "Rate limit"): AppError {
   return new AppError(
     429,
-    `Rate limit of ${d.limit} requests a minute exceeded for account '${accountId}'; retry after ${d.resetSeconds} s.`,
+    `${what} of ${d.limit} requests a minute exceeded for account '${accountId}'; retry after ${d.resetSeconds} s.`,
     undefined,
     rateLimitHeaders(d),
   );

@@ -72,4 +72,12 @@ describe("loadConfig", () => {
     expect(message).toMatch(/PORT: /);
     expect(message).toMatch(/GRAPHQL_MAX_ALIASES: /);
   });
+
+  it("INGEST_RATE_LIMIT_PER_MINUTE: 6000 by default, a whole number of at least 1", () => {
+    expect(loadConfig({}).INGEST_RATE_LIMIT_PER_MINUTE).toBe(6_000);
+    expect(loadConfig({ INGEST_RATE_LIMIT_PER_MINUTE: "120" }).INGEST_RATE_LIMIT_PER_MINUTE).toBe(120);
+    for (const bad of ["0", "-5", "1.5", "lots"]) {
+      expect(() => loadConfig({ INGEST_RATE_LIMIT_PER_MINUTE: bad })).toThrow(/Invalid configuration:\n\s+INGEST_RATE_LIMIT_PER_MINUTE: /);
+    }
+  });
 });

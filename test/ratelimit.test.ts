@@ -1,11 +1,12 @@
 // Per-account rate limits (issue 4): REST and GraphQL draw on one budget per account; 429 with
 // Retry-After and RateLimit-* headers; per-account limits; one account exhausting its budget leaves
-// the others alone; and two instances sharing the local Redis share one budget.
+// the others alone; and two instances sharing the local Redis share one budget. Segment-format
+// ingestion (write keys, which are public) has a budget of its own (issue 31, item 3).
 import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setAccount } from "../src/admin.js";
+import { createKey, setAccount } from "../src/admin.js";
 import { call, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
@@ -40,6 +41,11 @@ const fresh = (label: string) => tenant(`rl${label}${randomBytes(3).toString("he
 const list = (s: Server, t: Tenant) => call(`${s.url}/api/v1/${t.accountId}/content`, { headers: t.headers });
 const graphql = (s: Server, t: Tenant, query = `query($a: String!) { account(id: $a) { id } }`) =>
   call(`${s.url}/graphql`, { method: "POST", headers: t.headers, body: { query, variables: { a: t.accountId } } });
+
+/** An ingest-scope write key of the tenant's account, and a batch sent with it (Basic auth). */
+const writeKeyOf = async (t: Tenant) => (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+const ingest = (s: Server, key: string, body: unknown = { batch: [{ type: "track", userId: "u1", event: "Signed Up" }] }) =>
+  call(`${s.url}/segment/v1/batch`, { method: "POST", headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString("base64")}` }, body });
 
 function rate(r: Reply) {
   return {
@@ -183,6 +189,80 @@ describe("the default limit", () => {
   });
 });
 
+// ---- Segment ingestion's own budget ---------------------------------------------------------------------------
+
+describe("Segment ingestion has a budget of its own (RATE_LIMIT_PER_MINUTE=20, INGEST_RATE_LIMIT_PER_MINUTE=40)", () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT_PER_MINUTE: "20", INGEST_RATE_LIMIT_PER_MINUTE: "40" });
+  });
+  afterAll(() => server.close());
+
+  it("30 batches with the write key (accepted, empty, rejected) leave the integration key's budget whole", async () => {
+    const t = await fresh("ing30");
+    const key = await writeKeyOf(t);
+    for (let i = 1; i <= 30; i++) {
+      // every third an empty batch, every fifth one the service rejects (not JSON): each costs an ingest point only
+      const r =
+        i % 5 === 0
+          ? await call(`${server.url}/segment/v1/batch`, {
+              method: "POST",
+              headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString("base64")}` },
+              raw: "{nope",
+            })
+          : await ingest(server, key, i % 3 === 0 ? { batch: [] } : undefined);
+      expect(r.status, r.text.slice(0, 300)).toBe(i % 5 === 0 ? 400 : 200);
+      expect(rate(r)).toMatchObject({ limit: "40", remaining: String(40 - i), retryAfter: null });
+    }
+    // the API budget is untouched: the first request of the integration key sees all 20 points
+    expectAllowed(await list(server, t), 20, 19);
+    expectAllowed(await graphql(server, t), 20, 18);
+    // 30 batches: 6 rejected, 8 of the rest empty → 16 events
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(16);
+  });
+
+  it("past the ingest budget: 429 problem with Retry-After and the ingest RateLimit-* headers; nothing stored; the API still answers", async () => {
+    const t = await fresh("ing429");
+    const key = await writeKeyOf(t);
+    for (let i = 1; i <= 40; i++) expectAllowed(await ingest(server, key), 40, 40 - i);
+    const over = await ingest(server, key, { batch: [{ type: "track", userId: "late", event: "Signed Up" }] });
+    expectLimited(over, 40);
+    expect(over.body.detail).toMatch(/^Ingest rate limit of 40 requests a minute exceeded for account/);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(40);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: "late" } })).toBe(0);
+    expectAllowed(await list(server, t), 20, 19);
+  });
+
+  it("the API budget exhausted leaves ingestion alone; the account's own --rate-limit is the API's only", async () => {
+    const t = await fresh("ingapi");
+    const key = await writeKeyOf(t);
+    await setAccount(t.accountId, { rateLimitPerMinute: 3 });
+    for (let i = 1; i <= 3; i++) expectAllowed(await list(server, t), 3, 3 - i);
+    expectLimited(await list(server, t), 3);
+    expectAllowed(await ingest(server, key), 40, 39);
+    expectAllowed(await ingest(server, key), 40, 38);
+    expectLimited(await list(server, t), 3);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(2);
+  });
+
+  it("INGEST_RATE_LIMIT_PER_MINUTE is 6000 by default", async () => {
+    const saved = process.env.INGEST_RATE_LIMIT_PER_MINUTE;
+    delete process.env.INGEST_RATE_LIMIT_PER_MINUTE;
+    let other: Server;
+    try {
+      other = await startServer({ RATE_LIMIT_PER_MINUTE: "20" });
+    } finally {
+      if (saved !== undefined) process.env.INGEST_RATE_LIMIT_PER_MINUTE = saved;
+    }
+    try {
+      const t = await fresh("ingdflt");
+      expectAllowed(await ingest(other, await writeKeyOf(t)), 6000, 5999);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 // ---- two instances, one Redis ------------------------------------------------------------------------------
 
 describe.skipIf(!redisUp)(`two instances sharing Redis (${REDIS_URL})`, () => {
@@ -226,5 +306,33 @@ describe.skipIf(!redisUp)(`two instances sharing Redis (${REDIS_URL})`, () => {
     expectAllowed(await list(b, t), 2, 0);
     expectLimited(await list(a, t), 2);
     expectLimited(await list(b, t), 2);
+  });
+});
+
+describe.skipIf(!redisUp)(`the ingest budget, two instances sharing Redis (${REDIS_URL})`, () => {
+  let a: Server;
+  let b: Server;
+  beforeAll(async () => {
+    a = await startServer({ RATE_LIMIT_PER_MINUTE: "5", INGEST_RATE_LIMIT_PER_MINUTE: "4", REDIS_URL });
+    b = await startServer({ RATE_LIMIT_PER_MINUTE: "5", INGEST_RATE_LIMIT_PER_MINUTE: "4", REDIS_URL });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it("batches split across both share one ingest budget (2 + 2 with limit 4 → a 429 on either), apart from the API's", async () => {
+    const t = await fresh("ringest");
+    const key = await writeKeyOf(t);
+    expectAllowed(await ingest(a, key), 4, 3);
+    expectAllowed(await ingest(b, key), 4, 2);
+    expectAllowed(await ingest(a, key), 4, 1);
+    expectAllowed(await ingest(b, key), 4, 0);
+    expectLimited(await ingest(a, key), 4);
+    expectLimited(await ingest(b, key), 4);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(4);
+    // the API budget (shared too) is whole
+    expectAllowed(await list(b, t), 5, 4);
+    expectAllowed(await list(a, t), 5, 3);
   });
 });

@@ -7,7 +7,9 @@ import { Analytics } from "@segment/analytics-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser } from "../src/admin.js";
 import { dbKind } from "../src/db/index.js";
-import { expectProblem, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { closeQueue } from "../src/domains/copyJobs/queue.js";
+import { expectProblem, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
+import { shape } from "./sql.js";
 
 let server: Server;
 let a: Tenant;
@@ -33,7 +35,11 @@ beforeAll(async () => {
     ],
   });
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  // the prune test's pg-boss (PostgreSQL)
+  await closeQueue();
+});
 
 describe("the official client @segment/analytics-node", () => {
   it("sends identify and track calls that the reports and end users read back", async () => {
@@ -69,8 +75,8 @@ describe("the official client @segment/analytics-node", () => {
     expect(user.status, user.text).toBe(200);
     expect(user.body.custom).toEqual(expect.objectContaining({ name: "Ada", email: "ada@x.com", plan: "pro" }));
     expect(user.body.custom).not.toHaveProperty("favouriteColour");
-    // Every call's messageId was remembered (identify, 3 tracks, page).
-    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(5);
+    // The messageIds of the calls that stored something were remembered (identify, 3 tracks; not the page).
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(4);
   });
 });
 
@@ -311,7 +317,8 @@ describe("idempotency", () => {
     const first = await batch(body, key);
     expect(first.body).toMatchObject({ accepted: 4, duplicates: 1, rejected: [] });
     const second = await batch(body, key);
-    expect(second.body).toMatchObject({ accepted: 1, duplicates: 4, rejected: [] });
+    // The page call stores nothing, so it keeps no key: its repeat is accepted again.
+    expect(second.body).toMatchObject({ accepted: 2, duplicates: 3, rejected: [] });
     // Only the call without a messageId is stored again.
     expect((await eventsOf(t.accountId)).map((e) => e.type)).toEqual(["flow_started", "user_action", "user_action"]);
     // Another account may use the same messageIds.
@@ -336,6 +343,127 @@ describe("idempotency", () => {
     expectProblem(bad, 400);
     expect(bad.body.errors).toEqual([{ path: "[0]", message: "id must be a non-empty string" }]);
     expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(3);
+  });
+
+  it("page, screen, group and alias calls keep no key: nothing is stored and a repeat is accepted again, not a duplicate", async () => {
+    const t = await tenant("segn");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const body = {
+      batch: [
+        { type: "page", userId: "u1", name: "Home", messageId: "n-page" },
+        { type: "screen", userId: "u1", name: "Home", messageId: "n-screen" },
+        { type: "group", userId: "u1", groupId: "g1", messageId: "n-group" },
+        { type: "alias", userId: "u1", previousId: "anon-1", messageId: "n-alias" },
+      ],
+    };
+    for (let i = 0; i < 2; i++) {
+      const r = await batch(body, key);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body).toEqual({ success: true, accepted: 4, duplicates: 0, rejected: [], ignoredTraits: 0 });
+    }
+    const single = await req("/segment/v1/page", { method: "POST", headers: basic(key), body: { userId: "u1", messageId: "n-page" } });
+    expect(single.body).toMatchObject({ accepted: 1, duplicates: 0 });
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(0);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(0);
+    expect(await prisma.endUser.count({ where: { accountId: t.accountId } })).toBe(0);
+  });
+
+  it("a messageId longer than 100 characters is a per-call rejection (the batch's other calls are stored); 100 is fine", async () => {
+    const t = await tenant("segl");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const long = "x".repeat(101);
+    const fits = `ajs-next-${"a".repeat(91)}`;
+    const track = (messageId: string) => ({ type: "track", userId: "u1", event: "Signed Up", messageId });
+    const r = await batch(
+      { batch: [track(long), { type: "page", userId: "u1", messageId: long }, track(fits), { type: "identify", userId: "u1", messageId: long }] },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    const error = ["messageId must be at most 100 characters"];
+    expect(r.body).toEqual({
+      success: true,
+      accepted: 1,
+      duplicates: 0,
+      rejected: [
+        { index: 0, errors: error },
+        { index: 1, errors: error },
+        { index: 3, errors: error },
+      ],
+      ignoredTraits: 0,
+    });
+    expect((await prisma.ingestMessage.findMany({ where: { accountId: t.accountId } })).map((m) => m.messageId)).toEqual([fits]);
+    expect((await eventsOf(t.accountId)).map((e) => e.actionId)).toEqual(["Signed Up"]);
+    // 1: u1, created on first sight by the stored track event (the identify was rejected)
+    expect(await prisma.endUser.count({ where: { accountId: t.accountId } })).toBe(1);
+    // A single call: a 400 problem naming it; POST /events ids have the same bound.
+    expectProblem(await req("/segment/v1/track", { method: "POST", headers: basic(key), body: track(long) }), 400, "messageId must be at most 100 characters");
+    const ev = await req(`/v1/accounts/${t.accountId}/events`, {
+      method: "POST",
+      headers: t.headers,
+      body: [{ id: long, type: "user_action", time: Date.now(), actionId: "a" }],
+    });
+    expectProblem(ev, 400);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(1);
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(1);
+  });
+
+  it("the prune deletes expired keys in bounded batches (DELETE … LIMIT n, until fewer are left) and keeps fresh ones", async () => {
+    const { pruneMessages, MESSAGE_RETENTION_MS, PRUNE_BATCH } = await import("../src/ingest/idempotency.js");
+    const t = await tenant("segb");
+    const old = new Date(Date.now() - MESSAGE_RETENTION_MS - 3_600_000);
+    const rows = (n: number, prefix: string, receivedAt: Date) =>
+      Array.from({ length: n }, (_, i) => ({ accountId: t.accountId, messageId: `${prefix}-${i}`, receivedAt }));
+    await prisma.ingestMessage.createMany({ data: [...rows(12, "old", old), ...rows(3, "new", new Date())] });
+    const { result, sql } = await sqlOf(() => pruneMessages(new Date(), { batchSize: 5 }));
+    expect(result).toBe(12);
+    // 5 + 5 + 2: three bounded statements, the last one short
+    expect(shape(sql)).toEqual(["DELETE IngestMessage", "DELETE IngestMessage", "DELETE IngestMessage"]);
+    for (const q of sql) expect(q).toMatch(/\bLIMIT 5\)$/);
+    expect((await prisma.ingestMessage.findMany({ where: { accountId: t.accountId }, orderBy: { messageId: "asc" } })).map((m) => m.messageId)).toEqual([
+      "new-0",
+      "new-1",
+      "new-2",
+    ]);
+    // The default bound: 5,000 rows a statement.
+    expect(PRUNE_BATCH).toBe(5_000);
+    const dflt = await sqlOf(() => pruneMessages(new Date()));
+    expect(dflt.result).toBe(0);
+    expect(shape(dflt.sql)).toEqual(["DELETE IngestMessage"]);
+    expect(dflt.sql[0]).toMatch(/\bLIMIT 5000\)$/);
+  });
+
+  it("two instances' schedulers offer the hourly prune: it runs once", async () => {
+    const { MessagePruner } = await import("../src/ingest/prune.js");
+    const { MESSAGE_RETENTION_MS } = await import("../src/ingest/idempotency.js");
+    const t = await tenant("segs");
+    const old = new Date(Date.now() - MESSAGE_RETENTION_MS - 3_600_000);
+    await prisma.ingestMessage.createMany({
+      data: [
+        ...Array.from({ length: 7 }, (_, i) => ({ accountId: t.accountId, messageId: `old-${i}`, receivedAt: old })),
+        { accountId: t.accountId, messageId: "fresh", receivedAt: new Date() },
+      ],
+    });
+    // A schedule of this test's own (its hour slot is not taken by another test's).
+    const opts = { key: `prune-test-${process.pid}-${Date.now()}`, offerEveryMs: 3_600_000, pollSeconds: 0.5, batchSize: 3 };
+    const a = new MessagePruner(opts);
+    const b = new MessagePruner(opts);
+    const { result: taken, sql } = await sqlOf(async () => {
+      // each start makes an offer: one is taken; more offers of the same hour slot are refused
+      const first = await Promise.all([a.start(), b.start()]);
+      const again = await Promise.all([a.offer(), b.offer()]);
+      const deadline = Date.now() + 15_000;
+      while ((await prisma.ingestMessage.count({ where: { accountId: t.accountId } })) > 1 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      // time for a second run, were there one
+      await new Promise((r) => setTimeout(r, 1_500));
+      return { first, again };
+    });
+    await Promise.all([a.stop(), b.stop()]);
+    expect(taken.first.sort()).toEqual([false, true]);
+    expect(taken.again).toEqual([false, false]);
+    // one run: 3 + 3 + 1 rows (batches of 3), not two runs' worth of statements
+    expect(shape(sql).filter((s) => s === "DELETE IngestMessage")).toHaveLength(3);
+    expect((await prisma.ingestMessage.findMany({ where: { accountId: t.accountId } })).map((m) => m.messageId)).toEqual(["fresh"]);
   });
 
   it("ids older than the retention are pruned; younger ones stay", async () => {

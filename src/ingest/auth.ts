@@ -13,7 +13,6 @@ export interface WriteKeyIdentity {
   keyId: string;
   accountId: string;
   email: string;
-  rateLimitPerMinute: number | null;
 }
 
 /** The write key of a request: Basic auth's user name, else the body's `writeKey`. */
@@ -39,7 +38,6 @@ export async function authenticateWriteKey(key: string | null, now = clock.now()
       accountId: true,
       expiresAt: true,
       revokedAt: true,
-      account: { select: { rateLimitPerMinute: true } },
       user: { select: { email: true, memberships: { select: { accountId: true } } } },
     },
   });
@@ -54,5 +52,5 @@ export async function authenticateWriteKey(key: string | null, now = clock.now()
   const accountId = row.accountId;
   if (!row.user.memberships.some((m) => m.accountId === accountId)) throw forbidden(`The write key's owner has no access to account '${accountId}' any more.`);
   recordKeyUse(row.id, now);
-  return { keyId: row.id, accountId, email: row.user.email, rateLimitPerMinute: row.account?.rateLimitPerMinute ?? null };
+  return { keyId: row.id, accountId, email: row.user.email };
 }

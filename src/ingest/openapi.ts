@@ -1,6 +1,7 @@
 // OpenAPI of what the route table does not describe: the Segment-format ingestion paths (served by
 // src/ingest/router.ts) and the webhook messages the service sends (OpenAPI 3.1 `webhooks`).
 import { WEBHOOK_EVENT_TYPES } from "../domains/webhooks/types.js";
+import { MESSAGE_ID_MAX } from "./idempotency.js";
 import { CALL_TYPES, MAX_BATCH_CALLS } from "./segment.js";
 
 const PROBLEM = { $ref: "#/components/schemas/Problem" };
@@ -28,7 +29,12 @@ const CALL = {
     timestamp: { type: "string", format: "date-time" },
     originalTimestamp: { type: "string", format: "date-time", description: "Corrected for the client's clock skew by receivedAt − sentAt." },
     sentAt: { type: "string", format: "date-time" },
-    messageId: { type: "string", maxLength: 256, description: "Idempotency key: a repeat within 7 days is counted in `duplicates`, not stored." },
+    messageId: {
+      type: "string",
+      maxLength: MESSAGE_ID_MAX,
+      description:
+        "Idempotency key of track and identify calls: a repeat within 7 days is counted in `duplicates`, not stored. Longer than the maximum: the call is rejected.",
+    },
   },
 };
 const ANSWER = {
@@ -37,7 +43,7 @@ const ANSWER = {
   properties: {
     success: { type: "boolean", const: true },
     accepted: { type: "integer" },
-    duplicates: { type: "integer", description: "Calls whose messageId was seen before." },
+    duplicates: { type: "integer", description: "track and identify calls whose messageId was seen before (page, screen, group and alias keep none)." },
     rejected: {
       type: "array",
       items: {
@@ -55,7 +61,7 @@ const responses = {
   401: problem("No write key, or an unknown, expired or revoked one."),
   403: problem("A key of another scope, or its owner lost access to the account."),
   413: problem("Over 500 KB a request or 32 KB a call."),
-  429: problem("The account's rate limit."),
+  429: problem("The account's ingest rate limit (INGEST_RATE_LIMIT_PER_MINUTE; not the API's budget)."),
 };
 const op = (operationId: string, summary: string, schema: unknown, example: unknown) => ({
   operationId,

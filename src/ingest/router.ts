@@ -1,8 +1,9 @@
 // Segment-format ingestion over HTTP: POST /segment/v1/batch and the single-call paths. Not a row
 // of the REST table: Segment sources authenticate with a write key (HTTP Basic, or `writeKey` in
 // the body) instead of the two service headers, and their answers are Segment's, not GraphQL's.
-// Order of checks as elsewhere: the key (401/403) and the account's rate budget (429) first, then
-// the body (400, 413).
+// Order of checks as elsewhere: the key (401/403) and the account's ingest budget (429) first, then
+// the body (400, 413). The ingest budget is not the API's (INGEST_RATE_LIMIT_PER_MINUTE, its own
+// limiter): write keys are public, and a request they send, accepted or not, is charged to it alone.
 import express, { type Request, type Response, type Router } from "express";
 import { currentScope } from "../audit/requestScope.js";
 import { clock } from "../clock.js";
@@ -19,6 +20,7 @@ export const SEGMENT_PREFIX = "/segment/v1";
 
 type Parsed = { ok: true; body: unknown } | { ok: false; error: AppError };
 
+/** `rateLimiter`: the ingest budget (not the API's). */
 export function segmentRouter(rateLimiter: RateLimiter | undefined): Router {
   const router = express.Router({ strict: true });
   // Any media type: Segment's browser and mobile libraries send JSON as text/plain too. Gzip is inflated.
@@ -65,9 +67,10 @@ async function handle(pathType: CallType | null, parsed: Parsed, req: Request, r
   const scope = currentScope();
   if (scope) scope.actor = identity.email;
   if (rateLimiter) {
-    const d = await rateLimiter.consume(identity.accountId, identity.rateLimitPerMinute);
+    // Charged before the body is read: a rejected or empty batch costs a point too (of this budget only).
+    const d = await rateLimiter.consume(identity.accountId, null);
     res.set(rateLimitHeaders(d));
-    if (!d.allowed) throw rateLimited(identity.accountId, d);
+    if (!d.allowed) throw rateLimited(identity.accountId, d, "Ingest rate limit");
   }
   if (!parsed.ok) throw parsed.error;
   const body = parsed.body;

@@ -1,6 +1,8 @@
 // Stores a checked Segment batch: track calls as engagement events (recordEvents, one transaction
 // with their messageIds), identify calls as end-user upserts (each round in one transaction with
-// its messageIds), page/screen/group/alias only as seen messageIds (counted, not stored).
+// its messageIds), page/screen/group/alias counted and not stored, without keeping their messageIds:
+// a key is kept only where a repeat would store something twice, so a repeat of a call that stores
+// nothing is simply accepted again (nothing to protect, and no row kept 8 days for it).
 import { withTransaction } from "../db/index.js";
 import { encodeValue, endUserSchema, type SchemaField } from "../domains/endUsers/fields.js";
 import { upsertEndUsers } from "../domains/endUsers/schema.js";
@@ -103,18 +105,8 @@ export async function storeCalls(
     }
   }
 
-  // ---- page, screen, group, alias: accepted and counted; their messageIds still make repeats duplicates
-  const others = calls.filter((c) => c.call.type !== "track" && c.call.type !== "identify");
-  if (others.length) {
-    const fresh = await withTransaction((tx) =>
-      claimMessages(
-        tx,
-        accountId,
-        others.map((c) => c.call.messageId),
-      ),
-    );
-    for (const f of fresh) f ? out.accepted++ : out.duplicates++;
-  }
+  // ---- page, screen, group, alias: accepted and counted; nothing stored, not even their messageIds
+  out.accepted += calls.filter((c) => c.call.type !== "track" && c.call.type !== "identify").length;
   out.rejected.sort((a, b) => a.index - b.index);
   return out;
 }

@@ -1,6 +1,7 @@
 // REST row for engagement events: POST /v1/accounts/{accountId}/events (feeds the B24 reports).
 
 import { AppError } from "../../errors.js";
+import { MESSAGE_ID_MAX } from "../../ingest/idempotency.js";
 import { B, type RestRoute, route, unchecked } from "../../rest/contract.js";
 import { graphql } from "../../rest/operation.js";
 import { pathParam } from "../../rest/params.js";
@@ -22,7 +23,7 @@ const EVENT_SCHEMA = {
     id: {
       type: "string",
       minLength: 1,
-      maxLength: 256,
+      maxLength: MESSAGE_ID_MAX,
       description: "Optional idempotency key: an item whose id this account sent in the last 7 days is accepted and not stored again.",
     },
     endUserId: str("The end user (created on first sight)."),

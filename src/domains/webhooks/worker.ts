@@ -18,7 +18,6 @@ import { hostname } from "node:os";
 import { requestScope } from "../../audit/requestScope.js";
 import { decrypt } from "../../crypto.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
-import { pruneMessages } from "../../ingest/idempotency.js";
 import { logger } from "../../logger.js";
 import { webhookSettings } from "./settings.js";
 import { signedHeaders } from "./sign.js";
@@ -103,12 +102,11 @@ export class WebhookWorker {
     }
   }
 
-  /** One sweep: takes the due deliveries it may (see the top) and starts their attempts; old idempotency keys are pruned. */
+  /** One sweep: takes the due deliveries it may (see the top) and starts their attempts; old deliveries are pruned. */
   async tick(): Promise<void> {
     const now = new Date();
     if (now.getTime() - this.lastPrune > PRUNE_MS) {
       this.lastPrune = now.getTime();
-      await pruneMessages(now);
       await pruneDeliveries(now);
     }
     const room = MAX_IN_FLIGHT - this.inFlight.size;
