@@ -13,7 +13,7 @@ const Env = z.object({
     .default("file:./data/guidegate.db"),
   // PostgreSQL connections of one instance (src/db/postgres.ts): one pool for Prisma and the direct
   // reads, a request waits at most DATABASE_POOL_TIMEOUT_MS for one of them (then 503 Retry-After);
-  // pg-boss (copy jobs, webhook deliveries) has JOB_QUEUE_POOL_SIZE of its own; the auth-change
+  // pg-boss (copy jobs, the idempotency-key prune) has JOB_QUEUE_POOL_SIZE of its own; the auth-change
   // listener holds one more. See docs/production.md, "PostgreSQL connections".
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),

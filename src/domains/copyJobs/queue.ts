@@ -1,6 +1,6 @@
 // The copy jobs' queue: how a committed job reaches the workers. The schema hands jobs over here
 // (dispatch) without knowing the worker (./worker.ts), which listens here.
-//   - PostgreSQL: pg-boss (webhook deliveries share its instance, src/domains/webhooks/worker.ts).
+//   - PostgreSQL: pg-boss (the idempotency-key prune shares its instance, src/ingest/prune.ts).
 //   - SQLite (embedded, one process): an in-process wake-up of the polling workers.
 import type PgBoss from "pg-boss";
 import { loadConfig } from "../../config.js";
@@ -12,7 +12,7 @@ const log = logger.child({ component: "copy-jobs" });
 
 let boss: Promise<PgBoss> | undefined;
 
-/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing (webhook deliveries share it). */
+/** The process's pg-boss (PostgreSQL only), started on first use; its schema is created if missing (the idempotency-key prune shares it). */
 export function pgBoss(): Promise<PgBoss> {
   boss ??= (async () => {
     // Loaded on PostgreSQL only (SQLite runs the in-process worker).
