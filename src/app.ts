@@ -110,6 +110,19 @@ export function createApp(config: Config) {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "extended");
+  // On every answer, API and pages alike (one place, error pages included): browsers take the
+  // declared media type as it is (no sniffing JSON or an upload into a script or a page), no page
+  // of ours is framed by another site (clickjacking GraphiQL, /docs or /reports), and no URL of
+  // ours leaks to the sites a page links to. A page may tighten its own CSP (src/viewer/index.ts).
+  app.use((_req, res, next) => {
+    res.set({
+      "X-Content-Type-Options": "nosniff",
+      "Content-Security-Policy": "frame-ancestors 'none'",
+      "X-Frame-Options": "DENY",
+      "Referrer-Policy": "no-referrer",
+    });
+    next();
+  });
   app.use((req, res, next) => {
     const id = acceptRequestId(req.get("x-request-id")) ?? randomUUID();
     req.headers["x-request-id"] = id;
@@ -139,7 +152,7 @@ export function createApp(config: Config) {
     }
   });
 
-  app.get("/metrics", metricsHandler);
+  app.get("/metrics", metricsHandler(config.METRICS_TOKEN));
   app.use(
     openApiRouter(routes, schema, {
       rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,

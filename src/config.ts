@@ -94,6 +94,12 @@ const Env = z.object({
     .default("5s,5m,30m,2h,5h,10h,10h"),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(20).default(1_000),
+  // GET /metrics: when set, only with `Authorization: Bearer <this>` (its labels name accounts).
+  // Unset: open, like the health endpoints. It travels in a header: visible ASCII, no spaces.
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,}$/, "must be at least 16 visible ASCII characters without spaces (e.g. openssl rand -hex 32)")
+    .optional(),
   /** Tests only: each copy-job item takes at least this long (the crash and drain tests). */
   TEST_COPY_ITEM_DELAY_MS: z.coerce.number().int().min(1).optional(),
   /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */
