@@ -21,7 +21,7 @@ import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
 import { AcceptedQueries, answerHandedOverResults, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { maskError } from "./graphql/masking.js";
-import { preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
+import { authenticateBeforeBody, identityBeforeBody, preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
 import { storableText } from "./graphql/storableText.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
 import { ingestOpenApi } from "./ingest/openapi.js";
@@ -34,6 +34,7 @@ import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
 import { openApiRouter } from "./openapi/index.js";
 import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
 import { createRateLimiter } from "./ratelimit.js";
+import { readBounded } from "./rest/bodyLimit.js";
 import { problem, problemOf, sendProblem } from "./rest/problem.js";
 import { JSON_BODY_LIMIT_BYTES, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
@@ -123,6 +124,19 @@ export function createApp(config: Config) {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "extended");
+  // On every answer, API and pages alike (one place, error pages included): browsers take the
+  // declared media type as it is (no sniffing JSON or an upload into a script or a page), no page
+  // of ours is framed by another site (clickjacking GraphiQL, /docs or /reports), and no URL of
+  // ours leaks to the sites a page links to. A page may tighten its own CSP (src/viewer/index.ts).
+  app.use((_req, res, next) => {
+    res.set({
+      "X-Content-Type-Options": "nosniff",
+      "Content-Security-Policy": "frame-ancestors 'none'",
+      "X-Frame-Options": "DENY",
+      "Referrer-Policy": "no-referrer",
+    });
+    next();
+  });
   app.use((req, res, next) => {
     const id = acceptRequestId(req.get("x-request-id")) ?? randomUUID();
     req.headers["x-request-id"] = id;
@@ -152,7 +166,7 @@ export function createApp(config: Config) {
     }
   });
 
-  app.get("/metrics", metricsHandler);
+  app.get("/metrics", metricsHandler(config.METRICS_TOKEN));
   app.use(
     openApiRouter(routes, schema, {
       rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
@@ -164,17 +178,28 @@ export function createApp(config: Config) {
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
   app.use(reportViewerRouter());
 
-  // GraphQL bodies are read by Yoga; hold them to the same size limit as REST bodies.
-  // (the same error body-parser raises for REST, mapped by the same knownError).
-  app.use("/graphql", (req, _res, next) => {
-    const length = Number(req.get("content-length") ?? 0);
-    if (length > JSON_BODY_LIMIT_BYTES)
-      return next(Object.assign(new Error("request entity too large"), { type: "entity.too.large", limit: JSON_BODY_LIMIT_BYTES, status: 413 }));
-    next();
+  // POST /graphql in the contract's order: the credentials first, from the headers alone (a request
+  // they do not authenticate has its body never read: Yoga answers its 401, src/graphql/
+  // requireCredentials.ts), then the body, read whole up to the JSON limit of REST bodies (a 413
+  // problem as soon as it passes it, however it is framed) and handed to the fast path and Yoga.
+  // (app.use with a method check, not app.post: a matched route would become the request's metrics label.)
+  app.use(yoga.graphqlEndpoint, (req, res, next) => {
+    if (req.method !== "POST") return next();
+    authenticateBeforeBody(req).then(
+      () =>
+        readBounded(req, res, JSON_BODY_LIMIT_BYTES).then((body) => {
+          req.body = body;
+          next();
+        }, next),
+      () => {
+        res.set("Connection", "close");
+        next();
+      },
+    );
   });
   app.use(
     yoga.graphqlEndpoint,
-    graphqlFastPath({ accepted, compiled, maxBodyBytes: JSON_BODY_LIMIT_BYTES, context: (req, res) => createContext(req, req, res, rateLimiter) }),
+    graphqlFastPath({ accepted, compiled, context: (req, res) => createContext(req, req, res, rateLimiter, identityBeforeBody(req)) }),
   );
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
   // Segment-format sources (write keys, Segment's answers): src/ingest/.

@@ -118,6 +118,12 @@ const Env = z.object({
   WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(100).default(4),
   WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100).default(16),
   WEBHOOK_MAX_PENDING_PER_ENDPOINT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  // GET /metrics: when set, only with `Authorization: Bearer <this>` (its labels name accounts).
+  // Unset: open, like the health endpoints. It travels in a header: visible ASCII, no spaces.
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,}$/, "must be at least 16 visible ASCII characters without spaces (e.g. openssl rand -hex 32)")
+    .optional(),
   /** Tests only: each copy-job item takes at least this long (the crash and drain tests). */
   TEST_COPY_ITEM_DELAY_MS: z.coerce.number().int().min(1).optional(),
   /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */

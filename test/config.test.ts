@@ -15,6 +15,11 @@ describe("loadConfig", () => {
     expect(loadConfig({ GRAPHQL_CACHE_ENTRIES: "50", GRAPHQL_CACHE_BYTES: "65536" })).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 50, GRAPHQL_CACHE_BYTES: 65536 });
   });
 
+  it("METRICS_TOKEN: unset by default (GET /metrics open); a token of 16 or more visible characters", () => {
+    expect(loadConfig({}).METRICS_TOKEN).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: "0123456789abcdef" }).METRICS_TOKEN).toBe("0123456789abcdef");
+  });
+
   it("parses numbers and booleans from strings", () => {
     const c = loadConfig({ PORT: "8080", GRAPHIQL: "false", INTROSPECTION: "0", GRAPHQL_MAX_COST: "100", TEST_SLOW_ROUTE_MS: "250" });
     expect(c).toMatchObject({ PORT: 8080, GRAPHIQL: false, INTROSPECTION: false, GRAPHQL_MAX_COST: 100, TEST_SLOW_ROUTE_MS: 250 });
@@ -38,6 +43,9 @@ describe("loadConfig", () => {
     ["GRAPHQL_CACHE_ENTRIES", "many"],
     ["GRAPHQL_CACHE_BYTES", "1000"],
     ["GRAPHQL_CACHE_BYTES", "1.5e6x"],
+    ["METRICS_TOKEN", ""],
+    ["METRICS_TOKEN", "short-token"],
+    ["METRICS_TOKEN", "a token with spaces in it"],
   ])("names %s when it is %s", (name, bad) => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });

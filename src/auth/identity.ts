@@ -157,6 +157,11 @@ export function authorize(identity: Identity, accountId: string, scopes: readonl
   if (!identity.accountIds.has(accountId)) {
     throw forbidden(`The API key has no access to account '${accountId}'.`);
   }
+  return authorizeScope(identity, scopes);
+}
+
+/** The caller's identity, checked for a key of one of `scopes` (403 otherwise). */
+export function authorizeScope(identity: Identity, scopes: readonly KeyScope[] = ["integration"]): Identity {
   if (!scopes.includes(identity.scope)) {
     throw forbidden(`An API key of scope '${identity.scope}' cannot be used here (it needs scope ${scopes.map((s) => `'${s}'`).join(" or ")}).`);
   }

@@ -99,19 +99,6 @@ function asParams(body: unknown): Params | null {
   return p as unknown as Params;
 }
 
-function readBody(req: Request, length: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      chunks.push(chunk);
-      size += chunk.length;
-    });
-    req.on("end", () => resolve(size === length ? Buffer.concat(chunks, size) : null));
-    req.on("error", reject);
-  });
-}
-
 /** Where the context of a request the fast path handed to Yoga is kept, for Yoga's context factory. */
 const HANDED_OVER = "graphqlContext";
 export const handedOverContext = (res: Response | undefined): Context | undefined => res?.locals?.[HANDED_OVER] as Context | undefined;
@@ -141,27 +128,20 @@ export function graphqlFastPath(options: {
   accepted: AcceptedQueries;
   compiled: CompiledDocuments;
   context: (req: Request, res: Response) => Context;
-  maxBodyBytes: number;
 }): RequestHandler {
   const { accepted, compiled, context } = options;
   return async (req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== "POST" || accepted.size === 0 || req.url.includes("?")) return next();
-    const length = Number(req.headers["content-length"]);
-    if (!JSON_TYPE.test(req.headers["content-type"] ?? "") || !(length > 0) || length > options.maxBodyBytes) return next();
+    // The body was read before (src/app.ts: within the size limit, after the credentials); without
+    // one (credentials that do not authenticate) the request is Yoga's.
+    const body: unknown = req.body;
+    if (req.method !== "POST" || accepted.size === 0 || req.url.includes("?") || !Buffer.isBuffer(body) || body.length === 0) return next();
+    if (!JSON_TYPE.test(req.headers["content-type"] ?? "")) return next();
     // A compressed body is Yoga's to decode.
     const encoding = req.headers["content-encoding"];
     if (encoding && encoding !== "identity") return next();
     const mediaType = regularMediaType(req.headers.accept);
     if (!mediaType) return next();
-    let body: Buffer | null;
-    try {
-      body = await readBody(req, length);
-    } catch (err) {
-      return next(err);
-    }
-    // A body shorter or longer than announced: Yoga reads what it is given and answers for it.
     const toYoga = (ctx?: Context, result?: ExecutionResult) => {
-      req.body = body ?? Buffer.alloc(0);
       if (ctx) res.locals[HANDED_OVER] = ctx;
       if (result) {
         res.locals[HANDED_OVER_RESULT] = result;
@@ -169,7 +149,6 @@ export function graphqlFastPath(options: {
       }
       next();
     };
-    if (!body) return toYoga();
     let params: Params | null;
     try {
       params = asParams(JSON.parse(body.toString("utf8")));

@@ -10,6 +10,7 @@ import { clock } from "../clock.js";
 import { AppError, knownError } from "../errors.js";
 import { logger } from "../logger.js";
 import { type RateLimiter, rateLimited, rateLimitHeaders } from "../ratelimit.js";
+import { bounded } from "../rest/bodyLimit.js";
 import { problem, problemOf, sendProblem } from "../rest/problem.js";
 import { findUnstorableText, unstorableTextError } from "../text.js";
 import { authenticateWriteKey, writeKeyOf } from "./auth.js";
@@ -24,7 +25,8 @@ type Parsed = { ok: true; body: unknown } | { ok: false; error: AppError };
 export function segmentRouter(rateLimiter: RateLimiter | undefined): Router {
   const router = express.Router({ strict: true });
   // Any media type: Segment's browser and mobile libraries send JSON as text/plain too. Gzip is inflated.
-  const raw = express.raw({ type: () => true, limit: REQUEST_LIMIT_BYTES });
+  // The limit holds however the body is framed (chunked too): src/rest/bodyLimit.ts.
+  const raw = bounded(express.raw({ type: () => true, limit: REQUEST_LIMIT_BYTES }), REQUEST_LIMIT_BYTES);
   for (const path of ["batch", ...CALL_TYPES] as const) {
     router.post(`${SEGMENT_PREFIX}/${path}`, (req: Request, res: Response) => {
       raw(req, res, (err?: unknown) => {

@@ -1,12 +1,14 @@
 // Prometheus metrics (prom-client), served at GET /metrics. One registry per process: metrics are
 // about the process, whatever number of apps the tests build in it. Labels are bounded on purpose
 // (route names, not URLs; a capped set of operation names) so a client cannot blow up cardinality.
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { type GraphQLError, getOperationAST } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import client from "prom-client";
 import { onQuery } from "../db/index.js";
 import { LIMIT_CODE } from "../graphql/armor.js";
+import { problem, sendProblem } from "../rest/problem.js";
 import { rateLimitRejections as rateLimitEvents, webhookDeliveriesDropped as webhookDropEvents } from "./counters.js";
 
 export const registry = new client.Registry();
@@ -197,7 +199,23 @@ export function graphqlMetricsPlugin(): Plugin {
   };
 }
 
-export const metricsHandler: RequestHandler = async (_req, res) => {
-  res.set("Content-Type", registry.contentType);
-  res.send(await registry.metrics());
-};
+/**
+ * GET /metrics. With a token (METRICS_TOKEN) only for `Authorization: Bearer <token>`, else a 401:
+ * the labels name accounts (rate_limit_rejections_total). The comparison takes the same time
+ * wherever the two differ (their digests are compared, so their lengths leak nothing either).
+ */
+export function metricsHandler(token: string | undefined): RequestHandler {
+  const expected = token === undefined ? undefined : digest(token);
+  return async (req, res) => {
+    if (expected) {
+      const [scheme, given] = (req.get("authorization") ?? "").trim().split(/\s+/, 2);
+      if (scheme?.toLowerCase() !== "bearer" || !given || !timingSafeEqual(digest(given), expected)) {
+        return sendProblem(res, problem(401, "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>."), { "WWW-Authenticate": 'Bearer realm="metrics"' });
+      }
+    }
+    res.set("Content-Type", registry.contentType);
+    res.send(await registry.metrics());
+  };
+}
+
+const digest = (text: string) => createHash("sha256").update(text).digest();

@@ -14,6 +14,7 @@ import { maskErrors } from "../graphql/masking.js";
 import { logger } from "../logger.js";
 import { countOperation } from "../observability/metrics.js";
 import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
+import { bounded } from "./bodyLimit.js";
 import type { RawBody, StagedBody } from "./contract.js";
 import { type Problem, problem, problemFromGraphQL, problemOf, sendProblem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
@@ -31,15 +32,19 @@ export interface RouteExecution {
 export function restRouter(routes: readonly RestRoute[], execution: RouteExecution): Router {
   // strict: `/content/` (an empty id) is not the list `/content`.
   const router = express.Router({ strict: true });
-  const json = express.json({
-    limit: JSON_BODY_LIMIT_BYTES,
-    type: ["application/json", "application/*+json"],
-    // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
-    // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
-    verify: (_req, res: Response, raw) => {
-      if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
-    },
-  });
+  // The limit holds however the body is framed (chunked too): src/rest/bodyLimit.ts.
+  const json = bounded(
+    express.json({
+      limit: JSON_BODY_LIMIT_BYTES,
+      type: ["application/json", "application/*+json"],
+      // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
+      // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
+      verify: (_req, res: Response, raw) => {
+        if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
+      },
+    }),
+    JSON_BODY_LIMIT_BYTES,
+  );
   // A body-parser failure is kept for the route to report after authentication (401/403 come first).
   const parseBody = (req: Request, res: Response, next: () => void) =>
     json(req, res, (err?: unknown) => {

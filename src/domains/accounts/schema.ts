@@ -1,7 +1,7 @@
 // The tenant boundary. Every domain query hangs off `account(id)`, and every mutation takes an
 // `accountId`; both go through requireAccount, which is where 401/403 are decided.
 
-import { authorize, type Identity } from "../../auth/identity.js";
+import { authorize, authorizeScope, type Identity } from "../../auth/identity.js";
 import type { KeyScope } from "../../auth/keys.js";
 import type { Context } from "../../context.js";
 import { notFound } from "../../errors.js";
@@ -68,9 +68,11 @@ const Viewer = builder.objectRef<{ email: string; scope: string; accountIds: str
 builder.queryField("viewer", (t) =>
   t.field({
     type: Viewer,
-    description: "Who the credentials of this request belong to.",
+    description: "Who the credentials of this request belong to: for keys that may read accounts (scope integration); 403 for others.",
+    // A write (ingest) or auditlogs key answers nothing here, as it answers nothing on account(id):
+    // its user's e-mail and accounts are not its to read.
     resolve: async (_root, _args, ctx) => {
-      const id = await ctx.identity();
+      const id = authorizeScope(await ctx.identity());
       return { email: id.email, scope: id.scope, accountIds: [...id.accountIds].sort() };
     },
   }),

@@ -1,0 +1,95 @@
+// Request bodies are held to their size limit however they are framed: a declared length past it
+// is refused before anything is read, and a chunked body (no Content-Length) is counted as it
+// arrives and refused as soon as it passes the limit. Nothing past the limit is kept, and the
+// answer closes the connection instead of waiting for the body's end. (body-parser, left to
+// itself, stops keeping a body at its limit but then reads it to its end before it reports the
+// 413: a client sending a chunked body that never ends would never be answered, and be read all
+// along.)
+import type { IncomingMessage } from "node:http";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+
+/** The error body-parser raises past its limit, so that knownError (src/errors.ts) maps both alike. */
+function tooLarge(limit: number): Error {
+  return Object.assign(new Error("request entity too large"), { type: "entity.too.large", limit, status: 413, expose: true });
+}
+
+/**
+ * A refused body: the answer closes the connection (the rest is never parsed as a next request),
+ * and what still arrives until then is discarded, not kept.
+ */
+function refuse(req: IncomingMessage, res: Response): void {
+  res.set("Connection", "close");
+  req.resume();
+}
+
+const declaredPast = (req: IncomingMessage, limit: number) => Number(req.headers["content-length"] ?? 0) > limit;
+
+/**
+ * A body-parser middleware (express.json, express.raw) whose limit holds however the body is framed:
+ * past `limit` bytes as received (before any decompression: the parser limits the decompressed
+ * bytes itself) it continues with the parser's own too-large error at once.
+ */
+export function bounded(parser: RequestHandler, limit: number): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (declaredPast(req, limit)) {
+      refuse(req, res);
+      return next(tooLarge(limit));
+    }
+    let received = 0;
+    let done = false;
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= limit) return;
+      refuse(req, res);
+      finish(tooLarge(limit));
+    };
+    // Whichever comes first: the parser's end (a body within the limit, or a failure of its own) or
+    // the limit passed. The parser calls back once more when the connection is gone: ignored.
+    const finish = (err?: unknown) => {
+      if (done) return;
+      done = true;
+      req.off("data", count);
+      next(err);
+    };
+    void parser(req, res, finish);
+    // Counted beside the parser, which started listening just now: no chunk has arrived in between.
+    if (!done) req.on("data", count);
+  };
+}
+
+/**
+ * Reads a whole body as sent (a compressed one stays compressed), up to `limit` bytes; past them it
+ * rejects at once with the too-large error and keeps nothing.
+ */
+export function readBounded(req: IncomingMessage, res: Response, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    if (declaredPast(req, limit)) {
+      refuse(req, res);
+      return reject(tooLarge(limit));
+    }
+    let chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off("data", onData).off("end", onEnd).off("error", onError);
+      chunks = [];
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      stop();
+      refuse(req, res);
+      reject(tooLarge(limit));
+    };
+    const onEnd = () => {
+      const body = Buffer.concat(chunks, size);
+      stop();
+      resolve(body);
+    };
+    // The client went away before the body's end (nobody reads the answer; body-parser calls it a 400 too).
+    const onError = () => {
+      stop();
+      reject(Object.assign(new Error("request aborted"), { type: "request.aborted", status: 400, expose: true }));
+    };
+    req.on("data", onData).on("end", onEnd).on("error", onError);
+  });
+}
