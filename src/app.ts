@@ -10,7 +10,7 @@ import { createYoga } from "graphql-yoga";
 import { requestScope } from "./audit/requestScope.js";
 import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity.js";
 import { configureBlobStore } from "./blob/index.js";
-import type { Config } from "./config.js";
+import { type Config, sessionDatabaseUrl } from "./config.js";
 import { createContext } from "./context.js";
 import { configureDatabase, prisma } from "./db/index.js";
 import { openApiTags, writePolicy } from "./domains/index.js";
@@ -65,7 +65,7 @@ function graphqlLogger() {
 
 export function createApp(config: Config) {
   configureDatabase(writePolicy);
-  const releaseIdentityCache = configureIdentityCache(config.IDENTITY_CACHE_MS, config.DATABASE_URL);
+  const releaseIdentityCache = configureIdentityCache(config.IDENTITY_CACHE_MS, sessionDatabaseUrl(config));
   configureBlobStore(config);
   configureMail(config);
   configurePublicUrl(config.PUBLIC_URL);

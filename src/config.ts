@@ -15,6 +15,15 @@ const Env = z.object({
   // reads, a request waits at most DATABASE_POOL_TIMEOUT_MS for one of them (then 503 Retry-After);
   // pg-boss (copy jobs, the idempotency-key prune) has JOB_QUEUE_POOL_SIZE of its own; the auth-change
   // listener holds one more. See docs/production.md, "PostgreSQL connections".
+  // Behind a pooler in transaction mode (PgBouncer, RDS Proxy, Supavisor): DATABASE_URL names the
+  // pooler; what needs a session of its own (migrations under their advisory lock, the auth-change
+  // LISTEN) connects to DATABASE_DIRECT_URL instead, as Prisma's directUrl does; and named prepared
+  // statements, which PgBouncer before 1.21 cannot follow across server connections, are turned off.
+  DATABASE_DIRECT_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL (the database itself, not the pooler)")
+    .optional(),
+  DATABASE_PREPARED_STATEMENTS: bool.default(true),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),
   JOB_QUEUE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(3),
@@ -140,6 +149,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return parsed.data;
 }
+
+/** Where what needs a database session of its own connects: DATABASE_DIRECT_URL past a pooler, else DATABASE_URL. */
+export const sessionDatabaseUrl = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): string => config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
 
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);

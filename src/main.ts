@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
 import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
-import { loadConfig } from "./config.js";
+import { loadConfig, sessionDatabaseUrl } from "./config.js";
 import { initEncryption } from "./crypto.js";
 import { configureDatabase, dbKind, disconnectDb, prepareDb } from "./db/index.js";
 import { migrate } from "./db/migrate.js";
@@ -42,7 +42,7 @@ try {
 
 // The database layer writes only what the domains' audit classification allows (before the demo seed writes).
 configureDatabase(writePolicy);
-const { applied, fresh } = await migrate(config.DATABASE_URL, (msg) => logger.info(msg));
+const { applied, fresh } = await migrate(sessionDatabaseUrl(config), (msg) => logger.info(msg));
 await prepareDb();
 if (fresh && config.SEED_DEMO) {
   const { key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ progress: consoleProgress() }));

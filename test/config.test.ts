@@ -9,7 +9,12 @@ describe("loadConfig", () => {
     expect(c.TEST_SLOW_ROUTE_MS).toBeUndefined();
     expect(c.ROLLUP_SHARE_WHILE_INGESTING).toBe(0.25);
     expect(loadConfig({ ROLLUP_SHARE_WHILE_INGESTING: "0.5" }).ROLLUP_SHARE_WHILE_INGESTING).toBe(0.5);
-    expect(c).toMatchObject({ DATABASE_POOL_SIZE: 10, DATABASE_POOL_TIMEOUT_MS: 5000, JOB_QUEUE_POOL_SIZE: 3 });
+    expect(c).toMatchObject({ DATABASE_POOL_SIZE: 10, DATABASE_POOL_TIMEOUT_MS: 5000, JOB_QUEUE_POOL_SIZE: 3, DATABASE_PREPARED_STATEMENTS: true });
+    expect(c.DATABASE_DIRECT_URL).toBeUndefined();
+    expect(loadConfig({ DATABASE_DIRECT_URL: "postgresql://db:5432/x", DATABASE_PREPARED_STATEMENTS: "false" })).toMatchObject({
+      DATABASE_DIRECT_URL: "postgresql://db:5432/x",
+      DATABASE_PREPARED_STATEMENTS: false,
+    });
     expect(loadConfig({ DATABASE_POOL_SIZE: "25", JOB_QUEUE_POOL_SIZE: "1" })).toMatchObject({ DATABASE_POOL_SIZE: 25, JOB_QUEUE_POOL_SIZE: 1 });
     expect(c).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 500, GRAPHQL_CACHE_BYTES: 1_048_576 });
     expect(loadConfig({ GRAPHQL_CACHE_ENTRIES: "50", GRAPHQL_CACHE_BYTES: "65536" })).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 50, GRAPHQL_CACHE_BYTES: 65536 });
@@ -39,6 +44,8 @@ describe("loadConfig", () => {
     ["DATABASE_POOL_SIZE", "0"],
     ["DATABASE_POOL_TIMEOUT_MS", "soon"],
     ["JOB_QUEUE_POOL_SIZE", "0"],
+    ["DATABASE_DIRECT_URL", "file:./x.db"],
+    ["DATABASE_PREPARED_STATEMENTS", "no"],
     ["GRAPHQL_CACHE_ENTRIES", "0"],
     ["GRAPHQL_CACHE_ENTRIES", "many"],
     ["GRAPHQL_CACHE_BYTES", "1000"],

@@ -5,7 +5,7 @@ import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
 import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../admin.js";
 import { requestScope } from "../audit/requestScope.js";
-import { loadConfig } from "../config.js";
+import { loadConfig, sessionDatabaseUrl } from "../config.js";
 import { configureDatabase, disconnectDb, prepareDb } from "../db/index.js";
 import { migrate } from "../db/migrate.js";
 import { writePolicy } from "../domains/index.js";
@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   configureDatabase(writePolicy);
-  await migrate(config.DATABASE_URL, (m) => console.error(m));
+  await migrate(sessionDatabaseUrl(config), (m) => console.error(m));
   await prepareDb();
   try {
     switch (`${group} ${group === "seed" ? "" : (action ?? "")}`.trim()) {

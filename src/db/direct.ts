@@ -74,10 +74,13 @@ function sqliteDriver(file: string): Driver {
 
 function postgresDriver(connectionString: string): Driver {
   const pool = sharedPool(connectionString);
+  // Named statements are parsed once per connection; a pooler in transaction mode (PgBouncer < 1.21)
+  // hands the next query another server connection, where the name is unknown: unnamed there.
+  const named = loadConfig().DATABASE_PREPARED_STATEMENTS;
   return {
     async all<T>(q: DirectQuery, params: unknown[]) {
       observe(q.postgres);
-      return (await pool.query({ name: q.name, text: q.postgres, values: params })).rows as T[];
+      return (await pool.query({ name: named ? q.name : undefined, text: q.postgres, values: params })).rows as T[];
     },
     // The pool is Prisma's too: src/db/index.ts closes it.
     close: async () => {},

@@ -9,19 +9,30 @@ import { migrate } from "../../src/db/migrate.js";
 
 const tag = `${process.pid}_${randomBytes(3).toString("hex")}`;
 const server = process.env.TEST_DATABASE_URL;
+// Set to the server itself when TEST_DATABASE_URL names a pooler in transaction mode (PgBouncer):
+// the database is made and dropped there, and the app gets it as DATABASE_DIRECT_URL.
+const directServer = process.env.TEST_DATABASE_DIRECT_URL;
 let drop: () => Promise<void>;
 
 if (server && /^postgres(ql)?:/.test(server)) {
   const name = `gg_test_${tag}`;
-  const admin = new pg.Client({ connectionString: server });
+  const adminUrl = directServer ?? server;
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  process.env.DATABASE_URL = url.toString();
+  const withName = (u: string) => {
+    const url = new URL(u);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  process.env.DATABASE_URL = withName(server);
+  if (directServer) {
+    process.env.DATABASE_DIRECT_URL = withName(directServer);
+    process.env.DATABASE_PREPARED_STATEMENTS = "false";
+  }
   drop = async () => {
-    const c = new pg.Client({ connectionString: server });
+    const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await c.end();
@@ -39,7 +50,7 @@ process.env.ENCRYPTION_KEY ??= Buffer.alloc(32, 7).toString("base64");
 process.env.LOG_LEVEL ??= "silent";
 // Tests that pin SQL see the key lookup on every request; test/identity-cache.test.ts turns the cache on.
 process.env.IDENTITY_CACHE_MS ??= "0";
-await migrate(process.env.DATABASE_URL);
+await migrate(process.env.DATABASE_DIRECT_URL ?? process.env.DATABASE_URL);
 // The database layer is handed the domains' audit classification, as every entry point does (loaded
 // now: app modules read the environment set above).
 const { configureDatabase } = await import("../../src/db/index.js");

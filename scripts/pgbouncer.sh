@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Starts Debian's PgBouncer in transaction mode on 127.0.0.1:${PGBOUNCER_PORT:-6432}, in front of the
+# local PostgreSQL (127.0.0.1:5432, trust auth), every database name passed through: what CI runs the
+# PostgreSQL test pass through (docs/production.md, "Behind a connection pooler"). Idempotent.
+set -euo pipefail
+port="${PGBOUNCER_PORT:-6432}"
+dir="${PGBOUNCER_DIR:-/tmp/guidegate-pgbouncer}"
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "pgbouncer: already listening on $port"; exit 0; fi
+command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || { apt-get update -qq && apt-get install -y -qq pgbouncer >/dev/null; }
+mkdir -p "$dir"
+cat >"$dir/pgbouncer.ini" <<INI
+[databases]
+* = host=127.0.0.1 port=5432
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $port
+unix_socket_dir =
+auth_type = trust
+auth_file = $dir/userlist.txt
+pool_mode = transaction
+max_client_conn = 2000
+default_pool_size = 20
+max_db_connections = 40
+ignore_startup_parameters = extra_float_digits,options
+server_check_delay = 0
+logfile = $dir/pgbouncer.log
+pidfile = $dir/pgbouncer.pid
+INI
+printf '"postgres" ""\n"root" ""\n' >"$dir/userlist.txt"
+user_flag=()
+[ "$(id -u)" = 0 ] && { chown -R postgres "$dir"; user_flag=(-u postgres); }
+PATH="$PATH:/usr/sbin" pgbouncer -d "${user_flag[@]}" "$dir/pgbouncer.ini"
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { echo "pgbouncer: listening on $port (transaction mode)"; exit 0; }; sleep 0.1; done
+echo "pgbouncer did not start; see $dir/pgbouncer.log" >&2
+exit 1
