@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createKey, createUser } from "../src/admin.js";
 import { dbKind, withTransaction } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
-import { call, prisma, type Server, startServer } from "./helpers.js";
+import { call, prisma, type Server, startServer, until } from "./helpers.js";
 
 const outbox = mkdtempSync(join(tmpdir(), "gg-crash-outbox-"));
 const children: ChildProcess[] = [];
@@ -55,17 +55,7 @@ function startChild(): Child {
   };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const started = (c: Child) => until("the worker to start", async () => c.logs().some((l) => l.msg === "copy-job worker started"));
+const started = (c: Child) => until("the worker to start", async () => c.logs().some((l) => l.msg === "copy-job worker started"), 30_000);
 
 async function world(n: number, items: number) {
   const tag = `${process.pid}-${n}`;
@@ -109,7 +99,7 @@ describe("copy jobs across processes", () => {
     const first = startChild();
     await started(first);
     const jobId = await w.copy();
-    await until("3 items copied", async () => ((await prisma.copyJob.findUnique({ where: { id: jobId } }))?.copied ?? 0) >= 3);
+    await until("3 items copied", async () => ((await prisma.copyJob.findUnique({ where: { id: jobId } }))?.copied ?? 0) >= 3, 30_000);
     first.proc.kill("SIGKILL");
     await first.exited;
     const mid = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } });
@@ -123,7 +113,7 @@ describe("copy jobs across processes", () => {
     // turn: it drains (the item under way finishes), hands the job back and exits 0.
     const second = startChild();
     await started(second);
-    await until("more items copied", async () => ((await prisma.copyJob.findUnique({ where: { id: jobId } }))?.copied ?? 0) >= mid.copied + 2);
+    await until("more items copied", async () => ((await prisma.copyJob.findUnique({ where: { id: jobId } }))?.copied ?? 0) >= mid.copied + 2, 30_000);
     second.proc.kill("SIGTERM");
     expect(await second.exited).toBe(0);
     const handedBack = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } });
@@ -133,10 +123,14 @@ describe("copy jobs across processes", () => {
 
     const third = startChild();
     await started(third);
-    const done = await until("the job to be notified", async () => {
-      const j = await prisma.copyJob.findUnique({ where: { id: jobId } });
-      return j?.notifiedAt ? j : null;
-    });
+    const done = await until(
+      "the job to be notified",
+      async () => {
+        const j = await prisma.copyJob.findUnique({ where: { id: jobId } });
+        return j?.notifiedAt ? j : null;
+      },
+      30_000,
+    );
     expect(done).toMatchObject({ status: "completed", copied: 10, failed: 0, attempts: 3 });
     const items = await prisma.copyJobItem.findMany({ where: { jobId } });
     expect(items.every((i) => i.status === "copied")).toBe(true);

@@ -137,3 +137,14 @@ export async function gql<T = any>(server: Server, t: Tenant | null, query: stri
   });
   return { status: res.status, ...(await res.json()) } as { status: number; data?: T; errors?: { message: string; extensions?: any }[] };
 }
+
+/** Polls `fn` (every 25 ms) until it returns something truthy, which it resolves with; past `ms`, throws naming `what`. */
+export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

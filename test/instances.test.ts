@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createUser } from "../src/admin.js";
 import { dbKind, withTransaction } from "../src/db/index.js";
 import { type Child, killChildren, startServerProcess } from "./childProcess.js";
-import { call, prisma, type Tenant, tenant } from "./helpers.js";
+import { call, prisma, type Tenant, tenant, until } from "./helpers.js";
 
 const postgres = dbKind() === "postgres";
 const outbox = mkdtempSync(join(tmpdir(), "gg-instances-outbox-"));
@@ -20,16 +20,6 @@ let receiver: HttpServer;
 let receiverUrl: string;
 let instances: { child: Child; url: string }[] = [];
 let t: Tenant;
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   if (!postgres) return;
@@ -102,8 +92,9 @@ describe.runIf(postgres)("four instances on one PostgreSQL (through PgBouncer in
     await until(
       "every delivery delivered",
       async () => (await prisma.webhookDelivery.count({ where: { accountId: t.accountId, status: "delivered" } })) === total,
+      60_000,
     );
-    await until("every job notified", async () => (await prisma.copyJob.count({ where: { accountId: t.accountId, notifiedAt: { not: null } } })) === 3);
+    await until("every job notified", async () => (await prisma.copyJob.count({ where: { accountId: t.accountId, notifiedAt: { not: null } } })) === 3, 60_000);
     await new Promise((r) => setTimeout(r, 1_000)); // a duplicate would arrive by now
     expect(received).toHaveLength(total);
     expect(new Set(received.map((m) => m.id)).size).toBe(total);

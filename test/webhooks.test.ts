@@ -14,7 +14,7 @@ import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
 import { configureWebhooks } from "../src/domains/webhooks/settings.js";
 import { checkWebhookUrl, isPublicAddress } from "../src/domains/webhooks/ssrf.js";
 import { DELIVERY_LOG_RETENTION_MS, pruneDeliveries, WebhookWorker } from "../src/domains/webhooks/worker.js";
-import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant, until } from "./helpers.js";
 
 const ENV = { WEBHOOKS_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: "40ms,80ms", WEBHOOK_POLL_MS: "25", WEBHOOK_TIMEOUT_MS: "400" };
 let server: Server;
@@ -65,15 +65,6 @@ async function receiver(): Promise<Receiver> {
 }
 let rcv: Receiver;
 
-const until = async <T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 10_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 const hooks = (t: Tenant) => `/v1/accounts/${t.accountId}/webhooks`;
 const create = (t: Tenant, body: unknown) => req(hooks(t), { method: "POST", headers: t.headers, body });
 const events = (t: Tenant, body: unknown) => req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
