@@ -30,3 +30,15 @@ export const columnNames = (model: string, except: readonly string[] = []): stri
   modelColumns(model)
     .map((c) => c.name)
     .filter((n) => !except.includes(n));
+
+/**
+ * A DateTime column as epoch milliseconds, exactly, in SQL: SQLite stores Prisma's ISO text
+ * (`2026-01-01T00:00:00.000+00:00`), or CURRENT_TIMESTAMP's `2026-01-01 00:00:00` where a column's
+ * default filled it: whole seconds by strftime (UTC either way), milliseconds from the text (none
+ * in the second form). Prisma's raw queries would turn the second form into a Date in the
+ * process's local time zone, so times read raw leave the database as numbers.
+ */
+export const epochMs = (dialect: "sqlite" | "postgres", column: string) =>
+  dialect === "postgres"
+    ? `(extract(epoch from ${column}) * 1000)::float8`
+    : `(CAST(strftime('%s', ${column}) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER))`;

@@ -5,7 +5,7 @@
 // (createdAt or updatedAt, id), keyset after the cursor.
 import { createHash } from "node:crypto";
 import type { GraphQLResolveInfo } from "graphql";
-import { modelColumns } from "../../db/columns.js";
+import { epochMs, modelColumns } from "../../db/columns.js";
 import { asPrismaRow, directDialect, directRead, storedDate } from "../../db/direct.js";
 import { selectsChild } from "../../schema/selection.js";
 
@@ -49,15 +49,6 @@ export function tagsJsonSql(dialect: "sqlite" | "postgres", alias: string, colum
     ? `COALESCE((SELECT json_agg(${tagObject} ORDER BY t."name" COLLATE "C") ${from}), '[]')::text`
     : `(SELECT json_group_array(${tagObject} ORDER BY t."name") ${from})`;
 }
-
-/**
- * A DateTime column as epoch milliseconds, exactly: SQLite stores Prisma's ISO text
- * (`2026-01-01T00:00:00.000+00:00`): whole seconds by strftime, milliseconds from the text.
- */
-export const epochMs = (dialect: "sqlite" | "postgres", column: string) =>
-  dialect === "postgres"
-    ? `(extract(epoch from ${column}) * 1000)::float8`
-    : `(CAST(strftime('%s', ${column}) AS INTEGER) * 1000 + CAST(substr(${column}, 21, 3) AS INTEGER))`;
 
 /**
  * Every Content column of the schema (./columns.ts), as Prisma's findMany returns them once

@@ -4,6 +4,7 @@
 // read in slices: a 10,000-row page never sits in memory whole. Ids of an account commit in
 // increasing order (order.ts), so no event can later appear behind a cursor.
 
+import { epochMs } from "../../db/columns.js";
 import { dbKind, prisma } from "../../db/index.js";
 import { badRequest } from "../../errors.js";
 import { EVENT_FIELDS } from "../events/validate.js";
@@ -69,7 +70,8 @@ export async function exportBounds(accountId: string, cursor: string | null | un
   return { accountId, after, upTo, types, hasMore, cursor: encodeExportCursor(upTo) };
 }
 
-const COLUMNS = ["id", ...EVENT_FIELDS, "receivedAt"].map((c) => `"${c}"`).join(", ");
+// receivedAt as epoch ms (src/db/columns.ts): on SQLite it is CURRENT_TIMESTAMP's zoneless text.
+const columns = () => [...["id", ...EVENT_FIELDS].map((c) => `"${c}"`), `${epochMs(dbKind(), '"receivedAt"')} AS "receivedAt"`].join(", ");
 
 /** The page's events, a slice at a time, each in the contract's shape with `id` and `receivedTime`. */
 export async function* exportRows(b: ExportBounds): AsyncGenerator<Record<string, unknown>[]> {
@@ -77,7 +79,7 @@ export async function* exportRows(b: ExportBounds): AsyncGenerator<Record<string
   while (after < b.upTo) {
     const f = filter(b.accountId, after, b.types);
     const rows = await prisma.$queryRawUnsafe<Record<string, unknown>[]>(
-      `SELECT ${COLUMNS} FROM "Event" WHERE ${f.sql} AND "id" <= ${ph(f.params.length + 1)} ORDER BY "id" LIMIT ${EXPORT_SLICE}`,
+      `SELECT ${columns()} FROM "Event" WHERE ${f.sql} AND "id" <= ${ph(f.params.length + 1)} ORDER BY "id" LIMIT ${EXPORT_SLICE}`,
       ...f.params,
       b.upTo,
     );
@@ -100,18 +102,6 @@ function wire(r: Record<string, unknown>): Record<string, unknown> {
             ? v === true || v === 1 || v === 1n
             : v;
   }
-  out.receivedTime = receivedMs(r.receivedAt);
+  out.receivedTime = r.receivedAt == null ? null : Number(r.receivedAt);
   return out;
-}
-
-/** SQLite's CURRENT_TIMESTAMP default is text ("YYYY-MM-DD HH:MM:SS", UTC); PostgreSQL gives a Date. */
-function receivedMs(v: unknown): number | null {
-  if (v instanceof Date) return v.getTime();
-  if (typeof v === "number") return v;
-  if (typeof v === "string") {
-    const iso = v.includes("T") ? v : `${v.replace(" ", "T")}Z`;
-    const t = Date.parse(iso);
-    return Number.isFinite(t) ? t : null;
-  }
-  return null;
 }

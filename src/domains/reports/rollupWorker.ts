@@ -12,6 +12,7 @@
 // lock (PostgreSQL; SQLite has one process writing): a worker that cannot take it skips the account,
 // so every event is counted once. Erasure and the rebuild take the same lock.
 import { hostname } from "node:os";
+import { epochMs } from "../../db/columns.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
 import { logger } from "../../logger.js";
 import { setRollupLag } from "../../observability/metrics.js";
@@ -88,13 +89,6 @@ export async function accountsBehind(): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** A stored time as epoch ms: a Date (PostgreSQL), or SQLite's CURRENT_TIMESTAMP text (UTC, no zone). */
-function msOf(v: Date | string | number): number {
-  if (v instanceof Date) return v.getTime();
-  if (typeof v === "number") return v;
-  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
-}
-
 /**
  * When the oldest and the newest event above the account's watermark were stored (null: none), and
  * until when the account rests (epoch ms). Two index probes and the watermark's row.
@@ -107,15 +101,15 @@ async function pendingAges(accountId: string): Promise<{ oldest: number; newest:
   const watermark = row ? Number(row.eventId) : 0;
   const edge = async (order: "ASC" | "DESC") =>
     (
-      await prisma.$queryRawUnsafe<{ receivedAt: Date | string }[]>(
-        `SELECT "receivedAt" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)} ORDER BY "id" ${order} LIMIT 1`,
+      await prisma.$queryRawUnsafe<{ receivedAt: number }[]>(
+        `SELECT ${epochMs(dbKind(), '"receivedAt"')} AS "receivedAt" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)} ORDER BY "id" ${order} LIMIT 1`,
         accountId,
         watermark,
       )
     )[0]?.receivedAt;
   const oldest = await edge("ASC");
   const newest = await edge("DESC");
-  return oldest === undefined || newest === undefined ? null : { oldest: msOf(oldest), newest: msOf(newest), restUntil: Number(row?.restUntil ?? 0) };
+  return oldest === undefined || newest === undefined ? null : { oldest: Number(oldest), newest: Number(newest), restUntil: Number(row?.restUntil ?? 0) };
 }
 
 export interface RollupStatus {
@@ -136,14 +130,14 @@ export async function rollupStatus(accountIds?: string[]): Promise<RollupStatus[
   const out: RollupStatus[] = [];
   for (const accountId of [...new Set(ids)].sort()) {
     const watermark = await watermarkOf(prisma, accountId);
-    const [row] = await prisma.$queryRawUnsafe<{ n: number | bigint; oldest: Date | string | null }[]>(
-      `SELECT COUNT(*) AS "n", MIN("receivedAt") AS "oldest" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)}`,
+    const [row] = await prisma.$queryRawUnsafe<{ n: number | bigint; oldest: number | null }[]>(
+      `SELECT COUNT(*) AS "n", ${epochMs(dbKind(), 'MIN("receivedAt")')} AS "oldest" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)}`,
       accountId,
       watermark,
     );
     const pending = Number(row!.n);
     if (!pending && !watermark) continue;
-    const oldest = row!.oldest === null ? null : msOf(row!.oldest);
+    const oldest = row!.oldest === null ? null : Number(row!.oldest);
     out.push({ accountId, watermark, pending, lagSeconds: oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000) });
   }
   return out;
