@@ -1,0 +1,121 @@
+// REST rows of Explore: POST /v1/accounts/{accountId}/analytics/query (…/funnel, …/retention), a
+// JSON body in the contract's form. The body is checked here first by the one parser
+// (./input.ts, errors naming `body.filters[1][1]`), then mapped to the typed GraphQL input the
+// row's document runs with; `format=csv` answers the same columns as CSV, as reports do.
+import { stringify } from "csv-stringify";
+import { B, type RestInput, type RestReply, type RestRoute, route, unchecked } from "../../rest/contract.js";
+import type { JsonSchema } from "../../rest/docs.js";
+import { graphql } from "../../rest/operation.js";
+import { pathParam, stringParam } from "../../rest/params.js";
+import { reply } from "../../rest/responses.js";
+import { csvCell } from "../reports/routes.js";
+import { Checker, DEFAULT_LIMIT, MAX_LIMIT, METRICS, OPERATORS, parseQuery } from "./input.js";
+import { queryFromWire } from "./schema.js";
+
+const FORMATS = ["json", "csv"] as const;
+const FORMAT = {
+  format: {
+    description: "`json` (default) or `csv` (an attachment: the same columns as a header row, then every row; `limit` and `cursor` do not apply).",
+    schema: { type: "string", enum: [...FORMATS], default: "json" },
+    example: "json",
+  },
+};
+
+const csv = (i: RestInput) => stringParam(i.query, "format", { oneOf: FORMATS }) === "csv";
+
+/** The answer as CSV: a header row, RFC 4180 quoting, formula-leading text neutralised (the reports' cells). */
+function csvReply(name: string, columns: string[], rows: unknown[][]): RestReply {
+  const records = rows.map((row) => row.map((v) => csvCell({ name: "", kind: typeof v === "string" ? "string" : "int", description: "" }, v)));
+  return {
+    status: 200,
+    headers: {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="explore_${name}.csv"`,
+      "Cache-Control": "no-store",
+    },
+    stream: async () => stringify(records, { header: true, columns, record_delimiter: "windows", quoted_match: /[\r\n]/ }),
+  };
+}
+
+// ---- the body's JSON Schema (OpenAPI) -------------------------------------------------------------
+
+const DIMENSION: JsonSchema = { type: "string", description: "event:type, event:flowId, …, or user:<field>.", example: "event:type" };
+const CONDITION: JsonSchema = {
+  type: "array",
+  description: `A condition: [operator, …] with operator one of ${OPERATORS.join(", ")} (docs/explore.md).`,
+  example: ["is", "event:type", ["flow_started"]],
+};
+const DATES = {
+  startDate: { type: "string", description: "UTC, YYYY-MM-DD or YYYY-MM-DD HH:MM, inclusive; default 30 days before endDate." },
+  endDate: { type: "string", description: "UTC, exclusive (a date alone includes that day); default now." },
+};
+
+const QUERY_BODY: JsonSchema = {
+  type: "object",
+  required: ["metrics"],
+  properties: {
+    metrics: { type: "array", minItems: 1, maxItems: 6, items: { type: "string", enum: [...METRICS] } },
+    dimensions: { type: "array", maxItems: 3, items: DIMENSION },
+    filters: { type: "array", items: CONDITION },
+    interval: { type: "string", enum: ["hour", "day", "week", "month"] },
+    timeZone: { type: "string", description: "IANA time zone of the buckets; default UTC.", example: "Europe/Berlin" },
+    orderBy: { type: "array", items: { type: "array", description: '[metric, dimension or "time", "asc" or "desc"]' } },
+    limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+    cursor: { type: "string" },
+    ...DATES,
+  },
+};
+
+const TABLE: JsonSchema = {
+  type: "object",
+  required: ["columns", "rows", "totals", "cursor"],
+  properties: {
+    columns: { type: "array", items: { type: "string" }, example: ["time", "event:type", "events", "users"] },
+    rows: {
+      type: "array",
+      items: { type: "array", items: { type: ["string", "number", "boolean", "null"] } },
+      example: [["2026-10-05", "flow_started", 120, 80]],
+    },
+    totals: { type: "array", items: { type: ["number", "null"] }, example: [120, 80] },
+    cursor: { type: ["string", "null"], description: "The next page's cursor (pass it as the body's `cursor`); null when `rows` holds the rest." },
+  },
+};
+
+const QUERY = graphql(`query AnalyticsQuery($accountId: String!, $input: AnalyticsQueryInput!, $allRows: Boolean) {
+  account(id: $accountId) { analytics { query(input: $input, errorPaths: body, allRows: $allRows) { columns rows totals cursor } } } }`);
+
+export const exploreRoutes: RestRoute[] = [
+  route(QUERY, {
+    name: "analyticsQuery",
+    method: "post",
+    path: `${B}/analytics/query`,
+    summary: "Explore: metrics over the account's events by time bucket and dimensions (JSON or CSV)",
+    jsonBody: true,
+    query: FORMAT,
+    body: {
+      schema: QUERY_BODY,
+      example: { metrics: ["events", "users"], dimensions: ["event:type"], interval: "day", startDate: "2026-10-01", endDate: "2026-10-07" },
+    },
+    variables: (i) => {
+      const all = csv(i);
+      const c = new Checker("body");
+      parseQuery(c, i.body);
+      return { accountId: pathParam(i, "accountId"), input: unchecked(queryFromWire(i.body as Record<string, unknown>)), allRows: all };
+    },
+    reply: reply.custom(
+      {
+        200: {
+          json: TABLE,
+          text: {
+            "text/csv": { description: "With format=csv: RFC 4180, a header row; an attachment.", example: "event:type,events\r\nflow_started,120\r\n" },
+          },
+        },
+      },
+      (data, input) => {
+        const a = data.account.analytics.query;
+        if (csv(input)) return csvReply("query", a.columns, a.rows as unknown[][]);
+        return { status: 200, body: a, headers: { "Cache-Control": "no-store" } };
+      },
+    ),
+  }),
+];

@@ -1,0 +1,499 @@
+// Explore's `query` over REST and GraphQL: a hand-checked answer (zero-filled buckets, totals,
+// default order, paging, CSV), every bad input a 400 naming the body path, tenant isolation, and
+// randomized questions compared with an in-memory oracle written from the contract's words (time
+// buckets in DST zones, odd window edges, users without the field, erased users, segments).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { evaluate, type Rule } from "../src/domains/segments/rules.js";
+import { seeded } from "../src/seed/random.js";
+import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+
+let server: Server;
+let a: Tenant;
+let other: Tenant;
+const req = requester(() => server);
+const H = 3_600_000;
+const DAY = 24 * H;
+
+const ask = (t: Tenant, body: unknown, query = "", as: Tenant = t) =>
+  req(`/v1/accounts/${t.accountId}/analytics/query${query}`, { method: "POST", headers: as.headers, body });
+
+// ---- the data ----------------------------------------------------------------------------------------
+
+const USERS = Array.from({ length: 12 }, (_, i) => `u${i}`);
+/** u9..u11 have no end-user record; u3 is erased after its events arrive. */
+const VALUES: Record<string, Record<string, unknown>> = {
+  u0: { plan: "gold", seats: 10, beta: true },
+  u1: { plan: "silver", seats: 3 },
+  u2: { plan: "Gold", beta: false },
+  u3: { plan: "gold", seats: 50, beta: true },
+  u4: { seats: 7 },
+  u5: { plan: "bronze", seats: 5, beta: false },
+  u6: {},
+  u7: { plan: "silver", seats: 12, beta: true },
+  u8: { plan: "gold" },
+};
+const RULES: Record<string, Rule> = {
+  big: {
+    and: [
+      { field: "custom.plan", op: "in", value: ["gold", "silver"] },
+      { field: "custom.seats", op: "gte", value: 5 },
+    ],
+  },
+  notGold: { or: [{ field: "custom.plan", op: "ne", value: "gold" }, { not: { field: "custom.beta", op: "exists" } }] },
+};
+const segmentIds: Record<string, string> = {};
+
+const W0 = Date.UTC(2026, 2, 4); // the events span 2026-03-04 .. 2026-03-14 (DST starts in New York on 2026-03-08)
+const SPAN = 10 * DAY;
+const W1 = Date.UTC(2026, 9, 28); // and 2026-10-28 .. 2026-11-04 (DST ends on 2026-11-01)
+const SPAN1 = 7 * DAY;
+
+function makeEvents(seed: number) {
+  const r = seeded(seed);
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < 500; i++) {
+    const time = i % 2 ? W0 + r.int(SPAN) : W1 + r.int(SPAN1);
+    const user = r.chance(0.1) ? {} : { endUserId: r.pick(USERS) };
+    const domain = r.chance(0.3) ? {} : { domain: r.pick(["app.x.com", "admin.x.com", "Docs.x.com"]) };
+    const kind = r.int(5);
+    const base = { time, ...user, ...domain };
+    if (kind === 0) out.push({ ...base, type: "flow_started", flowId: r.pick(["f1", "f2", "f3"]), widget: r.pick(["self_help", "beacon"]) });
+    else if (kind === 1) out.push({ ...base, type: "flow_step", flowId: r.pick(["f1", "f2"]), step: 1 + r.int(5) });
+    else if (kind === 2)
+      out.push({ ...base, type: "selfhelp_search", searchTerm: r.pick([" Invoice ", "refund", "REFUNDS", "tax form"]), resultCount: r.int(4) });
+    else if (kind === 3) out.push({ ...base, type: "flow_feedback", flowId: "f1", useful: r.chance(0.5) });
+    else out.push({ ...base, type: "user_action", actionId: r.pick(["export", "import"]) });
+  }
+  return out;
+}
+
+interface Ev {
+  type: string;
+  time: number;
+  endUserId: string | null;
+  flowId: string | null;
+  contentId: string | null;
+  widget: string | null;
+  domain: string | null;
+  step: number | null;
+  searchTerm: string | null;
+  actionId: string | null;
+  useful: boolean | null;
+  resultCount: number | null;
+}
+let stored: Ev[] = [];
+
+beforeAll(async () => {
+  server = await startServer();
+  a = await tenant("explore");
+  other = await tenant("explore-other");
+  for (const t of [a, other]) {
+    const f = await req(`/api/v1/${t.accountId}/endUserSchema`, {
+      method: "PUT",
+      headers: t.headers,
+      body: [
+        { name: "plan", type: "string" },
+        { name: "seats", type: "double" },
+        { name: "beta", type: "boolean" },
+        { name: "secret", type: "encrypted_string" },
+      ],
+    });
+    expect(f.status, f.text).toBeLessThan(300);
+  }
+  const users = await req(`/api/v1/${a.accountId}/endUsers`, {
+    method: "PUT",
+    headers: a.headers,
+    body: Object.entries(VALUES).map(([id, custom]) => ({ id, custom: { ...custom, secret: "s" } })),
+  });
+  expect(users.status, users.text).toBeLessThan(300);
+  for (const [name, rule] of Object.entries(RULES)) {
+    const s = await gql(server, a, `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }`, {
+      a: a.accountId,
+      input: { name, rule, contentIds: [] },
+    });
+    expect(s.errors).toBeUndefined();
+    segmentIds[name] = s.data.createSegment.id;
+  }
+  const events = makeEvents(7);
+  const posted = await req(`/v1/accounts/${a.accountId}/events`, { method: "POST", headers: a.headers, body: events });
+  expect(posted.status, posted.text).toBe(202);
+  // The other tenant: look-alike events that must never show.
+  const theirs = await req(`/v1/accounts/${other.accountId}/events`, { method: "POST", headers: other.headers, body: makeEvents(8) });
+  expect(theirs.status).toBe(202);
+  expect((await req(`/api/v1/${a.accountId}/endUsers/u3`, { method: "DELETE", headers: a.headers })).status).toBe(204);
+  const rows = await prisma.event.findMany({ where: { accountId: a.accountId } });
+  stored = rows.map((e) => ({ ...e, time: Number(e.time) }));
+  expect(stored.some((e) => e.endUserId?.startsWith("erased_"))).toBe(true);
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+// ---- the oracle: the contract's words over the events in memory --------------------------------------
+
+type Cond = unknown[];
+const valuesOf = (id: string | null): Record<string, unknown> | undefined => (id && id !== "u3" ? VALUES[id] : undefined);
+
+function dimValue(e: Ev, d: string): unknown {
+  if (d.startsWith("user:")) {
+    const v = valuesOf(e.endUserId)?.[d.slice(5)];
+    return v === undefined ? null : v;
+  }
+  const v = (e as unknown as Record<string, unknown>)[d.slice(6)];
+  return v === undefined ? null : v;
+}
+
+const norm = (d: string, values: unknown[]) => (d === "event:searchTerm" ? values.map((v) => (typeof v === "string" ? v.trim().toLowerCase() : v)) : values);
+
+function holds(e: Ev, c: Cond): boolean {
+  const [op, x, y] = c as [string, any, any];
+  switch (op) {
+    // Search terms are compared as reports group them: trimmed and lower-cased.
+    case "is":
+      return norm(x, y).includes(dimValue(e, x));
+    case "isNot":
+      return !norm(x, y).includes(dimValue(e, x));
+    case "contains": {
+      const v = dimValue(e, x);
+      return typeof v === "string" && (y as string[]).some((s) => v.toLowerCase().includes(s.toLowerCase()));
+    }
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const v = dimValue(e, x);
+      if (typeof v !== "number") return false;
+      return op === "gt" ? v > y : op === "gte" ? v >= y : op === "lt" ? v < y : v <= y;
+    }
+    case "inSegment": {
+      const values = valuesOf(e.endUserId);
+      if (!values) return false;
+      const rule = RULES[Object.entries(segmentIds).find(([, id]) => id === x)![0]]!;
+      return evaluate(rule, (p) => values[p.slice("custom.".length)]);
+    }
+    case "or":
+      return (x as Cond[]).some((k) => holds(e, k));
+    case "not":
+      return !holds(e, x as Cond);
+  }
+  throw new Error(op);
+}
+
+const wallParts = (t: number, timeZone: string) => {
+  const p = Object.fromEntries(
+    new Intl.DateTimeFormat("en-GB", { timeZone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit" })
+      .formatToParts(new Date(t))
+      .map((x) => [x.type, x.value]),
+  );
+  return { y: Number(p.year), m: Number(p.month), d: Number(p.day), h: Number(p.hour) };
+};
+function label(t: number, interval: string, tz: string): string {
+  const { y, m, d, h } = wallParts(t, tz);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (interval === "hour") return `${y}-${pad(m)}-${pad(d)}T${pad(h)}:00`;
+  if (interval === "day") return `${y}-${pad(m)}-${pad(d)}`;
+  if (interval === "month") return `${y}-${pad(m)}-01`;
+  const date = new Date(Date.UTC(y, m - 1, d));
+  date.setUTCDate(date.getUTCDate() - ((date.getUTCDay() + 6) % 7));
+  return date.toISOString().slice(0, 10);
+}
+
+interface Question {
+  metrics: string[];
+  dimensions?: string[];
+  filters?: Cond[];
+  interval?: string;
+  timeZone?: string;
+  startDate: string;
+  endDate: string;
+}
+const parseDate = (s: string) => Date.parse(`${s.replace(" ", "T")}${s.length === 10 ? "T00:00" : ""}Z`);
+
+function oracle(q: Question): { columns: string[]; rows: unknown[][]; totals: unknown[] } {
+  const from = parseDate(q.startDate);
+  const to = parseDate(q.endDate) + (q.endDate.length === 10 ? DAY : 0);
+  const tz = q.timeZone ?? "UTC";
+  const dims = q.dimensions ?? [];
+  const matching = stored.filter((e) => e.time >= from && e.time < to && (q.filters ?? []).every((c) => holds(e, c)));
+  const metric = (list: Ev[], m: string): unknown => {
+    const users = new Set(list.map((e) => e.endUserId).filter((u) => u !== null)).size;
+    const field = m.split(":")[1] as "step" | "resultCount";
+    const vals = field ? list.map((e) => e[field]).filter((v): v is number => v !== null) : [];
+    if (m === "events") return list.length;
+    if (m === "users") return users;
+    if (m === "eventsPerUser") return users ? list.length / users : 0;
+    if (m.startsWith("sum:")) return vals.length ? vals.reduce((s, v) => s + v, 0) : null;
+    return vals.length ? vals.reduce((s, v) => s + v, 0) / vals.length : null;
+  };
+  const groups = new Map<string, { key: unknown[]; events: Ev[] }>();
+  if (q.interval && !dims.length) {
+    // Every bucket that meets the window, zeros included.
+    for (let t = from; t < to; t += 15 * 60_000) {
+      const k = [label(t, q.interval, tz)];
+      groups.set(JSON.stringify(k), { key: k, events: [] });
+    }
+    const k = [label(to - 1, q.interval, tz)];
+    if (!groups.has(JSON.stringify(k))) groups.set(JSON.stringify(k), { key: k, events: [] });
+  }
+  for (const e of matching) {
+    const key = [...(q.interval ? [label(e.time, q.interval, tz)] : []), ...dims.map((d) => dimValue(e, d))];
+    const g = groups.get(JSON.stringify(key)) ?? groups.set(JSON.stringify(key), { key, events: [] }).get(JSON.stringify(key))!;
+    g.events.push(e);
+  }
+  if (!q.interval && !dims.length && !groups.size) groups.set("[]", { key: [], events: [] });
+  const rows = [...groups.values()].map((g) => [...g.key, ...q.metrics.map((m) => metric(g.events, m))]);
+  const cmp = (x: unknown, y: unknown): number => {
+    if (x === y) return 0;
+    if (x === null) return -1;
+    if (y === null) return 1;
+    if (typeof x === "boolean") return Number(x) - Number(y);
+    if (typeof x === "number") return x - (y as number);
+    return (x as string) < (y as string) ? -1 : 1;
+  };
+  const t0 = q.interval ? 1 : 0;
+  rows.sort((x, y) => {
+    if (q.interval) {
+      const c = cmp(x[0], y[0]);
+      if (c) return c;
+    }
+    const m = cmp(y[t0 + dims.length], x[t0 + dims.length]);
+    if (m) return m;
+    for (let i = 0; i < dims.length; i++) {
+      const c = cmp(x[t0 + i], y[t0 + i]);
+      if (c) return c;
+    }
+    return 0;
+  });
+  return {
+    columns: [...(q.interval ? ["time"] : []), ...dims, ...q.metrics],
+    rows,
+    totals: q.metrics.map((m) => metric(matching, m)),
+  };
+}
+
+const round = (v: unknown) => (typeof v === "number" ? Math.round(v * 1e9) / 1e9 : v);
+const rounded = (x: unknown[][]) => x.map((r) => r.map(round));
+
+// ---- tests ---------------------------------------------------------------------------------------------
+
+describe("POST /v1/accounts/{accountId}/analytics/query", () => {
+  it("answers a hand-checked question: zero-filled day buckets in a DST zone, totals, default order, JSON and CSV", async () => {
+    const t = await tenant("explore-hand");
+    const at = (iso: string) => Date.parse(iso);
+    const events = [
+      { type: "flow_started", time: at("2026-03-07T04:59:59.999Z"), endUserId: "x", flowId: "f1", widget: "beacon" }, // 03-06 23:59 in New York
+      { type: "flow_started", time: at("2026-03-07T05:00:00.000Z"), endUserId: "x", flowId: "f1", widget: "beacon" }, // 03-07 00:00
+      { type: "flow_started", time: at("2026-03-08T04:30:00.000Z"), endUserId: "y", flowId: "f1", widget: "beacon" }, // 03-07 23:30 EST
+      { type: "flow_step", time: at("2026-03-08T05:00:00.000Z"), endUserId: "y", flowId: "f1", step: 2 }, // 03-08 00:00 EST
+      { type: "flow_step", time: at("2026-03-09T03:59:59.999Z"), flowId: "f1", step: 3 }, // 03-08 23:59 EDT (a 23-hour day)
+      { type: "flow_step", time: at("2026-03-09T04:00:00.000Z"), endUserId: "x", flowId: "f1", step: 4 }, // 03-09 00:00 EDT
+    ];
+    expect((await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events })).status).toBe(202);
+    const body = {
+      metrics: ["events", "users", "sum:step"],
+      interval: "day",
+      timeZone: "America/New_York",
+      startDate: "2026-03-06 12:00",
+      endDate: "2026-03-10",
+    };
+    const r = await ask(t, body);
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(r.body).toEqual({
+      columns: ["time", "events", "users", "sum:step"],
+      rows: [
+        ["2026-03-06", 1, 1, null],
+        ["2026-03-07", 2, 2, null],
+        ["2026-03-08", 2, 1, 5],
+        ["2026-03-09", 1, 1, 4],
+        ["2026-03-10", 0, 0, null],
+      ],
+      totals: [6, 2, 9],
+      cursor: null,
+    });
+    // By a dimension: only combinations with events; the first metric descending, then the dimension.
+    const byType = await ask(t, { metrics: ["events"], dimensions: ["event:type"], startDate: "2026-03-06", endDate: "2026-03-10" });
+    expect(byType.body.rows).toEqual([
+      ["flow_started", 3],
+      ["flow_step", 3],
+    ]);
+    // Paging: a cursor per page, the same window on every page.
+    const p1 = await ask(t, { ...body, limit: 2 });
+    expect(p1.body.rows).toEqual(r.body.rows.slice(0, 2));
+    const p2 = await ask(t, { ...body, limit: 2, cursor: p1.body.cursor });
+    expect(p2.body.rows).toEqual(r.body.rows.slice(2, 4));
+    const p3 = await ask(t, { ...body, limit: 2, cursor: p2.body.cursor });
+    expect(p3.body).toMatchObject({ rows: r.body.rows.slice(4), cursor: null });
+    expectProblem(await ask(t, { ...body, interval: "week", cursor: p1.body.cursor }), 400, /^body\.cursor: the cursor belongs to another question/);
+    // CSV: the same columns, every row.
+    const csv = await ask(t, { ...body, limit: 1 }, "?format=csv");
+    expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
+    expect(csv.headers.get("content-disposition")).toMatch(/^attachment; filename="explore_query\.csv"$/);
+    expect(csv.text).toBe("time,events,users,sum:step\r\n2026-03-06,1,1,\r\n2026-03-07,2,2,\r\n2026-03-08,2,1,5\r\n2026-03-09,1,1,4\r\n2026-03-10,0,0,\r\n");
+    // GraphQL: the same answer.
+    const g = await gql(
+      server,
+      t,
+      `query($a: String!, $i: AnalyticsQueryInput!) { account(id: $a) { analytics { query(input: $i) { columns rows totals cursor } } } }`,
+      { a: t.accountId, i: body },
+    );
+    expect(g.errors).toBeUndefined();
+    expect(g.data.account.analytics.query).toEqual(r.body);
+  });
+
+  it("agrees with the oracle on randomized questions (DST zones, odd edges, user fields, erased users, segments)", async () => {
+    const r = seeded(42);
+    const dims = ["event:type", "event:domain", "event:useful", "event:step", "event:flowId", "user:plan", "user:beta", "user:seats", "event:endUserId"];
+    const conds = (): Cond => {
+      switch (r.int(9)) {
+        case 0:
+          return ["is", "event:type", r.sample(["flow_started", "flow_step", "selfhelp_search", "user_action"], 1 + r.int(2))];
+        case 1:
+          return ["isNot", "user:plan", r.sample(["gold", "silver", null], 1 + r.int(2))];
+        case 2:
+          return ["contains", r.pick(["event:searchTerm", "event:domain"]), r.sample(["REF", "x.com", "doc", "inv"], 1 + r.int(2))];
+        case 3:
+          return [r.pick(["gt", "gte", "lt", "lte"]), r.pick(["event:step", "event:resultCount", "user:seats"]), r.int(8)];
+        case 4:
+          return ["inSegment", segmentIds[r.pick(["big", "notGold"])]];
+        case 5:
+          return [
+            "or",
+            [
+              ["is", "event:domain", [null]],
+              ["is", "user:beta", [true]],
+            ],
+          ];
+        case 6:
+          return ["not", ["is", "event:useful", [true, null]]];
+        case 7:
+          return ["is", "event:searchTerm", [" REFUND", "tax form"]];
+        default:
+          return ["is", "event:endUserId", [null, "u1", "u3"]];
+      }
+    };
+    for (let i = 0; i < 24; i++) {
+      const second = r.chance(0.4);
+      const base = second ? W1 : W0;
+      const span = second ? SPAN1 : SPAN;
+      const fmt = (t: number) => new Date(t).toISOString().slice(0, 16).replace("T", " ");
+      const s = base + r.int(span / 2 / 60_000) * 60_000;
+      const e = s + (1 + r.int(span / 2 / 60_000)) * 60_000;
+      const interval = r.pick([undefined, "day", "week", "hour", "month"]);
+      const q: Question = {
+        metrics: r.sample(["events", "users", "eventsPerUser", "sum:step", "sum:resultCount", "avg:step", "avg:resultCount"], 1 + r.int(3)),
+        dimensions: r.sample(dims, r.int(3)),
+        filters: Array.from({ length: r.int(3) }, conds),
+        ...(interval ? { interval } : {}),
+        timeZone: r.pick(["UTC", "America/New_York", "Asia/Kolkata"]),
+        startDate: r.chance(0.2) ? fmt(s).slice(0, 10) : fmt(s),
+        endDate: fmt(e),
+      };
+      const want = oracle(q);
+      const got = await ask(a, { ...q, limit: 10_000 });
+      expect(got.status, `${JSON.stringify(q)} → ${got.text}`).toBe(200);
+      expect(got.body.columns).toEqual(want.columns);
+      expect(rounded(got.body.rows), JSON.stringify(q)).toEqual(rounded(want.rows));
+      expect(got.body.totals.map(round), JSON.stringify(q)).toEqual(want.totals.map(round));
+    }
+  });
+
+  it("never shows an erased user's values, and erased users stay pseudonyms", async () => {
+    const got = await ask(a, { metrics: ["events"], dimensions: ["event:endUserId", "user:plan"], startDate: "2026-03-01", endDate: "2026-11-30" });
+    expect(got.status).toBe(200);
+    expect(got.body.rows.some((row: unknown[]) => row[0] === "u3")).toBe(false);
+    const erased = got.body.rows.filter((row: unknown[]) => String(row[0]).startsWith("erased_"));
+    expect(erased.length).toBe(1);
+    expect(erased[0][1]).toBeNull();
+  });
+
+  it("answers 400 naming the body path for every bad input", async () => {
+    const ok = { metrics: ["events"], startDate: "2026-03-01", endDate: "2026-03-02" };
+    const cases: [unknown, RegExp][] = [
+      [{}, /^body\.metrics: must list 1 to 6 metrics$/],
+      [{ ...ok, metrics: [] }, /^body\.metrics: must list 1 to 6/],
+      [
+        { ...ok, metrics: ["events", "users", "avg:step", "sum:step", "avg:resultCount", "sum:resultCount", "eventsPerUser"] },
+        /^body\.metrics: must list 1 to 6/,
+      ],
+      [{ ...ok, metrics: ["events", "events"] }, /^body\.metrics\[1\]: repeats events$/],
+      [{ ...ok, metrics: ["clicks"] }, /^body\.metrics\[0\]: must be one of/],
+      [{ ...ok, dimensions: ["event:type", "event:domain", "event:step", "event:widget"] }, /^body\.dimensions: must list 0 to 3/],
+      [{ ...ok, dimensions: ["event:colour"] }, /^body\.dimensions\[0\]: unknown dimension 'event:colour'/],
+      [{ ...ok, dimensions: ["event:resultCount"] }, /^body\.dimensions\[0\]: event:resultCount can be filtered on but not grouped by$/],
+      [{ ...ok, dimensions: ["user:nope"] }, /^body\.dimensions\[0\]: the end-user schema has no field 'nope'$/],
+      [{ ...ok, dimensions: ["user:secret"] }, /^body\.dimensions\[0\]: 'secret' is an encrypted_string field/],
+      [
+        {
+          ...ok,
+          filters: [
+            ["is", "event:type", ["a"]],
+            ["is", "event:typo", ["a"]],
+          ],
+        },
+        /^body\.filters\[1\]\[1\]: unknown dimension/,
+      ],
+      [{ ...ok, filters: [["like", "event:type", ["a"]]] }, /^body\.filters\[0\]\[0\]: unknown operator 'like'/],
+      [{ ...ok, filters: [["is", "event:type"]] }, /^body\.filters\[0\]: is takes 2 arguments$/],
+      [{ ...ok, filters: [["is", "event:type", []]] }, /^body\.filters\[0\]\[2\]: must be a list of 1 to 1000 values$/],
+      [{ ...ok, filters: [["is", "event:step", ["two"]]] }, /^body\.filters\[0\]\[2\]\[0\]: must be a number or null$/],
+      [{ ...ok, filters: [["is", "user:seats", ["two"]]] }, /^body\.filters\[0\]\[2\]\[0\]: must be a number or null \(user:seats is number\)$/],
+      [{ ...ok, filters: [["gt", "event:type", 1]] }, /^body\.filters\[0\]\[1\]: gt compares numbers/],
+      [{ ...ok, filters: [["gt", "user:plan", 1]] }, /^body\.filters\[0\]\[1\]: gt compares numbers; user:plan is text$/],
+      [{ ...ok, filters: [["contains", "user:secret", ["a"]]] }, /^body\.filters\[0\]\[1\]: 'secret' is an encrypted_string field/],
+      [{ ...ok, filters: [["or", [["not", ["inSegment", "seg_nope"]]]]] }, /^body\.filters\[0\]\[1\]\[0\]\[1\]\[1\]: no segment with id 'seg_nope'$/],
+      [{ ...ok, filters: [["or", []]] }, /^body\.filters\[0\]\[1\]: must be a non-empty list of conditions$/],
+      [{ ...ok, interval: "minute" }, /^body\.interval: must be one of hour, day, week, month$/],
+      [{ ...ok, interval: "hour", startDate: "2026-01-01", endDate: "2026-03-01" }, /^body\.interval: the window holds more than 1000 hour buckets/],
+      [{ ...ok, timeZone: "Mars/Olympus" }, /^body\.timeZone: must be an IANA time zone name/],
+      [{ ...ok, limit: 10_001 }, /^body\.limit: must be an integer from 1 to 10000$/],
+      [{ ...ok, orderBy: [["users", "desc"]] }, /^body\.orderBy\[0\]\[0\]: must be one of the answer's columns: events$/],
+      [{ ...ok, orderBy: [["events", "up"]] }, /^body\.orderBy\[0\]\[1\]: must be "asc" or "desc"$/],
+      [{ ...ok, startDate: "2026-13-01" }, /^body\.startDate: must be a UTC date/],
+      [{ ...ok, startDate: "2026-03-05", endDate: "2026-03-01" }, /^body\.endDate: must not be before startDate$/],
+      [{ ...ok, colour: "red" }, /^body\.colour: unknown field/],
+      [{ ...ok, cursor: "!!" }, /^body\.cursor: malformed cursor/],
+    ];
+    for (const [body, detail] of cases) {
+      const r = await ask(a, body);
+      expectProblem(r, 400, detail);
+      expect(r.body.errors?.[0]?.path, JSON.stringify(body)).toBe(r.body.detail.split(":")[0]);
+    }
+    // A segment whose rule reads an encrypted field cannot be decided in SQL: a 400 that says so.
+    const s = await gql(server, a, `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }`, {
+      a: a.accountId,
+      input: { name: "secretive", rule: { field: "custom.secret", op: "eq", value: "s" }, contentIds: [] },
+    });
+    expectProblem(
+      await ask(a, { ...ok, filters: [["inSegment", s.data.createSegment.id]] }),
+      400,
+      /^body\.filters\[0\]\[1\]: segment .* encrypted_string field 'secret'/,
+    );
+    // GraphQL names the same places by the input's fields.
+    const g = await gql(server, a, `query($a: String!, $i: AnalyticsQueryInput!) { account(id: $a) { analytics { query(input: $i) { columns } } } }`, {
+      a: a.accountId,
+      i: {
+        ...ok,
+        filters: [
+          { op: "is", dimension: "event:type", values: ["x"] },
+          { op: "gt", dimension: "event:step" },
+        ],
+      },
+    });
+    expect(g.errors?.[0]?.message).toBe("input.filters[1].value: must be a number");
+    expect(g.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
+  });
+
+  it("keeps tenants apart: another account's key is a 403 and reads nothing", async () => {
+    const r = await ask(a, { metrics: ["events"] }, "", other);
+    expectProblem(r, 403);
+    // Their own question sees only their events.
+    const mine = await ask(other, { metrics: ["events"], startDate: "2026-03-01", endDate: "2026-11-30" });
+    expect(mine.body.totals).toEqual([500]);
+    const g = await gql(server, other, `query($a: String!) { account(id: $a) { analytics { query(input: {metrics: ["events"]}) { totals } } } }`, {
+      a: a.accountId,
+    });
+    expect(g.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+  });
+});
