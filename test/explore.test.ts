@@ -20,7 +20,7 @@ const ask = (t: Tenant, body: unknown, query = "", as: Tenant = t) =>
 // ---- the data ----------------------------------------------------------------------------------------
 
 const USERS = Array.from({ length: 12 }, (_, i) => `u${i}`);
-/** u9..u11 have no end-user record; u3 is erased after its events arrive. */
+/** u9..u11 get no values; u3 is erased after its events arrive. */
 const VALUES: Record<string, Record<string, unknown>> = {
   u0: { plan: "gold", seats: 10, beta: true },
   u1: { plan: "silver", seats: 3 },
@@ -133,7 +133,8 @@ afterAll(async () => {
 // ---- the oracle: the contract's words over the events in memory --------------------------------------
 
 type Cond = unknown[];
-const valuesOf = (id: string | null): Record<string, unknown> | undefined => (id && id !== "u3" ? VALUES[id] : undefined);
+/** An end user's values: u9..u11 have a record without values (ingesting their events made it); erased u3 has none. */
+const valuesOf = (id: string | null): Record<string, unknown> | undefined => (id && id !== "u3" && USERS.includes(id) ? (VALUES[id] ?? {}) : undefined);
 
 function dimValue(e: Ev, d: string): unknown {
   if (d.startsWith("user:")) {
@@ -495,5 +496,194 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
       a: a.accountId,
     });
     expect(g.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+  });
+});
+
+// ---- funnel ------------------------------------------------------------------------------------------
+
+const funnel = (t: Tenant, body: unknown, query = "", as: Tenant = t) =>
+  req(`/v1/accounts/${t.accountId}/analytics/funnel${query}`, { method: "POST", headers: as.headers, body });
+
+interface FunnelQ {
+  steps: { filters: Cond[] }[];
+  conversionWindowMs?: number;
+  filters?: Cond[];
+  breakdown?: string;
+  startDate: string;
+  endDate: string;
+}
+
+/** The contract's words: each user's events in time order, walked step by step. */
+function funnelOracle(q: FunnelQ) {
+  const from = parseDate(q.startDate);
+  const to = parseDate(q.endDate) + (q.endDate.length === 10 ? DAY : 0);
+  const w = q.conversionWindowMs ?? 7 * DAY;
+  const byUser = new Map<string, Ev[]>();
+  for (const e of stored)
+    if (e.endUserId !== null && e.time >= from && e.time < to && (q.filters ?? []).every((c) => holds(e, c)))
+      (byUser.get(e.endUserId) ?? byUser.set(e.endUserId, []).get(e.endUserId)!).push(e);
+  const groups = new Map<string, { value: unknown; reached: number[][] }>();
+  for (const events of byUser.values()) {
+    events.sort((x, y) => x.time - y.time || (x as unknown as { id: number }).id - (y as unknown as { id: number }).id);
+    const matches = (e: Ev, k: number) => q.steps[k]!.filters.every((c) => holds(e, c));
+    const entry = events.find((e) => matches(e, 0));
+    if (!entry) continue;
+    const value = q.breakdown === "event:domain" ? entry.domain : q.breakdown ? dimValue(entry, q.breakdown) : null;
+    const g = groups.get(JSON.stringify(value)) ?? groups.set(JSON.stringify(value), { value, reached: q.steps.map(() => []) }).get(JSON.stringify(value))!;
+    g.reached[0]!.push(0);
+    let prev = entry;
+    for (let k = 1; k < q.steps.length; k++) {
+      const next = events.find(
+        // Another event than the previous step's, at or after it; ties at one instant in id order (all of them qualify).
+        (e) => matches(e, k) && e !== prev && e.time >= prev.time && e.time <= entry.time + w,
+      );
+      if (!next) break;
+      g.reached[k]!.push(next.time - prev.time);
+      prev = next;
+    }
+  }
+  const steps = (reached: number[][]) =>
+    reached.map((list, k) => {
+      const sorted = [...list].sort((x, y) => x - y);
+      return {
+        step: k + 1,
+        users: list.length,
+        conversionFromFirst: reached[0]!.length ? list.length / reached[0]!.length : 0,
+        conversionFromPrevious: k === 0 ? (list.length ? 1 : 0) : reached[k - 1]!.length ? list.length / reached[k - 1]!.length : 0,
+        medianMsFromPrevious: k === 0 || !sorted.length ? null : sorted[Math.floor((sorted.length + 1) / 2) - 1]!,
+      };
+    });
+  if (!q.breakdown) return { steps: steps(groups.get("null")?.reached ?? q.steps.map(() => [])) };
+  const sorted = [...groups.values()].sort((x, y) =>
+    x.value === y.value ? 0 : x.value === null ? -1 : y.value === null ? 1 : String(x.value) < String(y.value) ? -1 : 1,
+  );
+  return { breakdown: q.breakdown, groups: sorted.map((g) => ({ value: g.value, steps: steps(g.reached) })) };
+}
+
+describe("POST /v1/accounts/{accountId}/analytics/funnel", () => {
+  it("answers a hand-checked funnel: another event than the previous step's, the conversion window, lower medians, CSV and GraphQL", async () => {
+    const t = await tenant("explore-funnel");
+    const T = Date.UTC(2026, 4, 4, 10);
+    const ev = (type: string, dt: number, endUserId: string, extra: Record<string, unknown> = {}) => ({
+      type,
+      time: T + dt,
+      endUserId,
+      flowId: "f1",
+      widget: "beacon",
+      ...extra,
+    });
+    const events = [
+      // p: start, start again 1 s later (step 2 = "flow_started" again must be another event), complete at 10 s.
+      ev("flow_started", 0, "p"),
+      ev("flow_started", 1_000, "p"),
+      ev("flow_completed", 10_000, "p"),
+      // q: start, complete after the 1-hour window: reaches step 2 only.
+      ev("flow_started", 0, "q"),
+      ev("flow_started", 4_000, "q"),
+      ev("flow_completed", 2 * H, "q"),
+      // r: one start only.
+      ev("flow_started", 5_000, "r"),
+      // s: complete before starting: the completion does not count.
+      ev("flow_completed", 0, "s"),
+      ev("flow_started", 1_000, "s"),
+      ev("flow_started", 3_000, "s"),
+      // an anonymous start: not a user.
+      { type: "flow_started", time: T, flowId: "f1", widget: "beacon" },
+    ];
+    expect((await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events })).status).toBe(202);
+    const body = {
+      steps: [
+        { filters: [["is", "event:type", ["flow_started"]]] },
+        { filters: [["is", "event:type", ["flow_started"]]] },
+        { filters: [["is", "event:type", ["flow_completed"]]] },
+      ],
+      conversionWindowMs: H,
+      startDate: "2026-05-04",
+      endDate: "2026-05-04",
+    };
+    const r = await funnel(t, body);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({
+      steps: [
+        { step: 1, users: 4, conversionFromFirst: 1, conversionFromPrevious: 1, medianMsFromPrevious: null },
+        // p +1000, q +4000, s +2000: lower median of [1000, 2000, 4000] is 2000.
+        { step: 2, users: 3, conversionFromFirst: 0.75, conversionFromPrevious: 0.75, medianMsFromPrevious: 2_000 },
+        { step: 3, users: 1, conversionFromFirst: 0.25, conversionFromPrevious: 1 / 3, medianMsFromPrevious: 9_000 },
+      ],
+    });
+    // Events after endDate do not count: a window ending before the completion.
+    const cut = await funnel(t, { ...body, endDate: "2026-05-04 10:00" });
+    expect(cut.body.steps.map((s: { users: number }) => s.users)).toEqual([0, 0, 0]);
+    const csv = await funnel(t, body, "?format=csv");
+    expect(csv.text).toBe(
+      "step,users,conversionFromFirst,conversionFromPrevious,medianMsFromPrevious\r\n1,4,1,1,\r\n2,3,0.75,0.75,2000\r\n3,1,0.25,0.3333333333333333,9000\r\n",
+    );
+    const g = await gql(
+      server,
+      t,
+      `query($a: String!, $i: AnalyticsFunnelInput!) { account(id: $a) { analytics { funnel(input: $i) { steps { step users conversionFromFirst conversionFromPrevious medianMsFromPrevious } } } } }`,
+      {
+        a: t.accountId,
+        i: { ...body, steps: body.steps.map((s) => ({ filters: s.filters.map(([op, dimension, values]) => ({ op, dimension, values })) })) },
+      },
+    );
+    expect(g.errors).toBeUndefined();
+    expect(g.data.account.analytics.funnel.steps).toEqual(r.body.steps);
+  });
+
+  it("agrees with the oracle on randomized funnels (windows, breakdowns, user filters, segments, erased users)", async () => {
+    const r = seeded(77);
+    const stepConds = (): Cond[] =>
+      r.pick([
+        [["is", "event:type", ["flow_started"]]],
+        [
+          ["is", "event:type", ["flow_step"]],
+          ["gte", "event:step", 2],
+        ],
+        [["is", "event:type", ["selfhelp_search", "user_action"]]],
+        [["contains", "event:domain", ["app"]]],
+        [["not", ["is", "event:type", ["flow_feedback"]]]],
+        [],
+      ]);
+    for (let i = 0; i < 16; i++) {
+      const s = W0 + r.int(SPAN / 2 / 60_000) * 60_000;
+      const e = s + (1 + r.int(SPAN / 2 / 60_000)) * 60_000;
+      const fmt = (x: number) => new Date(x).toISOString().slice(0, 16).replace("T", " ");
+      const q: FunnelQ = {
+        steps: Array.from({ length: 2 + r.int(3) }, () => ({ filters: stepConds() })),
+        ...(r.chance(0.7) ? { conversionWindowMs: (1 + r.int(72)) * H } : {}),
+        filters: r.pick([
+          [],
+          [["isNot", "user:plan", [null]]],
+          [["inSegment", segmentIds.notGold]],
+          [["is", "event:endUserId", ["u1", "u2", "u4"]]],
+        ] as Cond[][]),
+        ...(r.chance(0.5) ? { breakdown: r.pick(["user:plan", "event:domain", "user:beta"]) } : {}),
+        startDate: fmt(s),
+        endDate: fmt(e),
+      };
+      const got = await funnel(a, q);
+      expect(got.status, got.text).toBe(200);
+      const want = funnelOracle(q);
+      const round9 = (x: unknown) => JSON.parse(JSON.stringify(x), (_k, v) => (typeof v === "number" ? Math.round(v * 1e9) / 1e9 : v));
+      expect(round9(got.body), JSON.stringify(q)).toEqual(round9(want));
+    }
+  });
+
+  it("answers 400 naming the body path for bad funnels", async () => {
+    const ok = { steps: [{ filters: [] }, { filters: [] }] };
+    const cases: [unknown, RegExp][] = [
+      [{ steps: [{ filters: [] }] }, /^body\.steps: must list 2 to 10 steps$/],
+      [{ steps: Array.from({ length: 11 }, () => ({})) }, /^body\.steps: must list 2 to 10 steps$/],
+      [{ steps: [{}, { filters: [["is", "user:plan", ["gold"]]] }] }, /^body\.steps\[1\]\.filters\[0\]\[1\]: must be an event: dimension here/],
+      [{ steps: [{}, { filters: [["inSegment", "x"]] }] }, /^body\.steps\[1\]\.filters\[0\]\[0\]: inSegment is a user condition/],
+      [{ steps: [{}, { when: 1 }] }, /^body\.steps\[1\]\.when: unknown field/],
+      [{ ...ok, conversionWindowMs: 0 }, /^body\.conversionWindowMs: must be an integer of milliseconds/],
+      [{ ...ok, breakdown: "event:type" }, /^body\.breakdown: must be a user:<field> dimension or event:domain$/],
+      [{ ...ok, breakdown: "user:secret" }, /^body\.breakdown: 'secret' is an encrypted_string field/],
+      [{ ...ok, filters: [["inSegment", "nope"]] }, /^body\.filters\[0\]\[1\]: no segment with id 'nope'$/],
+    ];
+    for (const [body, detail] of cases) expectProblem(await funnel(a, body), 400, detail);
+    expectProblem(await funnel(a, ok, "", other), 403);
   });
 });

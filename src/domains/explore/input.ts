@@ -324,3 +324,37 @@ export function parseQuery(c: Checker, raw: unknown, now?: Date): QueryQuestion 
   if (body.cursor !== undefined && body.cursor !== null && typeof body.cursor !== "string") c.fail(["cursor"], "must be the cursor of a previous answer");
   return { metrics, dimensions, filters, interval, timeZone, orderBy, limit, cursor: (body.cursor as string | null | undefined) ?? null, from, to, columns };
 }
+
+// ---- funnel -------------------------------------------------------------------------------------
+
+export const DEFAULT_CONVERSION_WINDOW_MS = 7 * 86_400_000;
+export const MAX_CONVERSION_WINDOW_MS = 366 * 86_400_000;
+
+export interface FunnelQuestion {
+  steps: Condition[][];
+  conversionWindowMs: number;
+  filters: Condition[];
+  breakdown: Dimension | null;
+  from: number;
+  to: number;
+}
+
+export function parseFunnel(c: Checker, raw: unknown, now?: Date): FunnelQuestion {
+  const body = checkKeys(c, raw, [], ["steps", "conversionWindowMs", "filters", "breakdown", "startDate", "endDate"]);
+  if (!Array.isArray(body.steps) || body.steps.length < 2 || body.steps.length > 10) c.fail(["steps"], "must list 2 to 10 steps");
+  const steps = (body.steps as unknown[]).map((s, i) => {
+    const step = checkKeys(c, s, ["steps", i], ["filters"]);
+    return parseConditions(c, step.filters, ["steps", i, "filters"], { eventOnly: true });
+  });
+  const w = body.conversionWindowMs;
+  if (w !== undefined && w !== null && (typeof w !== "number" || !Number.isSafeInteger(w) || w < 1 || w > MAX_CONVERSION_WINDOW_MS))
+    c.fail(["conversionWindowMs"], `must be an integer of milliseconds from 1 to ${MAX_CONVERSION_WINDOW_MS} (366 days)`);
+  const filters = parseConditions(c, body.filters, ["filters"]);
+  let breakdown: Dimension | null = null;
+  if (body.breakdown !== undefined && body.breakdown !== null) {
+    breakdown = parseDimension(c, body.breakdown, ["breakdown"], { grouping: true });
+    if (breakdown.kind === "event" && breakdown.name !== "event:domain") c.fail(["breakdown"], "must be a user:<field> dimension or event:domain");
+  }
+  const { from, to } = windowOf(c, body, now);
+  return { steps, conversionWindowMs: (w as number | undefined) ?? DEFAULT_CONVERSION_WINDOW_MS, filters, breakdown, from, to };
+}

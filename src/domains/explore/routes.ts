@@ -9,8 +9,8 @@ import { graphql } from "../../rest/operation.js";
 import { pathParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { csvCell } from "../reports/routes.js";
-import { Checker, DEFAULT_LIMIT, MAX_LIMIT, METRICS, OPERATORS, parseQuery } from "./input.js";
-import { queryFromWire } from "./schema.js";
+import { Checker, DEFAULT_CONVERSION_WINDOW_MS, DEFAULT_LIMIT, MAX_LIMIT, METRICS, OPERATORS, parseFunnel, parseQuery } from "./input.js";
+import { funnelFromWire, queryFromWire } from "./schema.js";
 
 const FORMATS = ["json", "csv"] as const;
 const FORMAT = {
@@ -84,6 +84,53 @@ const TABLE: JsonSchema = {
 const QUERY = graphql(`query AnalyticsQuery($accountId: String!, $input: AnalyticsQueryInput!, $allRows: Boolean) {
   account(id: $accountId) { analytics { query(input: $input, errorPaths: body, allRows: $allRows) { columns rows totals cursor } } } }`);
 
+const FUNNEL_BODY: JsonSchema = {
+  type: "object",
+  required: ["steps"],
+  properties: {
+    steps: {
+      type: "array",
+      minItems: 2,
+      maxItems: 10,
+      items: { type: "object", properties: { filters: { type: "array", items: CONDITION, description: "Conditions on event: dimensions." } } },
+    },
+    conversionWindowMs: { type: "integer", minimum: 1, default: DEFAULT_CONVERSION_WINDOW_MS },
+    filters: { type: "array", items: CONDITION, description: "Conditions every step's events meet (user: dimensions, inSegment, event: dimensions)." },
+    breakdown: { type: "string", description: "One user:<field>, or event:domain (the entry event's).", example: "user:plan" },
+    ...DATES,
+  },
+};
+
+const STEP: JsonSchema = {
+  type: "object",
+  required: ["step", "users", "conversionFromFirst", "conversionFromPrevious", "medianMsFromPrevious"],
+  properties: {
+    step: { type: "integer" },
+    users: { type: "integer" },
+    conversionFromFirst: { type: "number" },
+    conversionFromPrevious: { type: "number" },
+    medianMsFromPrevious: { type: ["number", "null"] },
+  },
+};
+
+const FUNNEL_ANSWER: JsonSchema = {
+  type: "object",
+  description: "`steps`, or with a breakdown `breakdown` and `groups`.",
+  properties: {
+    steps: { type: "array", items: STEP },
+    breakdown: { type: "string" },
+    groups: { type: "array", items: { type: "object", required: ["value", "steps"], properties: { value: {}, steps: { type: "array", items: STEP } } } },
+  },
+  example: { steps: [{ step: 1, users: 120, conversionFromFirst: 1, conversionFromPrevious: 1, medianMsFromPrevious: null }] },
+};
+
+const FUNNEL = graphql(`query AnalyticsFunnel($accountId: String!, $input: AnalyticsFunnelInput!) {
+  account(id: $accountId) { analytics { funnel(input: $input, errorPaths: body) { breakdown
+    steps { step users conversionFromFirst conversionFromPrevious medianMsFromPrevious }
+    groups { value steps { step users conversionFromFirst conversionFromPrevious medianMsFromPrevious } } } } } }`);
+
+const STEP_COLUMNS = ["step", "users", "conversionFromFirst", "conversionFromPrevious", "medianMsFromPrevious"] as const;
+
 export const exploreRoutes: RestRoute[] = [
   route(QUERY, {
     name: "analyticsQuery",
@@ -115,6 +162,51 @@ export const exploreRoutes: RestRoute[] = [
         const a = data.account.analytics.query;
         if (csv(input)) return csvReply("query", a.columns, a.rows as unknown[][]);
         return { status: 200, body: a, headers: { "Cache-Control": "no-store" } };
+      },
+    ),
+  }),
+  route(FUNNEL, {
+    name: "analyticsFunnel",
+    method: "post",
+    path: `${B}/analytics/funnel`,
+    summary: "Explore: how many end users reach each step of a funnel within the conversion window (JSON or CSV)",
+    jsonBody: true,
+    query: FORMAT,
+    body: {
+      schema: FUNNEL_BODY,
+      example: {
+        steps: [{ filters: [["is", "event:type", ["flow_started"]]] }, { filters: [["is", "event:type", ["flow_completed"]]] }],
+        startDate: "2026-10-01",
+        endDate: "2026-10-07",
+      },
+    },
+    variables: (i) => {
+      csv(i);
+      parseFunnel(new Checker("body"), i.body);
+      return { accountId: pathParam(i, "accountId"), input: unchecked(funnelFromWire(i.body as Record<string, unknown>)) };
+    },
+    reply: reply.custom(
+      {
+        200: {
+          json: FUNNEL_ANSWER,
+          text: {
+            "text/csv": { description: "With format=csv: a row per step (and breakdown value, first column `value`).", example: "step,users\r\n1,120\r\n" },
+          },
+        },
+      },
+      (data, input) => {
+        const a = data.account.analytics.funnel;
+        if (csv(input)) {
+          const row = (s: Record<string, unknown>) => STEP_COLUMNS.map((k) => s[k]);
+          if (a.breakdown === null) return csvReply("funnel", [...STEP_COLUMNS], (a.steps ?? []).map(row));
+          return csvReply(
+            "funnel",
+            ["value", ...STEP_COLUMNS],
+            (a.groups ?? []).flatMap((g) => g.steps.map((s) => [g.value, ...row(s)])),
+          );
+        }
+        const body = a.breakdown === null ? { steps: a.steps } : { breakdown: a.breakdown, groups: a.groups };
+        return { status: 200, body, headers: { "Cache-Control": "no-store" } };
       },
     ),
   }),

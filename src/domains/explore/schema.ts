@@ -9,6 +9,7 @@ import { Account } from "../accounts/schema.js";
 import { endUserSchema } from "../endUsers/fields.js";
 import type { Rule } from "../segments/rules.js";
 import { INTERVALS } from "./buckets.js";
+import { type FunnelAnswer, type FunnelStep, runFunnel } from "./funnel.js";
 import {
   Checker,
   type Condition,
@@ -22,6 +23,7 @@ import {
   OPERATORS,
   type Operator,
   type PathStyle,
+  parseFunnel,
   parseQuery,
 } from "./input.js";
 import { type QueryAnswer, runQuery } from "./query.js";
@@ -168,6 +170,39 @@ export function queryFromWire(body: Record<string, unknown>): QueryInputShape {
   }) as QueryInputShape;
 }
 
+const FunnelStepInput = builder.inputType("AnalyticsFunnelStepInput", {
+  fields: (t) => ({ filters: t.field({ type: [ConditionRef], required: false, description: "Conditions on event: dimensions the step's event meets." }) }),
+});
+
+const FunnelInput = builder.inputType("AnalyticsFunnelInput", {
+  description: "A funnel: how many end users reach each step, in order, within the conversion window (docs/explore.md).",
+  fields: (t) => ({
+    steps: t.field({ type: [FunnelStepInput], required: true, description: "2 to 10 steps." }),
+    conversionWindowMs: t.float({ required: false, description: "From entry (step 1) to the last step, at most; default 7 days (604800000)." }),
+    filters: t.field({ type: [ConditionRef], required: false, description: "Conditions every step's events meet (e.g. user:plan, inSegment)." }),
+    breakdown: t.string({ required: false, description: "One user:<field> or event:domain (the entry event's)." }),
+    ...windowFields(t),
+  }),
+});
+
+type FunnelInputShape = typeof FunnelInput.$inferInput;
+
+export function funnelToWire(i: FunnelInputShape): Record<string, unknown> {
+  return strip({
+    ...i,
+    steps: i.steps.map((s) => strip({ filters: s.filters?.map((x) => conditionToWire(x as ConditionInput)) })),
+    filters: i.filters?.map((x) => conditionToWire(x as ConditionInput)),
+  });
+}
+
+export function funnelFromWire(body: Record<string, unknown>): FunnelInputShape {
+  return strip({
+    ...body,
+    steps: (body.steps as { filters?: unknown[][] }[]).map((s) => strip({ filters: s.filters?.map(conditionFromWire) })),
+    filters: (body.filters as unknown[][] | undefined)?.map(conditionFromWire),
+  }) as FunnelInputShape;
+}
+
 // ---- the account's side: user fields and segments -------------------------------------------------
 
 async function userContextOf(accountId: string, dims: readonly Dimension[], conditions: readonly Condition[]): Promise<UserContext> {
@@ -195,6 +230,35 @@ const TableRef = builder.objectRef<QueryAnswer>("AnalyticsTable").implement({
   }),
 });
 
+const FunnelStepRef = builder.objectRef<FunnelStep>("AnalyticsFunnelStep").implement({
+  fields: (t) => ({
+    step: t.exposeInt("step"),
+    users: t.exposeInt("users", { description: "End users who reached the step." }),
+    conversionFromFirst: t.exposeFloat("conversionFromFirst", { description: "users ÷ step 1's users (a fraction of 1)." }),
+    conversionFromPrevious: t.exposeFloat("conversionFromPrevious", { description: "users ÷ the previous step's users." }),
+    medianMsFromPrevious: t.exposeFloat("medianMsFromPrevious", {
+      nullable: true,
+      description: "The lower median time from the previous step, over the users who reached this one (ms); null on step 1 or with no user.",
+    }),
+  }),
+});
+
+const FunnelGroupRef = builder.objectRef<{ value: unknown; steps: FunnelStep[] }>("AnalyticsFunnelGroup").implement({
+  fields: (t) => ({
+    value: t.field({ type: "JSON", nullable: true, description: "The breakdown's value (null: none).", resolve: (g) => g.value as never }),
+    steps: t.field({ type: [FunnelStepRef], resolve: (g) => g.steps }),
+  }),
+});
+
+const FunnelRef = builder.objectRef<FunnelAnswer>("AnalyticsFunnel").implement({
+  description: "A funnel's answer: `steps`, or with a breakdown `breakdown` and `groups` (by value, code point order, null first).",
+  fields: (t) => ({
+    breakdown: t.exposeString("breakdown", { nullable: true }),
+    steps: t.field({ type: [FunnelStepRef], nullable: true, resolve: (a) => a.steps }),
+    groups: t.field({ type: [FunnelGroupRef], nullable: true, resolve: (a) => a.groups }),
+  }),
+});
+
 interface Analytics {
   accountId: string;
 }
@@ -215,6 +279,21 @@ const AnalyticsRef = builder.objectRef<Analytics>("Analytics").implement({
         const q = parseQuery(c, queryToWire(args.input));
         const users = await userContextOf(a.accountId, q.dimensions, q.filters);
         return runQuery(dialect(), c, a.accountId, q, users, { allRows: args.allRows ?? false });
+      },
+    }),
+    funnel: t.field({
+      type: FunnelRef,
+      description: "How many end users reach each step, in order, within the conversion window; optionally by a breakdown.",
+      args: {
+        input: t.arg({ type: FunnelInput, required: true }),
+        errorPaths: t.arg({ type: PathStyleEnum, required: false, defaultValue: "input" }),
+      },
+      resolve: async (a, args) => {
+        const c = new Checker((args.errorPaths ?? "input") as PathStyle);
+        const q = parseFunnel(c, funnelToWire(args.input));
+        const dims = [...(q.breakdown ? [q.breakdown] : []), ...q.steps.flatMap((s) => conditionDimensions(s))];
+        const users = await userContextOf(a.accountId, dims, q.filters);
+        return runFunnel(dialect(), c, a.accountId, q, users);
       },
     }),
   }),
