@@ -687,3 +687,157 @@ describe("POST /v1/accounts/{accountId}/analytics/funnel", () => {
     expectProblem(await funnel(a, ok, "", other), 403);
   });
 });
+
+// ---- retention ---------------------------------------------------------------------------------------
+
+const retention = (t: Tenant, body: unknown, query = "", as: Tenant = t) =>
+  req(`/v1/accounts/${t.accountId}/analytics/retention${query}`, { method: "POST", headers: as.headers, body });
+
+interface RetentionQ {
+  startEvent: { filters: Cond[] };
+  returnEvent?: { filters: Cond[] };
+  period?: string;
+  periods?: number;
+  filters?: Cond[];
+  timeZone?: string;
+  startDate: string;
+  endDate: string;
+}
+
+/** The contract's words: each user's first start event gives the cohort; return events bucketed by period after it. */
+function retentionOracle(q: RetentionQ, now: number) {
+  const from = parseDate(q.startDate);
+  const to = parseDate(q.endDate) + (q.endDate.length === 10 ? DAY : 0);
+  const period = q.period ?? "week";
+  const periods = q.periods ?? 8;
+  const tz = q.timeZone ?? "UTC";
+  const index = (l: string) => {
+    const [y, m, d] = l.split("-").map(Number) as [number, number, number];
+    return period === "month" ? y * 12 + m - 1 : Date.UTC(y, m - 1, d) / DAY / (period === "week" ? 7 : 1);
+  };
+  const first = new Map<string, number>();
+  for (const e of stored)
+    if (e.endUserId && e.time >= from && e.time < to && [...q.startEvent.filters, ...(q.filters ?? [])].every((c) => holds(e, c)))
+      first.set(e.endUserId, Math.min(first.get(e.endUserId) ?? Infinity, e.time));
+  const cohorts = new Map<string, { users: Set<string>; back: Set<string>[] }>();
+  for (const [u, t] of first) {
+    const l = label(t, period, tz);
+    const c = cohorts.get(l) ?? cohorts.set(l, { users: new Set(), back: Array.from({ length: periods + 1 }, () => new Set()) }).get(l)!;
+    c.users.add(u);
+    for (const e of stored) {
+      if (e.endUserId !== u || e.time < from || !(q.returnEvent?.filters ?? []).every((x) => holds(e, x))) continue;
+      const k = index(label(e.time, period, tz)) - index(l);
+      if (k >= 1 && k <= periods) c.back[k]!.add(u);
+    }
+  }
+  const nowIndex = index(label(now, period, tz));
+  return {
+    period,
+    cohorts: [...cohorts.entries()]
+      .sort(([x], [y]) => (x < y ? -1 : 1))
+      .map(([start, c]) => {
+        const begun = Math.min(periods, nowIndex - index(start));
+        return { start, users: c.users.size, retained: [c.users.size, ...c.back.slice(1, begun + 1).map((s) => s.size)] };
+      }),
+  };
+}
+
+describe("POST /v1/accounts/{accountId}/analytics/retention", () => {
+  it("answers hand-checked cohorts: Monday weeks in New York across DST, returns past endDate, periods not begun left out", async () => {
+    const t = await tenant("explore-retention");
+    const at = (iso: string) => Date.parse(iso);
+    const start = (endUserId: string, iso: string) => ({ type: "flow_started", time: at(iso), endUserId, flowId: "f1", widget: "beacon" });
+    const back = (endUserId: string, iso: string) => ({ type: "user_action", time: at(iso), endUserId, actionId: "open" });
+    const events = [
+      start("a", "2026-03-02T15:00:00Z"), // Monday 03-02 10:00 EST: cohort 2026-03-02
+      back("a", "2026-03-10T15:00:00Z"), // week 1
+      back("a", "2026-03-11T15:00:00Z"), // week 1 again
+      back("a", "2026-03-16T15:00:00Z"), // week 2 (after endDate: counts)
+      start("b", "2026-03-08T03:00:00Z"), // Saturday 03-07 22:00 EST: cohort 2026-03-02
+      start("b", "2026-03-12T03:00:00Z"), // a later start: not a new cohort
+      back("b", "2026-03-09T03:00:00Z"), // Sunday 03-08 23:00 EDT: still the cohort's week
+      back("b", "2026-03-09T05:00:00Z"), // Monday 03-09 01:00 EDT: week 1
+      start("c", "2026-03-10T15:00:00Z"), // cohort 2026-03-09
+      back("c", "2026-03-18T15:00:00Z"), // week 1
+      back("d", "2026-03-03T15:00:00Z"), // no start event: no cohort
+    ];
+    expect((await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events })).status).toBe(202);
+    const { clock } = await import("../src/clock.js");
+    const realNow = clock.now;
+    clock.now = () => new Date("2026-03-20T12:00:00Z"); // week 3 of the first cohort (from 03-23) has not begun
+    try {
+      const body = {
+        startEvent: { filters: [["is", "event:type", ["flow_started"]]] },
+        periods: 3,
+        timeZone: "America/New_York",
+        startDate: "2026-03-01",
+        endDate: "2026-03-15",
+      };
+      const r = await retention(t, body);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body).toEqual({
+        period: "week",
+        cohorts: [
+          { start: "2026-03-02", users: 2, retained: [2, 2, 1] },
+          { start: "2026-03-09", users: 1, retained: [1, 1] },
+        ],
+      });
+      const csv = await retention(t, body, "?format=csv");
+      expect(csv.text).toBe("start,users,1,2\r\n2026-03-02,2,2,1\r\n2026-03-09,1,1,\r\n");
+      const g = await gql(
+        server,
+        t,
+        `query($a: String!, $i: AnalyticsRetentionInput!) { account(id: $a) { analytics { retention(input: $i) { period cohorts { start users retained } } } } }`,
+        { a: t.accountId, i: { ...body, startEvent: { filters: [{ op: "is", dimension: "event:type", values: ["flow_started"] }] } } },
+      );
+      expect(g.errors).toBeUndefined();
+      expect(g.data.account.analytics.retention).toEqual(r.body);
+    } finally {
+      clock.now = realNow;
+    }
+  });
+
+  it("agrees with the oracle on randomized retention questions (periods, zones, user filters, segments, erased users)", async () => {
+    const r = seeded(99);
+    for (let i = 0; i < 16; i++) {
+      const second = r.chance(0.5);
+      const base = second ? W1 : W0;
+      const span = second ? SPAN1 : SPAN;
+      const s = base + r.int(span / 2 / 60_000) * 60_000;
+      const e = s + (1 + r.int(span / 2 / 60_000)) * 60_000;
+      const fmt = (x: number) => new Date(x).toISOString().slice(0, 16).replace("T", " ");
+      const q: RetentionQ = {
+        startEvent: { filters: r.pick([[["is", "event:type", ["flow_started"]]], [["contains", "event:domain", ["x.com"]]], []] as Cond[][]) },
+        ...(r.chance(0.6)
+          ? { returnEvent: { filters: r.pick([[["is", "event:type", ["user_action", "flow_step"]]], [["not", ["is", "event:domain", [null]]]]] as Cond[][]) } }
+          : {}),
+        ...(r.chance(0.8) ? { period: r.pick(["day", "week", "month"]) } : {}),
+        ...(r.chance(0.8) ? { periods: 1 + r.int(52) } : {}),
+        filters: r.pick([[], [["is", "user:plan", ["gold", null]]], [["inSegment", segmentIds.big]], [["gt", "user:seats", 4]]] as Cond[][]),
+        timeZone: r.pick(["UTC", "America/New_York", "Australia/Sydney"]),
+        startDate: fmt(s),
+        endDate: fmt(e),
+      };
+      const got = await retention(a, q);
+      expect(got.status, got.text).toBe(200);
+      expect(got.body, JSON.stringify(q)).toEqual(retentionOracle(q, Date.now()));
+    }
+  });
+
+  it("answers 400 naming the body path for bad retention questions", async () => {
+    const ok = { startEvent: { filters: [] } };
+    const cases: [unknown, RegExp][] = [
+      [{}, /^body\.startEvent: is required/],
+      [{ ...ok, period: "year" }, /^body\.period: must be one of day, week, month$/],
+      [{ ...ok, periods: 0 }, /^body\.periods: must be an integer from 1 to 52$/],
+      [{ ...ok, periods: 53 }, /^body\.periods: must be an integer from 1 to 52$/],
+      [{ ...ok, filters: [["is", "event:type", ["x"]]] }, /^body\.filters\[0\]\[1\]: must be a user:<field> dimension here/],
+      [{ startEvent: { filters: [["is", "user:plan", ["x"]]] } }, /^body\.startEvent\.filters\[0\]\[1\]: must be an event: dimension here/],
+      [{ ...ok, returnEvent: { filters: [["gt", "event:type", 1]] } }, /^body\.returnEvent\.filters\[0\]\[1\]: gt compares numbers/],
+      [{ ...ok, period: "day", startDate: "2020-01-01", endDate: "2026-01-01" }, /^body\.period: the window holds more than 1000 day buckets/],
+      [{ ...ok, timeZone: "Nowhere/Town" }, /^body\.timeZone: must be an IANA time zone name/],
+    ];
+    for (const [body, detail] of cases) expectProblem(await retention(a, body), 400, detail);
+    expectProblem(await retention(a, ok, "", other), 403);
+  });
+});

@@ -358,3 +358,45 @@ export function parseFunnel(c: Checker, raw: unknown, now?: Date): FunnelQuestio
   const { from, to } = windowOf(c, body, now);
   return { steps, conversionWindowMs: (w as number | undefined) ?? DEFAULT_CONVERSION_WINDOW_MS, filters, breakdown, from, to };
 }
+
+// ---- retention ----------------------------------------------------------------------------------
+
+export const PERIODS = ["day", "week", "month"] as const;
+export type Period = (typeof PERIODS)[number];
+
+export interface RetentionQuestion {
+  startEvent: Condition[];
+  returnEvent: Condition[];
+  period: Period;
+  periods: number;
+  filters: Condition[];
+  timeZone: string;
+  from: number;
+  to: number;
+}
+
+export function parseRetention(c: Checker, raw: unknown, now?: Date): RetentionQuestion {
+  const body = checkKeys(c, raw, [], ["startEvent", "returnEvent", "period", "periods", "filters", "timeZone", "startDate", "endDate"]);
+  const event = (name: string, required: boolean) => {
+    if (body[name] === undefined || body[name] === null) {
+      if (required) c.fail([name], 'is required: {"filters": [conditions on event: dimensions]}');
+      return [];
+    }
+    const e = checkKeys(c, body[name], [name], ["filters"]);
+    return parseConditions(c, e.filters, [name, "filters"], { eventOnly: true });
+  };
+  const startEvent = event("startEvent", true);
+  const returnEvent = event("returnEvent", false);
+  let period: Period = "week";
+  if (body.period !== undefined && body.period !== null) {
+    if (!(PERIODS as readonly unknown[]).includes(body.period)) c.fail(["period"], `must be one of ${PERIODS.join(", ")}`);
+    period = body.period as Period;
+  }
+  const periods = intIn(c, body.periods, ["periods"], 1, 52, 8);
+  const filters = parseConditions(c, body.filters, ["filters"], { userOnly: true });
+  const timeZone = timeZoneOf(c, body.timeZone);
+  const { from, to } = windowOf(c, body, now);
+  // The cohorts are periods of the window: at most MAX_BUCKETS of them.
+  bucketsOf(from, to, period, timeZone, pathText(c.style, ["period"]));
+  return { startEvent, returnEvent, period, periods, filters, timeZone, from, to };
+}

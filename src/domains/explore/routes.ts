@@ -9,8 +9,19 @@ import { graphql } from "../../rest/operation.js";
 import { pathParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { csvCell } from "../reports/routes.js";
-import { Checker, DEFAULT_CONVERSION_WINDOW_MS, DEFAULT_LIMIT, MAX_LIMIT, METRICS, OPERATORS, parseFunnel, parseQuery } from "./input.js";
-import { funnelFromWire, queryFromWire } from "./schema.js";
+import {
+  Checker,
+  DEFAULT_CONVERSION_WINDOW_MS,
+  DEFAULT_LIMIT,
+  MAX_LIMIT,
+  METRICS,
+  OPERATORS,
+  PERIODS,
+  parseFunnel,
+  parseQuery,
+  parseRetention,
+} from "./input.js";
+import { funnelFromWire, queryFromWire, retentionFromWire } from "./schema.js";
 
 const FORMATS = ["json", "csv"] as const;
 const FORMAT = {
@@ -131,6 +142,40 @@ const FUNNEL = graphql(`query AnalyticsFunnel($accountId: String!, $input: Analy
 
 const STEP_COLUMNS = ["step", "users", "conversionFromFirst", "conversionFromPrevious", "medianMsFromPrevious"] as const;
 
+const EVENT: JsonSchema = { type: "object", properties: { filters: { type: "array", items: CONDITION, description: "Conditions on event: dimensions." } } };
+const RETENTION_BODY: JsonSchema = {
+  type: "object",
+  required: ["startEvent"],
+  properties: {
+    startEvent: { ...EVENT, description: "What puts a user in a cohort: their first such event in the window." },
+    returnEvent: { ...EVENT, description: "What counts as coming back; default: any event." },
+    period: { type: "string", enum: [...PERIODS], default: "week" },
+    periods: { type: "integer", minimum: 1, maximum: 52, default: 8 },
+    filters: { type: "array", items: CONDITION, description: "Conditions on user: dimensions or inSegment." },
+    timeZone: { type: "string", description: "IANA time zone of the periods; default UTC.", example: "Europe/Berlin" },
+    ...DATES,
+  },
+};
+const RETENTION_ANSWER: JsonSchema = {
+  type: "object",
+  required: ["period", "cohorts"],
+  properties: {
+    period: { type: "string", enum: [...PERIODS] },
+    cohorts: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["start", "users", "retained"],
+        properties: { start: { type: "string" }, users: { type: "integer" }, retained: { type: "array", items: { type: "integer" } } },
+      },
+    },
+  },
+  example: { period: "week", cohorts: [{ start: "2026-10-05", users: 120, retained: [120, 61, 40] }] },
+};
+
+const RETENTION = graphql(`query AnalyticsRetention($accountId: String!, $input: AnalyticsRetentionInput!) {
+  account(id: $accountId) { analytics { retention(input: $input, errorPaths: body) { period cohorts { start users retained } } } } }`);
+
 export const exploreRoutes: RestRoute[] = [
   route(QUERY, {
     name: "analyticsQuery",
@@ -207,6 +252,55 @@ export const exploreRoutes: RestRoute[] = [
         }
         const body = a.breakdown === null ? { steps: a.steps } : { breakdown: a.breakdown, groups: a.groups };
         return { status: 200, body, headers: { "Cache-Control": "no-store" } };
+      },
+    ),
+  }),
+  route(RETENTION, {
+    name: "analyticsRetention",
+    method: "post",
+    path: `${B}/analytics/retention`,
+    summary: "Explore: retention cohorts by the period of each end user's first start event (JSON or CSV)",
+    jsonBody: true,
+    query: FORMAT,
+    body: {
+      schema: RETENTION_BODY,
+      example: {
+        startEvent: { filters: [["is", "event:type", ["flow_completed"]]] },
+        period: "week",
+        periods: 4,
+        startDate: "2026-09-01",
+        endDate: "2026-09-30",
+      },
+    },
+    variables: (i) => {
+      csv(i);
+      parseRetention(new Checker("body"), i.body);
+      return { accountId: pathParam(i, "accountId"), input: unchecked(retentionFromWire(i.body as Record<string, unknown>)) };
+    },
+    reply: reply.custom(
+      {
+        200: {
+          json: RETENTION_ANSWER,
+          text: {
+            "text/csv": {
+              description: "With format=csv: a row per cohort: start, users, then retained[1…] (empty: not begun).",
+              example: "start,users,1\r\n2026-10-05,120,61\r\n",
+            },
+          },
+        },
+      },
+      (data, input) => {
+        const a = data.account.analytics.retention;
+        if (csv(input)) {
+          const width = Math.max(0, ...a.cohorts.map((c) => c.retained.length - 1));
+          const columns = ["start", "users", ...Array.from({ length: width }, (_, k) => String(k + 1))];
+          return csvReply(
+            "retention",
+            columns,
+            a.cohorts.map((c) => [c.start, c.users, ...Array.from({ length: width }, (_, k) => c.retained[k + 1] ?? null)]),
+          );
+        }
+        return { status: 200, body: a, headers: { "Cache-Control": "no-store" } };
       },
     ),
   }),

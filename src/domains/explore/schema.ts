@@ -23,10 +23,13 @@ import {
   OPERATORS,
   type Operator,
   type PathStyle,
+  PERIODS,
   parseFunnel,
   parseQuery,
+  parseRetention,
 } from "./input.js";
 import { type QueryAnswer, runQuery } from "./query.js";
+import { type RetentionAnswer, runRetention } from "./retention.js";
 import { dialect } from "./run.js";
 import type { UserContext } from "./sql.js";
 
@@ -203,6 +206,47 @@ export function funnelFromWire(body: Record<string, unknown>): FunnelInputShape 
   }) as FunnelInputShape;
 }
 
+const EventInput = builder.inputType("AnalyticsEventInput", {
+  fields: (t) => ({ filters: t.field({ type: [ConditionRef], required: false, description: "Conditions on event: dimensions." }) }),
+});
+const PeriodEnum = builder.enumType("AnalyticsPeriod", { values: PERIODS });
+
+const RetentionInput = builder.inputType("AnalyticsRetentionInput", {
+  description: "Retention: cohorts by the period of each end user's first start event, and who came back in the periods after (docs/explore.md).",
+  fields: (t) => ({
+    startEvent: t.field({ type: EventInput, required: true, description: "What puts a user in a cohort (their first such event in the window)." }),
+    returnEvent: t.field({ type: EventInput, required: false, description: "What counts as coming back; default: any event." }),
+    period: t.field({ type: PeriodEnum, required: false, description: "Default week (weeks start on Monday)." }),
+    periods: t.int({ required: false, description: "Periods after the cohort's, 1 to 52; default 8." }),
+    filters: t.field({ type: [ConditionRef], required: false, description: "Conditions on user: dimensions or inSegment." }),
+    timeZone: t.string({ required: false, description: "IANA time zone of the periods; default UTC." }),
+    ...windowFields(t),
+  }),
+});
+
+type RetentionInputShape = typeof RetentionInput.$inferInput;
+const eventToWire = (e: { filters?: readonly ConditionInput[] | null } | null | undefined) =>
+  e ? strip({ filters: e.filters?.map((x) => conditionToWire(x)) }) : undefined;
+const eventFromWire = (e: { filters?: unknown[][] } | undefined) => (e ? strip({ filters: e.filters?.map(conditionFromWire) }) : undefined);
+
+export function retentionToWire(i: RetentionInputShape): Record<string, unknown> {
+  return strip({
+    ...i,
+    startEvent: eventToWire(i.startEvent as { filters?: ConditionInput[] }),
+    returnEvent: eventToWire(i.returnEvent as { filters?: ConditionInput[] } | null),
+    filters: i.filters?.map((x) => conditionToWire(x as ConditionInput)),
+  });
+}
+
+export function retentionFromWire(body: Record<string, unknown>): RetentionInputShape {
+  return strip({
+    ...body,
+    startEvent: eventFromWire(body.startEvent as { filters?: unknown[][] }),
+    returnEvent: eventFromWire(body.returnEvent as { filters?: unknown[][] } | undefined),
+    filters: (body.filters as unknown[][] | undefined)?.map(conditionFromWire),
+  }) as RetentionInputShape;
+}
+
 // ---- the account's side: user fields and segments -------------------------------------------------
 
 async function userContextOf(accountId: string, dims: readonly Dimension[], conditions: readonly Condition[]): Promise<UserContext> {
@@ -259,6 +303,23 @@ const FunnelRef = builder.objectRef<FunnelAnswer>("AnalyticsFunnel").implement({
   }),
 });
 
+const CohortRef = builder.objectRef<RetentionAnswer["cohorts"][number]>("AnalyticsCohort").implement({
+  fields: (t) => ({
+    start: t.exposeString("start", { description: "The cohort's period start in the time zone, YYYY-MM-DD." }),
+    users: t.exposeInt("users"),
+    retained: t.exposeIntList("retained", {
+      description: "retained[0]: the cohort's size; retained[k]: its users back in the k-th period after (periods not begun yet left out).",
+    }),
+  }),
+});
+
+const RetentionRef = builder.objectRef<RetentionAnswer>("AnalyticsRetention").implement({
+  fields: (t) => ({
+    period: t.field({ type: PeriodEnum, resolve: (a) => a.period }),
+    cohorts: t.field({ type: [CohortRef], resolve: (a) => a.cohorts }),
+  }),
+});
+
 interface Analytics {
   accountId: string;
 }
@@ -294,6 +355,20 @@ const AnalyticsRef = builder.objectRef<Analytics>("Analytics").implement({
         const dims = [...(q.breakdown ? [q.breakdown] : []), ...q.steps.flatMap((s) => conditionDimensions(s))];
         const users = await userContextOf(a.accountId, dims, q.filters);
         return runFunnel(dialect(), c, a.accountId, q, users);
+      },
+    }),
+    retention: t.field({
+      type: RetentionRef,
+      description: "Cohorts by the period of each end user's first start event, and how many came back in each period after.",
+      args: {
+        input: t.arg({ type: RetentionInput, required: true }),
+        errorPaths: t.arg({ type: PathStyleEnum, required: false, defaultValue: "input" }),
+      },
+      resolve: async (a, args) => {
+        const c = new Checker((args.errorPaths ?? "input") as PathStyle);
+        const q = parseRetention(c, retentionToWire(args.input));
+        const users = await userContextOf(a.accountId, [], q.filters);
+        return runRetention(dialect(), c, a.accountId, q, users);
       },
     }),
   }),
