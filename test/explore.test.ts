@@ -22,8 +22,8 @@ const ask = (t: Tenant, body: unknown, query = "", as: Tenant = t) =>
 const USERS = Array.from({ length: 12 }, (_, i) => `u${i}`);
 /** u9..u11 get no values; u3 is erased after its events arrive. */
 const VALUES: Record<string, Record<string, unknown>> = {
-  u0: { plan: "gold", seats: 10, beta: true },
-  u1: { plan: "silver", seats: 3 },
+  u0: { plan: "gold", seats: 10, beta: true, signupTime: Date.UTC(2025, 0, 1, 12, 30, 0, 123) },
+  u1: { plan: "silver", seats: 3, signupTime: Date.UTC(2026, 1, 2) },
   u2: { plan: "Gold", beta: false },
   u3: { plan: "gold", seats: 50, beta: true },
   u4: { seats: 7 },
@@ -345,7 +345,18 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
 
   it("agrees with the oracle on randomized questions (DST zones, odd edges, user fields, erased users, segments)", async () => {
     const r = seeded(42);
-    const dims = ["event:type", "event:domain", "event:useful", "event:step", "event:flowId", "user:plan", "user:beta", "user:seats", "event:endUserId"];
+    const dims = [
+      "event:type",
+      "event:domain",
+      "event:useful",
+      "event:step",
+      "event:flowId",
+      "user:plan",
+      "user:beta",
+      "user:seats",
+      "user:signupTime",
+      "event:endUserId",
+    ];
     const conds = (): Cond => {
       switch (r.int(9)) {
         case 0:
@@ -355,7 +366,9 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
         case 2:
           return ["contains", r.pick(["event:searchTerm", "event:domain"]), r.sample(["REF", "x.com", "doc", "inv"], 1 + r.int(2))];
         case 3:
-          return [r.pick(["gt", "gte", "lt", "lte"]), r.pick(["event:step", "event:resultCount", "user:seats"]), r.int(8)];
+          return r.chance(0.3)
+            ? [r.pick(["gt", "lte"]), "user:signupTime", Date.UTC(2025, 0, 1, 12, 30, 0, 123)]
+            : [r.pick(["gt", "gte", "lt", "lte"]), r.pick(["event:step", "event:resultCount", "user:seats"]), r.int(8)];
         case 4:
           return ["inSegment", segmentIds[r.pick(["big", "notGold"])]];
         case 5:
@@ -407,6 +420,18 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
     const erased = got.body.rows.filter((row: unknown[]) => String(row[0]).startsWith("erased_"));
     expect(erased.length).toBe(1);
     expect(erased[0][1]).toBeNull();
+    // A timestamp field groups as epoch ms.
+    const signup = await ask(a, {
+      metrics: ["users"],
+      dimensions: ["user:signupTime"],
+      filters: [["is", "event:endUserId", ["u0", "u1"]]],
+      startDate: "2026-03-01",
+      endDate: "2026-11-30",
+    });
+    expect(signup.body.rows).toEqual([
+      [Date.UTC(2025, 0, 1, 12, 30, 0, 123), 1],
+      [Date.UTC(2026, 1, 2), 1],
+    ]);
   });
 
   it("answers 400 naming the body path for every bad input", async () => {

@@ -82,9 +82,16 @@ parentPort.on("message", (statements) => {
 });
 `;
 
-/** Idle workers kept for the next questions (more run at once when asked; the extras end after use). */
+/** Idle workers kept for the next questions (the extras end after use). */
 const IDLE_WORKERS = 2;
+/**
+ * Questions running at once on SQLite; more wait their turn (their time starts when they run).
+ * Each worker is a thread with its own connection and page cache: the machine's cores bound them.
+ */
+const MAX_WORKERS = 4;
 const idle: Worker[] = [];
+let running = 0;
+const waiting: (() => void)[] = [];
 
 function newWorker(): Worker {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
@@ -94,7 +101,18 @@ function newWorker(): Worker {
   return w;
 }
 
-function runSqlite(statements: readonly Statement[], ms: number): Promise<Record<string, unknown>[][]> {
+async function runSqlite(statements: readonly Statement[], ms: number): Promise<Record<string, unknown>[][]> {
+  if (running >= MAX_WORKERS) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await inWorker(statements, ms);
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+function inWorker(statements: readonly Statement[], ms: number): Promise<Record<string, unknown>[][]> {
   const worker = idle.pop() ?? newWorker();
   return new Promise((resolve, reject) => {
     const done = (fn: () => void) => {
