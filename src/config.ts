@@ -107,6 +107,10 @@ const Env = z.object({
   ROLLUP_QUIET_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
   ROLLUP_MAX_LAG_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   ROLLUP_SHARE_WHILE_INGESTING: z.coerce.number().gt(0).max(1).default(0.25),
+  // Explore questions (src/domains/explore/): the most time one question may take (PostgreSQL: its
+  // statement timeout; SQLite: its worker thread is stopped); past it the answer is a 422 that says
+  // what to narrow.
+  EXPLORE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   // Webhooks (src/domains/webhooks/): WEBHOOKS_ALLOW_PRIVATE=true lets endpoints be http:// and on
   // loopback/private addresses (development and tests only: it turns the SSRF guard off). The retry
   // schedule is the pause before each retry (ms, or with s/m/h units), the Standard Webhooks one by

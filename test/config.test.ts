@@ -95,4 +95,12 @@ describe("loadConfig", () => {
       expect(() => loadConfig({ INGEST_RATE_LIMIT_PER_MINUTE: bad })).toThrow(/Invalid configuration:\n\s+INGEST_RATE_LIMIT_PER_MINUTE: /);
     }
   });
+
+  it("EXPLORE_TIMEOUT_MS: 10000 by default, a whole number of ms from 100 to 600000", () => {
+    expect(loadConfig({}).EXPLORE_TIMEOUT_MS).toBe(10_000);
+    expect(loadConfig({ EXPLORE_TIMEOUT_MS: "2500" }).EXPLORE_TIMEOUT_MS).toBe(2_500);
+    for (const bad of ["0", "99", "600001", "1.5", "soon"]) {
+      expect(() => loadConfig({ EXPLORE_TIMEOUT_MS: bad })).toThrow(/Invalid configuration:\n\s+EXPLORE_TIMEOUT_MS: /);
+    }
+  });
 });

@@ -13,6 +13,7 @@ import { type Domain, type FreeWriteModels, openApiTagsOf, writePolicyOf } from 
 import { endUsers } from "./endUsers/domain.js";
 import { eventExport } from "./eventExport/domain.js";
 import { events } from "./events/domain.js";
+import { explore } from "./explore/domain.js";
 import { files } from "./files/domain.js";
 import { reports } from "./reports/domain.js";
 import { segments } from "./segments/domain.js";
@@ -32,6 +33,7 @@ export const domains = [
   events,
   ingest,
   reports,
+  explore,
   auditLogs,
   eventExport,
   webhooks,

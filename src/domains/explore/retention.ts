@@ -1,0 +1,79 @@
+// `retention`: cohorts by the period (in the time zone) of each end user's first start event in the
+// window, and per later period whether they came back, in one statement: the cohorts (MIN per user),
+// the periods of their return events (any time after, up to now: past endDate too), counted per
+// cohort and period. Periods are the buckets of ./buckets.ts: the SQL shifts times to the zone's
+// wall clock by the offsets worked out here and takes day numbers, Monday-weeks or calendar months.
+import { clock } from "../../clock.js";
+import { instantOf, labelOfKey, nextLocal, offsetsOf } from "./buckets.js";
+import type { Checker, Period, RetentionQuestion } from "./input.js";
+import { budgetOf, runStatements } from "./run.js";
+import { Builder, type Statement, type UserContext } from "./sql.js";
+
+export interface RetentionAnswer {
+  period: Period;
+  cohorts: { start: string; users: number; retained: number[] }[];
+}
+
+const DAY = 86_400_000;
+
+function statement(b: Builder, c: Checker, accountId: string, q: RetentionQuestion, now: number): Statement {
+  // Return events count up to now (and the few seconds of clock skew ingestion allows past it).
+  const offsets = offsetsOf(q.from, Math.max(q.to, now) + DAY, q.timeZone);
+  const key = (time: string) => b.bucketKey(b.local(time, offsets), q.period);
+  const start = b.where([...q.startEvent, ...q.filters], c);
+  const joins = b.joins();
+  const back = b.where(q.returnEvent, c);
+  // Keys are day numbers for days and weeks (a week's is its Monday's), months for months.
+  const per = q.period === "week" ? 7 : 1;
+  const acct = b.p(accountId);
+  const sql = `WITH "c" AS (SELECT x."u" AS "u", ${key('x."first"')} AS "ck" FROM (
+        SELECT e."endUserId" AS "u", MIN(e."time") AS "first" FROM "Event" e${joins}
+        WHERE e."accountId" = ${acct} AND e."time" >= ${b.p(q.from)} AND e."time" < ${b.p(q.to)} AND e."endUserId" IS NOT NULL AND ${start}
+        GROUP BY e."endUserId") x),
+      "r" AS (SELECT DISTINCT c."u" AS "u", c."ck" AS "ck", (${key('e."time"')} - c."ck") / ${per} AS "k"
+        FROM "c" c JOIN "Event" e ON e."accountId" = ${acct} AND e."endUserId" = c."u"
+        WHERE e."time" >= ${b.p(q.from)} AND ${back})
+    SELECT c."ck" AS "ck", 0 AS "k", COUNT(*) AS "n" FROM "c" c GROUP BY c."ck"
+    UNION ALL
+    SELECT r."ck", r."k", COUNT(*) FROM "r" r WHERE r."k" >= 1 AND r."k" <= ${b.int(q.periods)} GROUP BY r."ck", r."k"`;
+  return b.finish(sql);
+}
+
+/** A cohort key's local start (as UTC ms), the inverse of keyOf on period starts. */
+const localOfKey = (key: number, period: Period) => (period === "month" ? Date.UTC(Math.floor(key / 12), key % 12, 1) : key * DAY);
+
+export async function runRetention(
+  dialect: "sqlite" | "postgres",
+  c: Checker,
+  accountId: string,
+  q: RetentionQuestion,
+  users: UserContext,
+): Promise<RetentionAnswer> {
+  const now = clock.now().getTime();
+  const b = new Builder(dialect, users);
+  const sql = statement(b, c, accountId, q, now);
+  const budget = budgetOf({ windowMs: Math.max(q.to, now) - q.from, dimensions: 0, userValues: sql.sql.includes('"EndUser"') });
+  const [rows] = await runStatements([sql], budget);
+  const cohorts = new Map<number, number[]>();
+  for (const r of rows!) {
+    const ck = Number(r.ck);
+    const list = cohorts.get(ck) ?? cohorts.set(ck, []).get(ck)!;
+    list[Number(r.k)] = Number(r.n);
+  }
+  return {
+    period: q.period,
+    cohorts: [...cohorts.entries()]
+      .sort(([x], [y]) => x - y)
+      .map(([ck, counts]) => {
+        const local = localOfKey(ck, q.period);
+        // Periods that have not begun yet are left out.
+        let begun = 0;
+        while (begun < q.periods && instantOf(nextLocal(local, q.period, begun + 1), q.timeZone) <= now) begun++;
+        return {
+          start: labelOfKey(ck, q.period),
+          users: counts[0] ?? 0,
+          retained: Array.from({ length: begun + 1 }, (_, k) => counts[k] ?? 0),
+        };
+      }),
+  };
+}

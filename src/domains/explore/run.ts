@@ -1,0 +1,144 @@
+// Running a question's statements with a bound on their cost: EXPLORE_TIMEOUT_MS per question.
+//   - PostgreSQL: one read-only REPEATABLE READ transaction on the shared pool (the statements of a
+//     question see one snapshot) with `SET LOCAL statement_timeout`; the server cancels a statement
+//     past it.
+//   - SQLite: better-sqlite3 is synchronous, so a long statement on the process's thread would stall
+//     every other request. Questions run in worker threads, each with its own read-only connection
+//     (WAL: readers never wait for the writer), in one read transaction per question; a worker past
+//     the timeout is terminated (that interrupts SQLite mid-statement) and replaced.
+// Past the timeout the question is answered with a 422 that says what to narrow (docs/explore.md):
+// the question, not the service, is the problem, so retrying it unchanged would not help (a 503
+// would invite exactly that).
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import { isPostgresUrl, loadConfig } from "../../config.js";
+import { sqliteFile } from "../../db/migrate.js";
+import { sharedPool } from "../../db/postgres.js";
+import { AppError } from "../../errors.js";
+import type { Dialect, Statement } from "./sql.js";
+
+export const dialect = (): Dialect => (isPostgresUrl(loadConfig().DATABASE_URL) ? "postgres" : "sqlite");
+
+const timeout = () => loadConfig().EXPLORE_TIMEOUT_MS;
+
+/**
+ * What a question may spend. Today: the configured time. This is where the cost budgets of the
+ * production-GraphQL work will weigh a question by what it scans (`scan`: the window's length, its
+ * dimensions and whether it reads user values) before it runs, and refuse or shorten it.
+ */
+export function budgetOf(_scan: { windowMs: number; dimensions: number; userValues: boolean }): { timeoutMs: number } {
+  return { timeoutMs: timeout() };
+}
+
+const tooCostly = (ms: number) =>
+  new AppError(
+    422,
+    `The question took longer than the ${ms} ms allowed (EXPLORE_TIMEOUT_MS) and was stopped: narrow it (a shorter window between startDate and endDate, fewer or coarser dimensions, a longer interval, or filters that match fewer events) and ask again.`,
+  );
+
+/** Runs the statements of one question in one snapshot; their rows, in order. */
+export async function runStatements(statements: readonly Statement[], budget: { timeoutMs: number }): Promise<Record<string, unknown>[][]> {
+  return dialect() === "postgres" ? runPostgres(statements, budget.timeoutMs) : runSqlite(statements, budget.timeoutMs);
+}
+
+async function runPostgres(statements: readonly Statement[], ms: number): Promise<Record<string, unknown>[][]> {
+  const client = await sharedPool(loadConfig().DATABASE_URL).connect();
+  let broken: unknown;
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    await client.query(`SET LOCAL statement_timeout = ${Math.floor(ms)}`);
+    const out: Record<string, unknown>[][] = [];
+    for (const s of statements) out.push((await client.query(s.sql, s.params)).rows);
+    await client.query("COMMIT");
+    return out;
+  } catch (err) {
+    await client.query("ROLLBACK").catch((e) => {
+      broken = e;
+    });
+    // 57014: query_canceled (statement_timeout).
+    if ((err as { code?: string }).code === "57014") throw tooCostly(ms);
+    throw err;
+  } finally {
+    client.release(broken as Error | undefined);
+  }
+}
+
+// ---- SQLite: worker threads ------------------------------------------------------------------------
+
+// The worker's code: plain JavaScript evaluated by the worker (no build step or loader involved),
+// requiring the driver the process resolved.
+const WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
+db.pragma("busy_timeout = 10000");
+const run = db.transaction((statements) => statements.map((s) => db.prepare(s.sql).all(...s.params)));
+parentPort.on("message", (statements) => {
+  try {
+    parentPort.postMessage({ rows: run(statements) });
+  } catch (err) {
+    parentPort.postMessage({ error: String((err && err.message) || err) });
+  }
+});
+`;
+
+/** Idle workers kept for the next questions (the extras end after use). */
+const IDLE_WORKERS = 2;
+/**
+ * Questions running at once on SQLite; more wait their turn (their time starts when they run).
+ * Each worker is a thread with its own connection and page cache: the machine's cores bound them.
+ */
+const MAX_WORKERS = 4;
+const idle: Worker[] = [];
+let running = 0;
+const waiting: (() => void)[] = [];
+
+function newWorker(): Worker {
+  const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+  const w = new Worker(WORKER, { eval: true, workerData: { driver, file: sqliteFile(loadConfig().DATABASE_URL) } });
+  // An idle worker never keeps the process alive (nor delays its shutdown: nothing to close).
+  w.unref();
+  return w;
+}
+
+async function runSqlite(statements: readonly Statement[], ms: number): Promise<Record<string, unknown>[][]> {
+  if (running >= MAX_WORKERS) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await inWorker(statements, ms);
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+function inWorker(statements: readonly Statement[], ms: number): Promise<Record<string, unknown>[][]> {
+  const worker = idle.pop() ?? newWorker();
+  return new Promise((resolve, reject) => {
+    const done = (fn: () => void) => {
+      clearTimeout(timer);
+      worker.off("message", onMessage);
+      worker.off("error", onError);
+      fn();
+    };
+    const onMessage = (m: { rows?: Record<string, unknown>[][]; error?: string }) =>
+      done(() => {
+        if (idle.length < IDLE_WORKERS) idle.push(worker);
+        else void worker.terminate();
+        if (m.error !== undefined) reject(new Error(`explore statement failed: ${m.error}`));
+        else resolve(m.rows!);
+      });
+    const onError = (err: Error) => done(() => reject(err));
+    const timer = setTimeout(
+      () =>
+        done(() => {
+          void worker.terminate();
+          reject(tooCostly(ms));
+        }),
+      ms,
+    );
+    worker.on("message", onMessage);
+    worker.on("error", onError);
+    worker.postMessage(statements);
+  });
+}

@@ -1,0 +1,238 @@
+// SQL of the Explore questions, built from a checked question (./input.ts): values are always bound
+// parameters; identifiers come only from the fixed dimension registry (EVENT_DIMENSIONS) and from
+// field names checked against the account's end-user schema, which travel as parameters too (the
+// join is on `"field" = ?`). Fragments hold parameter tokens, turned into the dialect's placeholders
+// in the order the finished text holds them (finish()), so fragments can be built in any order; the
+// few dialect differences are the helpers here.
+import { badRequest } from "../../errors.js";
+import type { SchemaField } from "../endUsers/fields.js";
+import type { Rule } from "../segments/rules.js";
+import type { Interval } from "./buckets.js";
+import { type Checker, type Condition, type Dimension, type Path, pathText, type ValueKind } from "./input.js";
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** What the account's schema and segments say about the user parts of a question (checked in the resolver). */
+export interface UserContext {
+  fields: ReadonlyMap<string, SchemaField>;
+  /** checked segment rules by id */
+  segments: ReadonlyMap<string, Rule>;
+}
+
+/** A statement under construction: its parameters and the joins of the user fields it reads. */
+export class Builder {
+  private readonly values: unknown[] = [];
+  /** user field → alias of its EndUserValue join */
+  private readonly fieldJoins = new Map<string, string>();
+  private needsUser = false;
+  constructor(
+    readonly dialect: Dialect,
+    readonly users: UserContext,
+  ) {}
+
+  /** A bound value (booleans as 0/1 on SQLite): a token finish() turns into a placeholder. */
+  p(v: unknown): string {
+    this.values.push(this.dialect === "sqlite" && typeof v === "boolean" ? (v ? 1 : 0) : v);
+    return `\uE000${this.values.length - 1}\uE000`;
+  }
+  /** The statement: tokens as `?` (SQLite) or `$n` (PostgreSQL), parameters in their order. */
+  finish(sql: string): Statement {
+    const params: unknown[] = [];
+    const text = sql.replace(/\uE000(\d+)\uE000/g, (_m, i: string) => {
+      params.push(this.values[Number(i)]);
+      return this.dialect === "postgres" ? `$${params.length}` : "?";
+    });
+    return { sql: text, params };
+  }
+  /** A bound number compared with numeric columns (PostgreSQL would otherwise infer the column's integer type). */
+  num(v: number): string {
+    return this.dialect === "postgres" ? `CAST(${this.p(v)} AS DOUBLE PRECISION)` : this.p(v);
+  }
+  /** A bound integer, typed as one (better-sqlite3 binds every JS number as REAL), so arithmetic with epoch ms stays integral. */
+  int(v: number): string {
+    return `CAST(${this.p(v)} AS ${this.dialect === "postgres" ? "BIGINT" : "INTEGER"})`;
+  }
+  /** `time` (epoch ms) as the zone's wall clock (epoch ms of the local date and time), by the window's offset segments. */
+  local(time: string, offsets: readonly { until: number; offset: number }[]): string {
+    if (offsets.length === 1) return offsets[0]!.offset ? `(${time} + ${this.int(offsets[0]!.offset)})` : time;
+    const cases = offsets.slice(0, -1).map((o) => `WHEN ${time} < ${this.int(o.until)} THEN ${this.int(o.offset)}`);
+    return `(${time} + CASE ${cases.join(" ")} ELSE ${this.int(offsets.at(-1)!.offset)} END)`;
+  }
+  /** The bucket key of a wall-clock time (./buckets.ts keyOf): integer arithmetic, or the calendar month. */
+  bucketKey(local: string, interval: Interval): string {
+    switch (interval) {
+      case "hour":
+        return `(${local} / 3600000)`;
+      case "day":
+        return `(${local} / 86400000)`;
+      case "week":
+        // 1970-01-01 was a Thursday: (day + 3) % 7 is 0 on Mondays.
+        return `((${local} / 86400000) - (((${local} / 86400000) + 3) % 7))`;
+      case "month":
+        return this.dialect === "postgres"
+          ? `CAST(EXTRACT(YEAR FROM to_timestamp(${local} / 1000) AT TIME ZONE 'UTC') * 12 + EXTRACT(MONTH FROM to_timestamp(${local} / 1000) AT TIME ZONE 'UTC') - 1 AS BIGINT)`
+          : `(CAST(strftime('%Y', ${local} / 1000, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%m', ${local} / 1000, 'unixepoch') AS INTEGER) - 1)`;
+    }
+  }
+  /** Case-insensitive "contains any of" (the values lower-cased here). */
+  containsAny(expr: string, values: readonly string[]): string {
+    const fn = this.dialect === "postgres" ? "strpos" : "instr";
+    return `(${expr} IS NOT NULL AND (${values.map((v) => `${fn}(lower(${expr}), ${this.p(v.toLowerCase())}) > 0`).join(" OR ")}))`;
+  }
+  /** A DateTime column as epoch ms. */
+  epochMs(col: string): string {
+    return this.dialect === "postgres"
+      ? `CAST(ROUND(EXTRACT(EPOCH FROM ${col}) * 1000) AS BIGINT)`
+      : `(CASE WHEN typeof(${col}) = 'integer' THEN ${col} ELSE CAST(ROUND((julianday(${col}) - 2440587.5) * 86400000) AS INTEGER) END)`;
+  }
+
+  /** The end user of the event's `endUserId` (their current values); erased users' pseudonyms match none. */
+  private userJoin(): void {
+    this.needsUser = true;
+  }
+  fieldOf(name: string, path: Path, c: Checker): SchemaField {
+    const f = this.users.fields.get(name);
+    if (!f) c.fail(path, `the end-user schema has no field '${name}'`);
+    if (f.type === "encrypted_string") c.fail(path, `'${name}' is an encrypted_string field: its values are ciphertext and cannot be grouped or compared`);
+    return f;
+  }
+  private fieldAlias(name: string): string {
+    this.userJoin();
+    let alias = this.fieldJoins.get(name);
+    if (!alias) {
+      alias = `uv${this.fieldJoins.size}`;
+      this.fieldJoins.set(name, alias);
+    }
+    return alias;
+  }
+  /** The SQL value of a dimension for event `e`, and what kind of value it is. */
+  dim(d: Dimension, c: Checker): { expr: string; kind: ValueKind } {
+    if (d.kind === "event") return { expr: `e."${d.column}"`, kind: d.valueKind };
+    const f = this.fieldOf(d.field, d.path, c);
+    const a = this.fieldAlias(d.field);
+    switch (f.type) {
+      case "double":
+        return { expr: `${a}."num"`, kind: "number" };
+      case "boolean":
+        return { expr: `${a}."bool"`, kind: "bool" };
+      case "timestamp":
+        return { expr: this.epochMs(`${a}."time"`), kind: "timestamp" };
+      default:
+        return { expr: `${a}."text"`, kind: "text" };
+    }
+  }
+  /** The joins the expressions built so far need (call after building them). */
+  joins(): string {
+    if (!this.needsUser) return "";
+    let sql = ` LEFT JOIN "EndUser" eu ON eu."accountId" = e."accountId" AND eu."externalId" = e."endUserId"`;
+    for (const [field, alias] of this.fieldJoins)
+      sql += ` LEFT JOIN "EndUserValue" ${alias} ON ${alias}."endUserId" = eu."id" AND ${alias}."field" = ${this.p(field)}`;
+    return sql;
+  }
+
+  /** A list of conditions, all of which hold (never NULL: each atom is TRUE or FALSE). */
+  where(list: readonly Condition[], c: Checker): string {
+    return list.length ? list.map((x) => this.cond(x, c)).join(" AND ") : "1 = 1";
+  }
+
+  private cond(x: Condition, c: Checker): string {
+    switch (x.op) {
+      case "or":
+        return `(${x.conditions.map((y) => this.cond(y, c)).join(" OR ")})`;
+      case "not":
+        return `(NOT ${this.cond(x.condition, c)})`;
+      case "inSegment":
+        return this.segment(x.segmentId, x.path, c);
+      case "contains": {
+        const { expr, kind } = this.dim(x.dim, c);
+        if (kind !== "text") c.fail([...x.path, { w: 1, g: "dimension" }], `contains applies to text dimensions; ${x.dim.name} is not text`);
+        return this.containsAny(expr, x.values);
+      }
+      case "is":
+      case "isNot": {
+        const { expr, kind } = this.dim(x.dim, c);
+        const present = x.values.filter((v) => v !== null);
+        present.forEach((v) => {
+          const ok = kind === "text" ? typeof v === "string" : kind === "bool" ? typeof v === "boolean" : typeof v === "number";
+          if (!ok) {
+            const i = x.values.indexOf(v);
+            c.fail(
+              [...x.path, { w: 2, g: "values" }, i],
+              `must be ${kind === "text" ? "a string" : kind === "bool" ? "true or false" : "a number"} or null (${x.dim.name} is ${kind})`,
+            );
+          }
+        });
+        const parts: string[] = [];
+        if (present.length)
+          parts.push(`(${expr} IS NOT NULL AND ${expr} IN (${present.map((v) => (typeof v === "number" ? this.num(v) : this.p(v))).join(", ")}))`);
+        if (present.length < x.values.length) parts.push(`${expr} IS NULL`);
+        const is = `(${parts.join(" OR ")})`;
+        return x.op === "is" ? is : `(NOT ${is})`;
+      }
+      default: {
+        const { expr, kind } = this.dim(x.dim, c);
+        if (kind !== "number" && kind !== "timestamp")
+          c.fail([...x.path, { w: 1, g: "dimension" }], `${x.op} compares numbers; ${x.dim.name} is ${kind === "bool" ? "boolean" : kind}`);
+        const op = { gt: ">", gte: ">=", lt: "<", lte: "<=" }[x.op];
+        return `(${expr} IS NOT NULL AND ${expr} ${op} ${this.num(x.value)})`;
+      }
+    }
+  }
+
+  /** Membership of the event's end user in a segment now: its rule over their values, in SQL. */
+  private segment(id: string, path: Path, c: Checker): string {
+    const rule = this.users.segments.get(id);
+    if (!rule) c.fail([...path, { w: 1, g: "segmentId" }], `no segment with id '${id.slice(0, 80)}'`);
+    this.userJoin();
+    return `(eu."id" IS NOT NULL AND ${this.rule(rule, id, path, c)})`;
+  }
+
+  private rule(r: Rule, id: string, path: Path, c: Checker): string {
+    if ("and" in r) return `(${r.and.map((x) => this.rule(x, id, path, c)).join(" AND ")})`;
+    if ("or" in r) return `(${r.or.map((x) => this.rule(x, id, path, c)).join(" OR ")})`;
+    if ("not" in r) return `(NOT ${this.rule(r.not, id, path, c)})`;
+    const where = pathText(c.style, [...path, { w: 1, g: "segmentId" }]);
+    const unsupported = (why: string) => {
+      throw badRequest(`${where}: segment '${id}' cannot be decided in a question: ${why}`, [{ path: where, message: "segment rule not supported" }]);
+    };
+    const [kind, name] = r.field.split(".");
+    if (kind !== "custom" || !name) return unsupported(`its rule reads ${r.field}, an integration attribute (only end-user fields are supported)`);
+    const f = this.users.fields.get(name);
+    if (!f) return unsupported(`its rule reads '${name}', which the end-user schema no longer has`);
+    if (f.type === "encrypted_string") return unsupported(`its rule reads the encrypted_string field '${name}', whose values only the service can decrypt`);
+    const col = f.type === "double" ? `sv."num"` : f.type === "boolean" ? `sv."bool"` : f.type === "timestamp" ? this.epochMs(`sv."time"`) : `sv."text"`;
+    const bind = (v: unknown) => (typeof v === "number" ? this.num(v) : this.p(v));
+    const field = this.p(name);
+    const has = (test: string) =>
+      `EXISTS (SELECT 1 FROM "EndUserValue" sv WHERE sv."endUserId" = eu."id" AND sv."field" = ${field} AND ${col} IS NOT NULL${test})`;
+    // The evaluator's semantics (../segments/rules.ts): a missing value fails every comparison,
+    // passes `ne`, fails `exists`.
+    switch (r.op) {
+      case "exists":
+        return has("");
+      case "eq":
+        return has(` AND ${col} = ${bind(r.value)}`);
+      case "ne":
+        return `(NOT ${has(` AND ${col} = ${bind(r.value)}`)})`;
+      case "in":
+        return has(` AND ${col} IN (${(r.value as unknown[]).map(bind).join(", ")})`);
+      case "contains":
+        return has(` AND ${this.dialect === "postgres" ? "strpos" : "instr"}(${col}, ${this.p(r.value)}) > 0`);
+      default:
+        return has(` AND ${col} ${{ gt: ">", gte: ">=", lt: "<", lte: "<=" }[r.op]} ${bind(r.value)}`);
+    }
+  }
+}
+
+/** A cell as the answer gives it: numbers from PostgreSQL's bigint/numeric text, booleans from SQLite's 0/1. */
+export function cell(v: unknown, kind: ValueKind): unknown {
+  if (v === null || v === undefined) return null;
+  if (kind === "bool") return v === true || v === 1 || v === "1" || v === "t";
+  if (kind === "number" || kind === "timestamp") return Number(v);
+  return v;
+}

@@ -1,0 +1,106 @@
+// Explore's bounded cost: a question past EXPLORE_TIMEOUT_MS is stopped and answered with a 422
+// that says what to narrow (both databases), and on SQLite, where the driver is synchronous, a long
+// question runs in a worker thread: a B16 call answers while it runs.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Db, dbKind } from "../src/db/index.js";
+import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+
+let server: Server;
+let t: Tenant;
+let segmentId: string;
+const req = requester(() => server);
+const START = Date.UTC(2026, 5, 1);
+const ROWS = 400_000;
+
+/** A long question: distinct users per user, flow and hour over every generated event. */
+const LONG = {
+  metrics: ["users", "events", "avg:step"],
+  dimensions: ["event:endUserId", "event:flowId"],
+  interval: "hour",
+  filters: [["contains", "event:flowId", ["f"]]],
+  startDate: "2026-06-01",
+  endDate: "2026-06-05",
+};
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await tenant("explore-cost");
+  expect(
+    (await req(`/api/v1/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }] })).status,
+  ).toBeLessThan(300);
+  expect(
+    (await req(`/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "u1", custom: { plan: "gold" } }] })).status,
+  ).toBeLessThan(300);
+  const s = await gql(server, t, `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }`, {
+    a: t.accountId,
+    input: { name: "gold", rule: { field: "custom.plan", op: "eq", value: "gold" }, contentIds: [] },
+  });
+  segmentId = s.data.createSegment.id;
+  // The bulk rows are test data written past the API (the audit has nothing to say about events).
+  const writeDb = prisma as unknown as Db;
+  // One event through the API (PostgreSQL: it makes the month's partition), the rest in one statement.
+  expect(
+    (
+      await req(`/v1/accounts/${t.accountId}/events`, {
+        method: "POST",
+        headers: t.headers,
+        body: [{ type: "flow_step", time: START, endUserId: "u1", flowId: "f1", step: 1 }],
+      })
+    ).status,
+  ).toBe(202);
+  if (dbKind() === "postgres")
+    await writeDb.$executeRawUnsafe(
+      `INSERT INTO "Event" ("accountId", "type", "time", "endUserId", "flowId", "step", "receivedAt")
+       SELECT $1, 'flow_step', $2::bigint + i * 800, 'u' || (i % 20000), 'f' || (i % 40), i % 7, now() FROM generate_series(1, ${ROWS}) i`,
+      t.accountId,
+      START,
+    );
+  else
+    await writeDb.$executeRawUnsafe(
+      `INSERT INTO "Event" ("accountId", "type", "time", "endUserId", "flowId", "step", "receivedAt")
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
+       SELECT ?, 'flow_step', ? + i * 800, 'u' || (i % 20000), 'f' || (i % 40), i % 7, CURRENT_TIMESTAMP FROM n`,
+      t.accountId,
+      START,
+    );
+});
+
+afterAll(async () => {
+  delete process.env.EXPLORE_TIMEOUT_MS;
+  await server?.close();
+});
+
+const ask = (body: unknown) => req(`/v1/accounts/${t.accountId}/analytics/query`, { method: "POST", headers: t.headers, body });
+
+describe("Explore's bounded cost", () => {
+  it("stops a question past EXPLORE_TIMEOUT_MS with a 422 that says what to narrow", async () => {
+    process.env.EXPLORE_TIMEOUT_MS = "100";
+    try {
+      const r = await ask(LONG);
+      expectProblem(r, 422, /^The question took longer than the 100 ms allowed \(EXPLORE_TIMEOUT_MS\) and was stopped: narrow it \(a shorter window/);
+    } finally {
+      delete process.env.EXPLORE_TIMEOUT_MS;
+    }
+    // The next question is answered (on SQLite by a fresh worker).
+    const ok = await ask({ metrics: ["events"], startDate: "2026-06-01", endDate: "2026-06-01" });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.body.totals).toEqual([108_000]);
+  });
+
+  it.runIf(dbKind() === "sqlite")("SQLite: a B16 call answers while a long question runs", async () => {
+    let questionDone = 0;
+    const question = ask(LONG).then((r) => {
+      questionDone = performance.now();
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const b16 = await req(`/v1/accounts/${t.accountId}/segments/${segmentId}/contentOrder?id=u1`, { headers: t.headers });
+    const b16Done = performance.now();
+    expect(b16.status, b16.text).toBe(200);
+    expect(b16.body).toEqual({ data: [] });
+    const answer = await question;
+    expect(answer.status, answer.text).toBe(200);
+    // The B16 call did not wait for the question.
+    expect(questionDone).toBeGreaterThan(b16Done);
+  });
+});
