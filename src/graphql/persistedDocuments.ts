@@ -133,7 +133,9 @@ export function conditionalGets(): Plugin {
       const etag = weakETag(body);
       const headers = new fetchAPI.Headers(response.headers);
       headers.set("ETag", etag);
-      if (noneMatchHas(request.headers.get("if-none-match"), etag)) {
+      // As Express decides for REST reads (req.fresh): `Cache-Control: no-cache` asks for the answer itself.
+      const revalidate = /(?:^|,)\s*no-cache\s*(?:,|$)/i.test(request.headers.get("cache-control") ?? "");
+      if (!revalidate && noneMatchHas(request.headers.get("if-none-match"), etag)) {
         headers.delete("content-length");
         headers.delete("content-type");
         return setResponse(new fetchAPI.Response(null, { status: 304, headers }));
