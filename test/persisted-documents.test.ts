@@ -134,6 +134,17 @@ describe("POST and GET /graphql with documentId", () => {
     );
   });
 
+  it("a stored mutation runs by POST, and by GET is a 405 as any mutation over GET", async () => {
+    const mutation = 'mutation PUpsert($a: String!) { upsertTags(accountId: $a, input: [{ name: "via-document" }]) { results { statusCode } } }';
+    expect((await push(a, { [sha(mutation)]: mutation })).status).toBe(200);
+    const viaGet = await call(`${server.url}${getUrl(`sha256:${sha(mutation)}`, { a: a.accountId })}`, { headers: a.headers });
+    expect(viaGet.status).toBe(405);
+    expect(await prisma.tag.count({ where: { accountId: a.accountId, name: "via-document" } })).toBe(0);
+    const viaPost = await post(a.headers, { documentId: `sha256:${sha(mutation)}`, variables: { a: a.accountId } });
+    expect([viaPost.status, viaPost.body]).toEqual([200, { data: { upsertTags: { results: [{ statusCode: 201 }] } } }]);
+    await call(`${server.url}${pathB(a)}/tags/via-document`, { method: "DELETE", headers: a.headers });
+  });
+
   it("tenant isolation: another account's document id is unknown to the caller", async () => {
     const r = await post(b.headers, { documentId: `sha256:${sha(TAGS)}`, variables: { accountId: b.accountId } });
     expect(r.status).toBe(400);
