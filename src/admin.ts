@@ -64,12 +64,14 @@ export async function createUser(email: string, accountIds: string[]) {
  * A new key for the user. `auditlogs` keys expire after the shortest audit-token TTL of the user's
  * accounts (the administrator's setting) unless a shorter --ttl is given.
  */
-export async function createKey(email: string, opts: { ttlSeconds?: number; scope?: string; accountId?: string } = {}) {
+export async function createKey(email: string, opts: { ttlSeconds?: number; scope?: string; accountId?: string; persistedOnly?: boolean } = {}) {
   const scope = (opts.scope ?? "integration") as KeyScope;
   if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw new AdminError(`--scope must be one of ${KEY_SCOPES.join(", ")}`);
   // An ingest (write) key is bound to the one account it writes events to; other keys follow their user's memberships.
   if (scope === "ingest" && !opts.accountId) throw new AdminError("--scope ingest needs --account <accountId> (the account the key writes events to)");
   if (scope !== "ingest" && opts.accountId) throw new AdminError("--account is only for --scope ingest keys");
+  // Persisted documents are GraphQL's: only integration keys send GraphQL.
+  if (opts.persistedOnly && scope !== "integration") throw new AdminError("--persisted-only is only for --scope integration keys");
   if (opts.ttlSeconds !== undefined && (!Number.isInteger(opts.ttlSeconds) || opts.ttlSeconds < 1))
     throw new AdminError("--ttl must be a positive whole number of seconds");
   const user = await prisma.user.findUnique({
@@ -89,10 +91,18 @@ export async function createKey(email: string, opts: { ttlSeconds?: number; scop
   const { key, prefix, hash } = generateKey();
   const row = await withTransaction((tx) =>
     tx.apiKey.create({
-      data: { prefix, hash, userId: user.id, scope, accountId: opts.accountId ?? null, expiresAt: ttl ? new Date(clock.now().getTime() + ttl * 1000) : null },
+      data: {
+        prefix,
+        hash,
+        userId: user.id,
+        scope,
+        accountId: opts.accountId ?? null,
+        persistedOnly: opts.persistedOnly ?? false,
+        expiresAt: ttl ? new Date(clock.now().getTime() + ttl * 1000) : null,
+      },
     }),
   );
-  return { key, prefix, scope, accountId: row.accountId, expiresAt: row.expiresAt };
+  return { key, prefix, scope, accountId: row.accountId, persistedOnly: row.persistedOnly, expiresAt: row.expiresAt };
 }
 
 export async function listKeys(email?: string) {
@@ -102,6 +112,7 @@ export async function listKeys(email?: string) {
       prefix: true,
       scope: true,
       accountId: true,
+      persistedOnly: true,
       expiresAt: true,
       revokedAt: true,
       lastUsedAt: true,

@@ -21,6 +21,7 @@ import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
 import { AcceptedQueries, answerHandedOverResults, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { maskError } from "./graphql/masking.js";
+import { conditionalGets, PersistedDocuments, usePersistedDocuments } from "./graphql/persistedDocuments.js";
 import { authenticateBeforeBody, identityBeforeBody, preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
 import { storableText } from "./graphql/storableText.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
@@ -88,6 +89,7 @@ export function createApp(config: Config) {
   const textLimits = { entries: config.GRAPHQL_CACHE_ENTRIES, bytes: config.GRAPHQL_CACHE_BYTES };
   const parsed = { documentCache: textCache<DocumentNode>(textLimits), errorCache: textCache<object>(textLimits) };
   const accepted = new AcceptedQueries(textLimits);
+  const persisted = new PersistedDocuments();
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -97,6 +99,8 @@ export function createApp(config: Config) {
     logging: graphqlLogger(),
     plugins: [
       requireCredentials(),
+      // documentId in place of query (and persisted-only keys): after the credentials, before anything reads the text.
+      usePersistedDocuments(persisted, compiled),
       storableText(),
       ...(config.INTROSPECTION ? [] : [useDisableIntrospection()]),
       trusted.plugin,
@@ -112,6 +116,7 @@ export function createApp(config: Config) {
       useCompiledExecution(compiled),
       answerHandedOverResults(),
       recordAcceptedQueries(accepted),
+      conditionalGets(),
     ],
     // CORS is the app's one policy (the cors middleware below, CORS_ORIGINS), not Yoga's own.
     cors: false,

@@ -306,7 +306,7 @@ describe("keys are never shown again", () => {
     const hashes = (await prisma.apiKey.findMany({ where: { prefix: { in: rows.map((r) => r.prefix) } }, select: { hash: true } })).map((r) => r.hash);
     expect(hashes).toHaveLength(2);
     for (const r of rows) {
-      expect(Object.keys(r).sort()).toEqual(["accountId", "createdAt", "expiresAt", "lastUsedAt", "prefix", "revokedAt", "scope", "user"]);
+      expect(Object.keys(r).sort()).toEqual(["accountId", "createdAt", "expiresAt", "lastUsedAt", "persistedOnly", "prefix", "revokedAt", "scope", "user"]);
       expect(r.user).toEqual({ email: t.email });
     }
     const text = JSON.stringify(rows);

@@ -28,6 +28,8 @@ export interface Identity {
   email: string;
   keyId: string;
   scope: KeyScope;
+  /** The key runs persisted documents only (`documentId`): any GraphQL text it sends is refused. */
+  persistedOnly: boolean;
   accountIds: ReadonlySet<string>;
   accounts: ReadonlyMap<string, AccountRow>;
 }
@@ -118,6 +120,7 @@ async function lookUp(key: string, email: string, now: Date): Promise<{ identity
       id: true,
       hash: true,
       scope: true,
+      persistedOnly: true,
       expiresAt: true,
       revokedAt: true,
       user: {
@@ -146,6 +149,7 @@ async function lookUp(key: string, email: string, now: Date): Promise<{ identity
       email: row.user.email,
       keyId: row.id,
       scope: row.scope as KeyScope,
+      persistedOnly: row.persistedOnly,
       accountIds: new Set(accounts.keys()),
       accounts,
     },

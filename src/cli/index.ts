@@ -1,6 +1,7 @@
 // Administration from the command line: `npm run cli -- <command>`. Applies pending migrations
 // first, like the server, so it works on a brand-new database. Output for people goes to stderr;
 // what scripts capture (a new key) is the last line of stdout.
+import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
 import { AdminError, createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../admin.js";
@@ -16,9 +17,11 @@ const USAGE = `usage: npm run cli -- <command>
   account create <accountId> [--name <name>] [--id-method app_user_id|crm_user_id|cookie]
   account set <accountId> [--audit-token-ttl <seconds>] [--rate-limit <perMinute>] [--id-method <method>]
   user create <email> --account <accountId>[,<accountId>...]
-  key create <email> [--ttl <seconds>] [--scope integration|auditlogs|ingest] [--account <accountId>]
+  key create <email> [--ttl <seconds>] [--scope integration|auditlogs|ingest] [--account <accountId>] [--persisted-only]
+                                            --persisted-only: the key runs registered GraphQL documents (documentId) only
   key list [--email <email>]
   key revoke <keyPrefix>
+  documents push <accountId> <manifest.json>  register persisted GraphQL documents ({"sha256:<hex>": "<text>", ...})
   seed --demo
   rollups rebuild [--account <accountId>]   recompute the reports' rollups from the events
   rollups status [--account <accountId>]    how far the rollup worker is: watermark, events pending, lag`;
@@ -43,10 +46,11 @@ async function main(argv: string[]): Promise<number> {
       scope: { type: "string" },
       email: { type: "string" },
       demo: { type: "boolean" },
+      "persisted-only": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
-  const [group, action, arg] = positionals;
+  const [group, action, arg, arg2] = positionals;
   if (values.help || !group) {
     console.error(USAGE);
     return values.help ? 0 : 2;
@@ -87,9 +91,14 @@ async function main(argv: string[]): Promise<number> {
       }
       case "key create": {
         if (!arg) throw new AdminError("key create needs <email>");
-        const k = await createKey(arg, { ttlSeconds: int(values.ttl, "--ttl"), scope: values.scope, accountId: values.account });
+        const k = await createKey(arg, {
+          ttlSeconds: int(values.ttl, "--ttl"),
+          scope: values.scope,
+          accountId: values.account,
+          persistedOnly: values["persisted-only"],
+        });
         console.error(
-          `key ${k.prefix}… (scope ${k.scope}${k.accountId ? ` for account ${k.accountId}` : ""}, ${k.expiresAt ? `expires ${k.expiresAt.toISOString()}` : "no expiry"}); it is shown once:`,
+          `key ${k.prefix}… (scope ${k.scope}${k.accountId ? ` for account ${k.accountId}` : ""}${k.persistedOnly ? ", persisted documents only" : ""}, ${k.expiresAt ? `expires ${k.expiresAt.toISOString()}` : "no expiry"}); it is shown once:`,
         );
         console.log(k.key);
         return 0;
@@ -101,7 +110,7 @@ async function main(argv: string[]): Promise<number> {
             [
               k.prefix,
               k.user.email,
-              k.accountId ? `${k.scope}:${k.accountId}` : k.scope,
+              (k.accountId ? `${k.scope}:${k.accountId}` : k.scope) + (k.persistedOnly ? "+persisted-only" : ""),
               k.expiresAt?.toISOString() ?? "never",
               k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active",
               `last used ${k.lastUsedAt?.toISOString() ?? "never"}`,
@@ -115,6 +124,29 @@ async function main(argv: string[]): Promise<number> {
         if (!arg) throw new AdminError("key revoke needs <keyPrefix>");
         const k = await revokeKey(arg);
         console.log(`key ${k.prefix} revoked`);
+        return 0;
+      }
+      case "documents push": {
+        if (!arg || !arg2) throw new AdminError("documents push needs <accountId> <manifest.json>");
+        const { accountExists, manifestEntries, storeManifest } = await import("../domains/persistedDocuments/store.js");
+        if (!(await accountExists(arg))) throw new AdminError(`account '${arg}' does not exist`);
+        let manifest: unknown;
+        try {
+          manifest = JSON.parse(await readFile(arg2, "utf8"));
+        } catch (err) {
+          throw new AdminError(`cannot read the manifest ${arg2}: ${(err as Error).message}`);
+        }
+        const { schema } = await import("../schema/index.js");
+        try {
+          const stored = await storeManifest(arg, manifestEntries(manifest), schema);
+          console.log(`${stored} persisted documents stored for account ${arg}`);
+        } catch (err) {
+          // The manifest's problems, one line each (the same checks as the REST route).
+          const known = err as { fieldErrors?: { path: string; message: string }[]; message: string; status?: number };
+          if (known.status !== 400) throw err;
+          for (const e of known.fieldErrors ?? []) console.error(`${e.path}: ${e.message}`);
+          throw new AdminError(known.message);
+        }
         return 0;
       }
       case "rollups rebuild": {

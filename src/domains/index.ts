@@ -15,6 +15,7 @@ import { eventExport } from "./eventExport/domain.js";
 import { events } from "./events/domain.js";
 import { explore } from "./explore/domain.js";
 import { files } from "./files/domain.js";
+import { persistedDocuments } from "./persistedDocuments/domain.js";
 import { reports } from "./reports/domain.js";
 import { segments } from "./segments/domain.js";
 import { tags } from "./tags/domain.js";
@@ -37,6 +38,7 @@ export const domains = [
   auditLogs,
   eventExport,
   webhooks,
+  persistedDocuments,
 ] as const satisfies readonly Domain[];
 
 /** Every REST row, in the order the OpenAPI document lists them. */

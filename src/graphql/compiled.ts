@@ -83,15 +83,21 @@ export class CompiledDocuments {
   compilations = 0;
   constructor(private readonly schema: GraphQLSchema) {}
 
+  /** The document's operations compile on their first use (a persisted document: registered to be sent again and again). */
+  eager(document: DocumentNode): void {
+    this.eagerDocuments.add(document);
+  }
+  private readonly eagerDocuments = new WeakSet<DocumentNode>();
+
   get(document: DocumentNode, operationName: string | null | undefined): CompiledOperation | null {
     const operation = getOperationAST(document, operationName);
     if (!operation || operation.operation === "subscription") return null;
     const known = this.byOperation.get(operation);
-    if (known === undefined) {
+    if (known === undefined && !this.eagerDocuments.has(document)) {
       this.byOperation.set(operation, SEEN);
       return null;
     }
-    if (known !== SEEN) return known;
+    if (known !== undefined && known !== SEEN) return known;
     let op: CompiledOperation | null;
     try {
       op = compileOperation(this.schema, document, operationName);

@@ -162,7 +162,8 @@ export function graphqlFastPath(options: {
     if (op?.type !== "query") return toYoga();
     const ctx = context(req, res);
     try {
-      await ctx.identity();
+      // A persisted-only key's text is Yoga's to refuse (src/graphql/persistedDocuments.ts).
+      if ((await ctx.identity()).persistedOnly) return toYoga(ctx);
     } catch {
       return toYoga(ctx);
     }

@@ -104,6 +104,12 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
         responses[status] = { description, headers, content };
       }
     }
+    if (route.method === "get") {
+      // Conditional GETs (src/rest/conditional.ts): every read answers an ETag and honours If-None-Match.
+      const ok = responses[200] as { headers?: Record<string, unknown> } | undefined;
+      if (ok) ok.headers = { ETag: ETAG_HEADER, ...ok.headers };
+      responses[304] ??= { description: STATUS_TEXT[304], headers: { ...requestIdHeader(), ETag: ETAG_HEADER } };
+    }
     for (const status of commonErrors(route)) responses[status] ??= errorResponse(route, status, input);
     if (params.length > 1) responses[404] ??= errorResponse(route, 404, input);
 
@@ -124,6 +130,7 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
         schema: q.schema,
         example: input.query[name] !== undefined && q.schema.type === "integer" ? Number(input.query[name]) : input.query[name],
       })),
+      ...(route.method === "get" ? [IF_NONE_MATCH] : []),
     ];
 
     const body = route.jsonBody ? (bodySchema(route.body, schema) ?? { description: "JSON body (not described)." }) : undefined;
@@ -221,6 +228,19 @@ function requestIdHeader() {
 }
 
 /** Headers a route's successful answers carry (e.g. the audit log's Cache-Control: no-store). */
+const ETAG_HEADER = {
+  description: "A tag of this answer (weak, over its body; a file download's is its sha256): send it back as If-None-Match.",
+  schema: { type: "string" },
+};
+const IF_NONE_MATCH = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description: "The ETag of an answer you hold: a 304 with no body while it is still current.",
+  schema: { type: "string" },
+  example: 'W/"1f-2jmj7l5rSw0yVb/vlWAYkK/YBwk"',
+};
+
 function successHeaders(route: RestRoute): Record<string, unknown> {
   return Object.fromEntries(Object.entries(route.reply.headers ?? {}).map(([name, value]) => [name, { schema: { type: "string", const: value } }]));
 }

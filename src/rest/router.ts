@@ -2,7 +2,9 @@
 // start-up (src/graphql/compiled.ts), run with the request's context from the same factory as POST
 // /graphql, its errors masked as POST /graphql masks them and its execution counted in the same
 // metric. No HTTP request to ourselves, no per-request envelope, no JSON between the layers: the
-// variables are the route's objects and the reply maps the execution result object.
+// variables are the route's objects and the reply maps the execution result object. Every read
+// answers an ETag and honours If-None-Match (src/rest/conditional.ts): JSON through Express's own
+// res.json, streamed bodies and long pages tagged here over their bytes.
 import { pipeline } from "node:stream/promises";
 import express, { type Request, type Response, type Router } from "express";
 import type { ExecutionResult } from "graphql";
@@ -15,6 +17,7 @@ import { logger } from "../logger.js";
 import { countOperation } from "../observability/metrics.js";
 import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
 import { bounded } from "./bodyLimit.js";
+import { collect, isRead, sendTagged } from "./conditional.js";
 import type { RawBody, StagedBody } from "./contract.js";
 import { type Problem, problem, problemFromGraphQL, problemOf, sendProblem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
@@ -153,7 +156,7 @@ async function runRoute(route: RestRoute, operation: CompiledOperation, contextV
   }
   const variables = route.variables(input);
   if (route.reply.kind === "page" && typeof variables.first === "number" && variables.first > PAGE_SLICE) {
-    return streamPage(route, operation, contextValue, variables, input, res);
+    return streamPage(route, operation, contextValue, variables, input, req, res);
   }
   let result: ExecutionResult;
   const staged = route.rawBody ? await receiveRawBody(route.rawBody, input, req) : undefined;
@@ -167,9 +170,12 @@ async function runRoute(route: RestRoute, operation: CompiledOperation, contextV
   const reply = route.reply.send(result.data, input);
   if (reply.stream) {
     // Opened before anything is sent: a source that cannot deliver is still a clean problem answer.
-    // Headers go with the first chunk: a failure after it can only cut the body short.
     const body = await reply.stream();
     if (reply.headers) res.set(reply.headers);
+    // A GET answer without a validator of its own (a file has its sha256) is tagged over its bytes,
+    // so it is read whole before its headers go (a failure while reading is still a clean problem).
+    if (isRead(req) && !res.get("ETag")) return sendTagged(req, res, reply.status, await collect(body));
+    // Headers go with the first chunk: a failure after it can only cut the body short.
     res.status(reply.status);
     await pipeline(body, res);
     return;
@@ -181,16 +187,17 @@ async function runRoute(route: RestRoute, operation: CompiledOperation, contextV
 }
 
 /**
- * Pages longer than this are read and sent in slices of this many rows: the first rows go out
- * before the last are read, and one slice at a time is in memory (a 10,000-row page is ten reads).
+ * Pages longer than this are read in slices of this many rows: one slice's result objects at a
+ * time are in memory (a 10,000-row page is ten reads), the rows before it already serialised.
  */
 export const PAGE_SLICE = 1_000;
 
 /**
  * A long page: the route's operation runs once per slice (`first` ≤ PAGE_SLICE, `after` the previous
  * slice's cursor) with the same context (one authentication, one rate-limit charge), and each
- * slice's records are written as they come. The body is the same JSON a single read would give
- * (`{"data":[…],"cursor":…}`), walking the same keyset order: every row once, as pages do.
+ * slice's records are serialised as they come. The body is the same JSON a single read would give
+ * (`{"data":[…],"cursor":…}`), walking the same keyset order: every row once, as pages do. It is
+ * sent once the last slice is read: its ETag is of the whole body, and a header goes before the body.
  */
 async function streamPage(
   route: RestRoute,
@@ -198,39 +205,40 @@ async function streamPage(
   contextValue: Context,
   variables: Record<string, unknown>,
   input: RestInput,
+  req: Request,
   res: Response,
 ) {
   let remaining = variables.first as number;
   let after = variables.after as string | undefined;
   let written = 0;
+  const parts: string[] = ['{"data":['];
+  let status = 200;
   for (;;) {
     const first = Math.min(PAGE_SLICE, remaining);
     const result = await execute(operation, contextValue, { ...variables, first, after });
-    if (result.errors?.length) {
-      if (!res.headersSent) return fail(route, input, res, ...problemFromGraphQL(result.errors, route.body));
-      // Rows are out already: the body can only be cut short (the client sees a truncated JSON).
-      logger.error({ errors: result.errors.map((e) => e.message), route: route.name }, "a later slice of a streamed page failed");
-      return void res.destroy();
-    }
+    if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors, route.body));
     const reply = route.reply.send(result.data, input);
     const page = reply.body as { data: unknown[]; cursor: string | null };
-    if (!res.headersSent) {
+    if (written === 0) {
       if (reply.headers) res.set(reply.headers);
-      res.status(reply.status).type("application/json");
-      res.write('{"data":[');
+      status = reply.status;
     }
     let chunk = "";
     for (const record of page.data) chunk += (written++ ? "," : "") + JSON.stringify(record);
+    parts.push(chunk);
     remaining -= page.data.length;
-    const done = !page.cursor || remaining === 0;
-    if (done) return void res.end(`${chunk}],"cursor":${JSON.stringify(page.cursor)}}`);
-    if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
-    // Let the slice go out (and other requests in) before reading the next: a read on the driver
-    // may complete without ever yielding to the event loop.
+    if (!page.cursor || remaining === 0) {
+      parts.push(`],"cursor":${JSON.stringify(page.cursor)}}`);
+      break;
+    }
+    // Let other requests in before reading the next slice: a read on the driver may complete
+    // without ever yielding to the event loop.
     await new Promise(setImmediate);
     if (res.destroyed) return; // the client went away: read no further
     after = page.cursor!;
   }
+  res.type("application/json");
+  sendTagged(req, res, status, Buffer.from(parts.join(""), "utf8"));
 }
 
 /** A raw body: its media type (415) and declared length (413) checked before the route streams it. */

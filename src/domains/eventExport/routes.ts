@@ -1,6 +1,7 @@
 // REST row of the incremental export: GET /v1/accounts/{accountId}/events/export. The GraphQL
-// operation authorises and fixes the page's bounds and cursor; the reply then streams the rows a
-// slice at a time (bounded memory at 10,000 rows), as JSON or NDJSON.
+// operation authorises and fixes the page's bounds and cursor; the reply then reads the rows a
+// slice at a time, as JSON or NDJSON (the router sends the page once read, with its ETag:
+// src/rest/conditional.ts).
 import { Readable } from "node:stream";
 import { B, type RestRoute, route } from "../../rest/contract.js";
 import { graphql } from "../../rest/operation.js";

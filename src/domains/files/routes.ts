@@ -1,5 +1,6 @@
 // Files over REST: B8 (upload a PDF, streamed), B9 (list), and the download by id.
 import { AppError } from "../../errors.js";
+import { noneMatchHas } from "../../rest/conditional.js";
 import { B, type RestInput, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { graphql } from "../../rest/operation.js";
@@ -38,15 +39,6 @@ const DOWNLOAD = graphql(`query FileDownload($accountId: String!, $id: String!) 
 /** A path value that must be a whole integer. */
 function pathInt(input: RestInput, name: string, max: number): number {
   return intParam(input.params, name, { required: true, min: 0, max }) as number;
-}
-
-/** `If-None-Match` names this ETag (or `*`). */
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch
-    .split(",")
-    .map((s) => s.trim().replace(/^W\//, ""))
-    .some((s) => s === "*" || s === etag);
 }
 
 /** `attachment` with an ASCII fallback name and the exact one in RFC 5987 form. */
@@ -143,7 +135,7 @@ export const fileRoutes: RestRoute[] = [
         if (!f) return { status: 404, problem: problem(404, `No file '${input.params.fileId}' in this account.`) };
         const etag = `"${f.sha256}"`;
         const cache = { ETag: etag, "Cache-Control": "private, no-cache" };
-        if (matches(input.header?.("if-none-match"), etag)) return { status: 304, headers: cache };
+        if (noneMatchHas(input.header?.("if-none-match"), etag)) return { status: 304, headers: cache };
         return {
           status: 200,
           headers: {

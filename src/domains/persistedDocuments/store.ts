@@ -1,0 +1,78 @@
+// Storing a client's manifest of persisted documents: the REST route's mutation and the CLI's
+// `documents push` both come here. Every entry is checked before anything is written (its id is
+// the SHA-256 of its text, the text parses and validates against the schema): one bad entry is a
+// 400 naming it, and nothing of the manifest is stored.
+import { type GraphQLSchema, parse, validate } from "graphql";
+import { prisma, withTransaction } from "../../db/index.js";
+import { AppError, type FieldError } from "../../errors.js";
+import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
+import { inChunks } from "../../schema/bulk.js";
+
+/** Entries of one manifest, at most (a client's whole app fits; the body limit bounds the text). */
+export const MANIFEST_MAX_DOCUMENTS = 5_000;
+
+export interface ManifestEntry {
+  id: string;
+  text: string;
+}
+
+/** A manifest body (`{"<id>": "<text>", …}`) as entries; a 400 when it is not that shape. */
+export function manifestEntries(body: unknown): ManifestEntry[] {
+  if (body === null || typeof body !== "object" || Array.isArray(body))
+    throw new AppError(400, 'body must be a JSON object mapping document ids to document texts ({"sha256:<hex>": "query …"})');
+  const entries = Object.entries(body as Record<string, unknown>);
+  if (entries.length === 0) throw new AppError(400, "body must hold at least one document");
+  if (entries.length > MANIFEST_MAX_DOCUMENTS) throw new AppError(400, `body must hold at most ${MANIFEST_MAX_DOCUMENTS} documents`);
+  const bad = entries.filter(([, text]) => typeof text !== "string").map(([id]) => ({ path: id, message: "must be the document's text (a string)" }));
+  if (bad.length) throw manifestError(bad);
+  return entries.map(([id, text]) => ({ id, text: text as string }));
+}
+
+function manifestError(errors: FieldError[]): AppError {
+  const first = errors[0]!;
+  const detail =
+    errors.length === 1
+      ? `document ${first.path}: ${first.message}`
+      : `${errors.length} documents are refused; see errors (first: ${first.path}: ${first.message})`;
+  return new AppError(400, detail, errors);
+}
+
+/** Checks every entry, then stores those the account does not have yet. Returns how many the manifest holds. */
+export async function storeManifest(accountId: string, entries: readonly ManifestEntry[], schema: GraphQLSchema): Promise<number> {
+  const errors: FieldError[] = [];
+  const byHash = new Map<string, string>();
+  for (const { id, text } of entries) {
+    const hash = documentHash(id);
+    if (!hash) {
+      errors.push({ path: id, message: "is not a document id: `sha256:` followed by 64 hex digits, or the 64 hex digits alone" });
+      continue;
+    }
+    if (sha256Hex(text) !== hash) {
+      errors.push({ path: id, message: `is not the SHA-256 of its text (that is sha256:${sha256Hex(text)})` });
+      continue;
+    }
+    let problems: string[];
+    try {
+      problems = validate(schema, parse(text)).map((e) => e.message);
+    } catch (err) {
+      problems = [(err as Error).message];
+    }
+    if (problems.length) errors.push({ path: id, message: `is not a valid document for this API: ${problems.join("; ")}` });
+    else byHash.set(hash, text);
+  }
+  if (errors.length) throw manifestError(errors);
+  const hashes = [...byHash.keys()];
+  await withTransaction(async (tx) => {
+    const known = new Set(
+      (await inChunks(hashes, (chunk) => tx.persistedDocument.findMany({ where: { accountId, hash: { in: chunk } }, select: { hash: true } }))).map(
+        (r) => r.hash,
+      ),
+    );
+    // A document's text is fixed by its id: one already stored is stored.
+    for (const hash of hashes) if (!known.has(hash)) await tx.persistedDocument.create({ data: { accountId, hash, text: byHash.get(hash)! } });
+  });
+  return entries.length;
+}
+
+/** Whether the account exists (the CLI's check; the REST route's is requireAccount). */
+export const accountExists = async (accountId: string) => (await prisma.account.count({ where: { id: accountId } })) > 0;

@@ -1,0 +1,174 @@
+// Conditional GETs (issue 33 item 4): every GET route of the REST table answers an ETag and a 304
+// with no body for a current If-None-Match, the JSON answers (the compiled path), long pages read
+// in slices, CSV and NDJSON streams and file downloads alike; and a change to what an answer shows
+// changes its tag. Requests go over node:http: fetch adds Cache-Control: no-cache, which makes
+// every request unconditional.
+import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount, createUser } from "../src/admin.js";
+import { sampleInput } from "../src/openapi/requestDocs.js";
+import { PAGE_SLICE } from "../src/rest/router.js";
+import { type RestRoute, routes } from "../src/rest/routes.js";
+import { schema } from "../src/schema/index.js";
+import { seedContents } from "./factories/content.js";
+import { seedTags } from "./factories/tags.js";
+import { call, gql, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+
+let server: Server;
+let t: Tenant;
+const files = mkdtempSync(join(tmpdir(), "gg-etag-files-"));
+/** Path parameters of the records the GETs read (filled in beforeAll). */
+const ids: Record<string, string> = {};
+
+interface Raw {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+function get(path: string, headers: Record<string, string> = {}): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${server.url}${path}`, { headers: { ...t.headers, ...headers } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => void (text += c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const write = async (method: string, path: string, body: unknown) => {
+  const r = await call(`${server.url}${path}`, { method, headers: t.headers, body });
+  expect(r.status, `${method} ${path}: ${r.text.slice(0, 300)}`).toBeLessThan(207);
+  return r;
+};
+const A = () => `/api/v1/${t.accountId}`;
+const B = () => `/v1/accounts/${t.accountId}`;
+
+beforeAll(async () => {
+  server = await startServer({ FILES_DIR: files, WEBHOOKS_ALLOW_PRIVATE: "true" });
+  t = await tenant("etag");
+  const dst = `${t.accountId}-dst`;
+  await createAccount(dst);
+  await createUser(t.email, [t.accountId, dst]);
+  const tags = await seedTags(t.accountId, 3);
+  // More rows than a slice: lists of limit > PAGE_SLICE are read in slices.
+  await seedContents(t.accountId, PAGE_SLICE + 50, tags);
+  const made = await write("POST", `${B()}/content`, [{ title: "First", type: "text" }]);
+  ids.id = made.body.data[0].id;
+  await write("PUT", `${A()}/endUserSchema`, [{ name: "plan", type: "string", description: "Subscription plan" }]);
+  await write("PUT", `${A()}/endUsers`, [{ id: "u1", custom: { plan: "gold" } }]);
+  await write("PUT", `${B()}/integrationAttributeSchema`, [{ name: "company", type: "string" }]);
+  await write("PUT", `${B()}/integrationAttributes`, [{ attributeName: "company", attributeValue: "acme" }]);
+  ids.fieldName = "plan";
+  ids.attributeName = "company";
+  const seg = await gql(server, t, "mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }", {
+    a: t.accountId,
+    input: { name: "Gold", rule: { field: "custom.plan", op: "eq", value: "gold" }, contentIds: [ids.id] },
+  });
+  ids.segmentId = seg.data.createSegment.id;
+  const pdf = Buffer.concat([Buffer.from("%PDF-1.7\n"), Buffer.alloc(512, 1), Buffer.from("\n%%EOF\n")]);
+  const up = await fetch(`${server.url}${B()}/content/upload/cloud/pdf/flow-1/1/1718000000000/guide.pdf`, {
+    method: "POST",
+    headers: { "content-type": "application/pdf", ...t.headers },
+    body: pdf,
+  });
+  expect(up.status).toBe(201);
+  ids.fileId = ((await up.json()) as { id: string }).id;
+  const job = await write("POST", `${B()}/content/copy`, { destinationAccountId: dst, destinationUserId: t.email, contentIds: [ids.id] });
+  ids.jobId = job.body.jobId ?? job.body.id;
+  const hook = await write("POST", `${B()}/webhooks`, { url: "http://127.0.0.1:9/in", events: ["content.created"], description: "CRM" });
+  ids.id = made.body.data[0].id;
+  ids.webhookId = hook.body.id;
+  await write("POST", `${B()}/events`, [
+    { type: "flow_started", time: Date.parse("2024-06-01T10:00:00Z"), flowId: "f1", endUserId: "u1", widget: "self_help" },
+  ]);
+}, 120_000);
+afterAll(async () => {
+  await server.close();
+  rmSync(files, { recursive: true, force: true });
+});
+
+/** A route's URL on the records made above, with its documented example query (less cursors, which name no real page). */
+function urlOf(route: RestRoute, query: Record<string, string> = {}): string {
+  const id = route.path.includes("/webhooks/") ? ids.webhookId! : route.path.includes("/endUsers/") ? "u1" : ids.id!;
+  const params: Record<string, string> = { ...ids, id, reportName: "flowViews" };
+  const path = route.path.replace(/:(\w+)/g, (_m, p: string) => (p === "accountId" ? t.accountId : params[p]!));
+  const q = new URLSearchParams(sampleInput(route, schema).query as Record<string, string>);
+  q.delete("cursor");
+  if (route.name === "segmentContentOrder") q.set("id", "u1");
+  if (route.name === "listIntegrationAttributes") q.set("primaryAttrName", "company");
+  if (route.name.startsWith("getEndUserSchema") || route.name === "getIntegrationAttributeSchema") {
+    q.delete("fieldName");
+    q.delete("attributeName");
+  }
+  if (route.name === "getEndUserB") q.delete("userid-type");
+  if (["listContentCreatedAfter", "listContentUpdatedAfter", "listFiles"].includes(route.name)) q.set("fromTime", "0");
+  for (const [k, v] of Object.entries(query)) q.set(k, v);
+  return `${path}?${q}`;
+}
+
+const gets = routes.filter((r) => r.method === "get");
+
+describe("every GET route of the table", () => {
+  it.each(gets.map((r) => [r.name, r] as const))("%s: an ETag, and a 304 with no body for If-None-Match", async (_name, route) => {
+    const url = urlOf(route);
+    const first = await get(url);
+    expect(first.status, `${url}: ${first.text.slice(0, 300)}`).toBe(200);
+    const etag = first.headers.etag as string;
+    expect(etag, url).toMatch(/^(W\/)?"[^"]+"$/);
+    const again = await get(url);
+    expect(again.headers.etag, "the same answer, the same tag").toBe(etag);
+    const cached = await get(url, { "if-none-match": etag });
+    expect([cached.status, cached.text, cached.headers.etag]).toEqual([304, "", etag]);
+    expect(cached.headers["content-length"] ?? "0").toBe("0");
+    // A tag that is not current: the full answer.
+    const stale = await get(url, { "if-none-match": 'W/"0-stale"' });
+    expect([stale.status, stale.text]).toEqual([200, first.text]);
+  });
+});
+
+describe("a change to what an answer shows changes its tag", () => {
+  const changed = async (url: string, change: () => Promise<unknown>) => {
+    const before = await get(url);
+    expect(before.status).toBe(200);
+    const etag = before.headers.etag as string;
+    expect((await get(url, { "if-none-match": etag })).status).toBe(304);
+    await change();
+    const after = await get(url, { "if-none-match": etag });
+    expect(after.status, after.text.slice(0, 200)).toBe(200);
+    expect(after.headers.etag).not.toBe(etag);
+    expect(after.text).not.toBe(before.text);
+    return { before, after };
+  };
+  const route = (name: string) => gets.find((r) => r.name === name)!;
+  const rename = (title: string) => () => write("PUT", `${A()}/content`, [{ id: ids.id, title }]);
+
+  it("a record (the compiled path) and a list", async () => {
+    await changed(urlOf(route("getContentA")), rename("Renamed"));
+    await changed(urlOf(route("listTags")), () => write("PUT", `${B()}/tags`, [{ name: "another" }]));
+  });
+
+  it("a long page read in slices: one tag over the whole body, which a change to any row changes", async () => {
+    const url = urlOf(route("listContentA"), { limit: String(PAGE_SLICE + 500) });
+    const { after } = await changed(url, rename("Renamed again"));
+    const body = JSON.parse(after.text) as { data: { id: string; title: string }[] };
+    expect(body.data.length).toBeGreaterThan(PAGE_SLICE);
+    expect(body.data.find((c) => c.id === ids.id)?.title).toBe("Renamed again");
+    expect(after.headers["content-type"]).toMatch(/^application\/json/);
+  });
+
+  it("a CSV report and the NDJSON export", async () => {
+    const csv = await get(urlOf(route("report"), { format: "csv" }));
+    expect([csv.status, csv.headers["content-type"]]).toEqual([200, expect.stringMatching(/^text\/csv/)]);
+    expect((await get(urlOf(route("report"), { format: "csv" }), { "if-none-match": csv.headers.etag as string })).status).toBe(304);
+    await changed(urlOf(route("exportEvents"), { format: "ndjson" }), () =>
+      write("POST", `${B()}/events`, [{ type: "flow_started", time: Date.parse("2024-06-01T11:00:00Z"), flowId: "f1", endUserId: "u1", widget: "self_help" }]),
+    );
+  });
+});
