@@ -53,6 +53,9 @@ function csvReply(name: string, columns: string[], rows: unknown[][]): RestReply
 const DIMENSION: JsonSchema = { type: "string", description: "event:type, event:flowId, …, or user:<field>.", example: "event:type" };
 const CONDITION: JsonSchema = {
   type: "array",
+  minItems: 2,
+  // The items' types depend on the operator (a dimension, a list of values, a number, conditions).
+  items: {},
   description: `A condition: [operator, …] with operator one of ${OPERATORS.join(", ")} (docs/explore.md).`,
   example: ["is", "event:type", ["flow_started"]],
 };
@@ -70,7 +73,7 @@ const QUERY_BODY: JsonSchema = {
     filters: { type: "array", items: CONDITION },
     interval: { type: "string", enum: ["hour", "day", "week", "month"] },
     timeZone: { type: "string", description: "IANA time zone of the buckets; default UTC.", example: "Europe/Berlin" },
-    orderBy: { type: "array", items: { type: "array", description: '[metric, dimension or "time", "asc" or "desc"]' } },
+    orderBy: { type: "array", items: { type: "array", minItems: 2, maxItems: 2, items: { type: "string" }, description: '[metric, dimension or "time", "asc" or "desc"]' } },
     limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
     cursor: { type: "string" },
     ...DATES,
