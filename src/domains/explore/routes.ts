@@ -73,7 +73,10 @@ const QUERY_BODY: JsonSchema = {
     filters: { type: "array", items: CONDITION },
     interval: { type: "string", enum: ["hour", "day", "week", "month"] },
     timeZone: { type: "string", description: "IANA time zone of the buckets; default UTC.", example: "Europe/Berlin" },
-    orderBy: { type: "array", items: { type: "array", minItems: 2, maxItems: 2, items: { type: "string" }, description: '[metric, dimension or "time", "asc" or "desc"]' } },
+    orderBy: {
+      type: "array",
+      items: { type: "array", minItems: 2, maxItems: 2, items: { type: "string" }, description: '[metric, dimension or "time", "asc" or "desc"]' },
+    },
     limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
     cursor: { type: "string" },
     ...DATES,
