@@ -1,5 +1,5 @@
 // GET /reports: the report viewer, a public page (like /docs) that draws the 37 reports as charts and
-// tables. The page itself holds no data: its script asks the public API (the REST report route and
+// tables, and Explore (?view=explore, assets/explore.js): ad hoc questions through the analytics routes. The page itself holds no data: its script asks the public API (the REST report route and
 // GraphQL) with the key the person enters, so it shows nothing the key could not read anyway.
 // Everything it loads is served from here: its own script and style (src/viewer/assets, plain files,
 // no build step) and Chart.js from node_modules, so it works without any CDN or internet access.
@@ -65,7 +65,9 @@ const PAGE = `<!doctype html>
     <p id="login-message" class="message" role="alert" hidden></p>
   </form>
   <div id="app" class="app" hidden>
-    <nav id="reports-nav" class="nav" aria-label="Reports"></nav>
+    <nav id="reports-nav" class="nav" aria-label="Reports">
+      <p class="explore-link"><a id="nav-explore" href="?view=explore">Explore</a> <span class="tag">your own questions</span></p>
+    </nav>
     <main id="report" class="report" tabindex="-1">
       <form id="controls" class="controls" aria-label="Report selection">
         <label>Account <select id="account" name="account"></select></label>
@@ -80,24 +82,66 @@ const PAGE = `<!doctype html>
           <label>From <input id="from" name="from" type="date"></label>
           <label>To <input id="to" name="to" type="date"></label>
         </fieldset>
-        <label>Include domains <input id="include" name="include" type="text" placeholder="app.acme.com, help.acme.com" spellcheck="false"></label>
-        <label>Exclude domains <input id="exclude" name="exclude" type="text" placeholder="admin.acme.com" spellcheck="false"></label>
+        <label id="include-label">Include domains <input id="include" name="include" type="text" placeholder="app.acme.com, help.acme.com" spellcheck="false"></label>
+        <label id="exclude-label">Exclude domains <input id="exclude" name="exclude" type="text" placeholder="admin.acme.com" spellcheck="false"></label>
         <label id="flow-label" hidden>Flow <select id="flow" name="flow"></select></label>
         <button type="submit">Apply</button>
       </form>
-      <h2 id="report-title" tabindex="-1"></h2>
-      <p id="report-description" class="description"></p>
-      <div class="toolbar">
-        <div role="group" aria-label="Show as">
-          <button type="button" id="show-chart" aria-pressed="true">Chart</button>
-          <button type="button" id="show-table" aria-pressed="false">Table</button>
+      <div id="report-head">
+        <h2 id="report-title" tabindex="-1"></h2>
+        <p id="report-description" class="description"></p>
+        <div class="toolbar">
+          <div role="group" aria-label="Show as">
+            <button type="button" id="show-chart" aria-pressed="true">Chart</button>
+            <button type="button" id="show-table" aria-pressed="false">Table</button>
+          </div>
+          <button type="button" id="download">Download CSV</button>
         </div>
-        <button type="button" id="download">Download CSV</button>
+      </div>
+      <div id="explore-head" hidden>
+        <h2 id="explore-title" tabindex="-1">Explore</h2>
+        <p class="description">Ask your own questions of the engagement events: counts by any dimensions, funnels and retention (the API's <code>analytics</code> routes).</p>
+        <div class="tabs" role="group" aria-label="Question">
+          <button type="button" id="ex-tab-query" aria-pressed="true">Query</button>
+          <button type="button" id="ex-tab-funnel" aria-pressed="false">Funnel</button>
+          <button type="button" id="ex-tab-retention" aria-pressed="false">Retention</button>
+        </div>
+        <form id="ex-form" class="explore-form" aria-label="Explore question">
+          <div id="ex-query">
+            <fieldset><legend>Metrics</legend><div id="ex-metrics" class="checks"></div></fieldset>
+            <fieldset><legend>Dimensions (up to three)</legend>
+              <select id="ex-dim-0" aria-label="Dimension 1"></select> <select id="ex-dim-1" aria-label="Dimension 2"></select> <select id="ex-dim-2" aria-label="Dimension 3"></select>
+            </fieldset>
+            <fieldset><legend>Filters (all must hold)</legend><div id="ex-filters"></div></fieldset>
+            <label>Interval <select id="ex-interval"><option value="">none</option><option value="hour">hour</option><option value="day">day</option><option value="week">week</option><option value="month">month</option></select></label>
+          </div>
+          <div id="ex-funnel" hidden>
+            <div id="ex-steps"></div>
+            <button type="button" id="ex-add-step">Add step</button> <button type="button" id="ex-remove-step">Remove last step</button>
+            <label>Conversion window <select id="ex-conversion"></select></label>
+            <label>Breakdown <select id="ex-breakdown"></select></label>
+          </div>
+          <div id="ex-retention" hidden>
+            <fieldset><legend>Start event</legend><div id="ex-start"></div></fieldset>
+            <fieldset><legend>Return event (none: any event)</legend><div id="ex-return"></div></fieldset>
+            <label>Period <select id="ex-period"><option value="day">day</option><option value="week">week</option><option value="month">month</option></select></label>
+            <label>Periods <input id="ex-periods" type="number" min="1" max="52"></label>
+          </div>
+          <label id="ex-tz-label">Time zone <input id="ex-tz" type="text" spellcheck="false"></label>
+          <div class="toolbar"><button type="submit">Run</button> <button type="button" id="ex-download">Download CSV</button></div>
+        </form>
       </div>
       <p id="status" class="message" role="status" aria-live="polite"></p>
-      <p id="summary" class="summary"></p>
-      <div id="chart-box" class="chart-box"><canvas id="chart" role="img"></canvas></div>
-      <div id="table-box" class="table-box" hidden></div>
+      <div id="report-body">
+        <p id="summary" class="summary"></p>
+        <div id="chart-box" class="chart-box"><canvas id="chart" role="img"></canvas></div>
+        <div id="table-box" class="table-box" hidden></div>
+      </div>
+      <div id="explore-body" hidden>
+        <p id="ex-summary" class="summary"></p>
+        <div id="ex-chart-box" class="chart-box" hidden><canvas id="ex-chart" role="img"></canvas></div>
+        <div id="ex-table" class="table-box"></div>
+      </div>
     </main>
   </div>
 </body>

@@ -4,6 +4,7 @@
 // in sessionStorage. The selection lives in the URL's query string, so a view can be shared; the
 // key never does. Chart.js (a classic script loaded before this module) draws the charts.
 /* global Chart */
+import { createExplore, MAX_SERIES } from "./explore.js";
 
 const KEY = "guidegate.reports.key";
 const EMAIL = "guidegate.reports.email";
@@ -12,8 +13,6 @@ const PRESETS = ["7", "30", "90"];
 const DEFAULT_DAYS = "30";
 /** Bars drawn per chart; the table lists every row. */
 const TOP_ITEMS = 25;
-/** Lines drawn per chart (one per flow); the rest are summed into one "other" line. */
-const TOP_SERIES = 8;
 const PAGE_SIZE = 25;
 /** Rows asked per report page (`limit`), the largest a REST list takes. */
 const PAGE_ROWS = 10_000;
@@ -171,19 +170,34 @@ const domains = (s) =>
     .filter(Boolean)
     .join(",");
 
-function readSelection() {
-  const q = new URLSearchParams(location.search);
+/** The window of a URL's query string (the reports' and Explore's alike): { days, from, to }. */
+function readWindow(q) {
   const from = isDay(q.get("from") ?? "") ? q.get("from") : "";
   const to = isDay(q.get("to") ?? "") ? q.get("to") : "";
   const days = PRESETS.includes(q.get("days")) ? q.get("days") : from || to ? "custom" : DEFAULT_DAYS;
+  return { days, from: days === "custom" ? from : "", to: days === "custom" ? to : "" };
+}
+
+function writeWindow(q, sel) {
+  if (sel.days === "custom") {
+    if (sel.from) q.set("from", sel.from);
+    if (sel.to) q.set("to", sel.to);
+  } else if (sel.days !== DEFAULT_DAYS) q.set("days", sel.days);
+}
+
+const isExplore = () => new URLSearchParams(location.search).get("view") === "explore";
+
+function readSelection() {
+  const q = new URLSearchParams(location.search);
+  const { days, from, to } = readWindow(q);
   const report = state.reports.has(q.get("report")) ? q.get("report") : state.order[0];
   const columns = state.reports.get(report).columns.map((c) => c.name);
   return {
     account: q.get("account") ?? "",
     report,
     days,
-    from: days === "custom" ? from : "",
-    to: days === "custom" ? to : "",
+    from,
+    to,
     include: domains(q.get("include")),
     exclude: domains(q.get("exclude")),
     flow: q.get("flow") ?? "",
@@ -198,10 +212,7 @@ function urlOf(sel) {
   const q = new URLSearchParams();
   if (sel.account) q.set("account", sel.account);
   q.set("report", sel.report);
-  if (sel.days === "custom") {
-    if (sel.from) q.set("from", sel.from);
-    if (sel.to) q.set("to", sel.to);
-  } else if (sel.days !== DEFAULT_DAYS) q.set("days", sel.days);
+  writeWindow(q, sel);
   if (sel.include) q.set("include", sel.include);
   if (sel.exclude) q.set("exclude", sel.exclude);
   if (sel.flow && state.reports.get(sel.report).flow) q.set("flow", sel.flow);
@@ -454,7 +465,9 @@ function chartOf(report, data, titles) {
       const totals = new Map();
       for (const r of data.rows) totals.set(r[si], (totals.get(r[si]) ?? 0) + r[vi]);
       const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([k]) => k);
-      const top = new Set(ranked.slice(0, TOP_SERIES));
+      // At most MAX_SERIES lines: past that, the largest MAX_SERIES - 1 and one summing the rest.
+      const kept = ranked.length > MAX_SERIES ? MAX_SERIES - 1 : ranked.length;
+      const top = new Set(ranked.slice(0, kept));
       const lines = new Map([...top].map((k) => [k, new Array(days.length).fill(0)]));
       const other = new Array(days.length).fill(0);
       for (const r of data.rows) {
@@ -462,8 +475,7 @@ function chartOf(report, data, titles) {
         if (i !== undefined) (lines.get(r[si]) ?? other)[i] += r[vi];
       }
       series = [...lines.entries()].map(([k, values]) => ({ label: labelOf(shape.series, k), values }));
-      if (ranked.length > TOP_SERIES)
-        series.push({ label: `${num(ranked.length - TOP_SERIES)} other ${shape.series === "flowId" ? "flows" : "items"}`, values: other });
+      if (ranked.length > kept) series.push({ label: `${num(ranked.length - kept)} other ${shape.series === "flowId" ? "flows" : "items"}`, values: other });
     } else {
       series = shape.values.map((v) => {
         const values = new Array(days.length).fill(0);
@@ -639,13 +651,29 @@ function setStatus(text, kind = "info") {
   status.hidden = !text;
 }
 
-function markNav(sel) {
+function markNav(sel, explore = false) {
   for (const a of document.querySelectorAll("#reports-nav a[data-report]")) {
     const name = a.dataset.report;
     a.href = urlOf({ ...sel, report: name, view: "chart", sort: "", page: 1 });
-    if (name === sel.report) a.setAttribute("aria-current", "page");
+    if (name === sel.report && !explore) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
+  // Explore keeps the account and window of the view it is opened from.
+  const ex = $("nav-explore");
+  const q = new URLSearchParams({ view: "explore", account: sel.account });
+  writeWindow(q, sel);
+  ex.href = explore ? location.href : `${location.pathname}?${q}`;
+  if (explore) ex.setAttribute("aria-current", "page");
+  else ex.removeAttribute("aria-current");
+}
+
+/** Shows the reports' parts or Explore's; the account and window controls serve both. */
+function showPage(explore) {
+  $("report-head").hidden = $("report-body").hidden = explore;
+  $("explore-head").hidden = $("explore-body").hidden = !explore;
+  // Explore's questions take no domain lists (event:domain is a filter there) and no flow picker.
+  $("include-label").hidden = $("exclude-label").hidden = explore;
+  if (explore) $("flow-label").hidden = true;
 }
 
 function fillControls(sel, report) {
@@ -753,6 +781,22 @@ async function load({ focus = false } = {}) {
   const sel = readSelection();
   if (!sel.account) sel.account = state.accounts.includes("demo") ? "demo" : (state.accounts[0] ?? "");
   state.sel = sel;
+  const explore = isExplore();
+  showPage(explore);
+  if (explore) {
+    // A report still loading is dropped (its generation is past); Explore draws in its own boxes.
+    state.data = null;
+    state.chart?.destroy();
+    state.chart = null;
+    fillControls(sel, state.reports.get(sel.report));
+    showPage(true);
+    markNav(sel, true);
+    if (focus) $("explore-title").focus();
+    await exploreView.load(sel.account);
+    markNav(sel, true);
+    return;
+  }
+  exploreView.cancel();
   // The URL names the whole selection (the account chosen by default included), so it can be shared.
   history.replaceState(null, "", urlOf(sel));
   const report = state.reports.get(sel.report);
@@ -800,6 +844,29 @@ async function load({ focus = false } = {}) {
     if (generation === state.generation) main.removeAttribute("aria-busy");
   }
 }
+
+// ---- Explore (explore.js) ----------------------------------------------------------------------------
+
+const exploreView = createExplore({
+  $,
+  api,
+  ApiError,
+  COLORS,
+  num,
+  windowOf,
+  readWindow,
+  writeWindow,
+  setStatus,
+  /** The account and window as the shared controls hold them. */
+  sharedControls: () => {
+    const days = $("days").value;
+    return { account: $("account").value, days, from: days === "custom" ? $("from").value : "", to: days === "custom" ? $("to").value : "" };
+  },
+  onAuthError: (err) => {
+    forget();
+    showLogin(err.message);
+  },
+});
 
 // ---- start ------------------------------------------------------------------------------------------
 
@@ -898,16 +965,20 @@ function wire() {
   };
   $("controls").addEventListener("submit", (e) => {
     e.preventDefault();
-    apply();
+    if (isExplore()) applyExplore();
+    else apply();
   });
-  $("account").addEventListener("change", () => apply({ flow: "" }));
+  // On Explore the shared controls re-ask the question shown, with the form's current choices.
+  const applyExplore = () => $("ex-form").requestSubmit();
+  $("account").addEventListener("change", () => (isExplore() ? applyExplore() : apply({ flow: "" })));
   $("flow").addEventListener("change", () => apply());
   $("days").addEventListener("change", () => {
     if ($("days").value === "custom") {
       // Start from the window shown; the person edits the dates, then applies.
       $("from").disabled = $("to").disabled = false;
       $("from").focus();
-    } else apply();
+    } else if (isExplore()) applyExplore();
+    else apply();
   });
   // Chart and table show the same rows: switching redraws, it does not ask the API again.
   const show = (view) => () => {
@@ -918,6 +989,16 @@ function wire() {
   $("show-chart").addEventListener("click", show("chart"));
   $("show-table").addEventListener("click", show("table"));
   $("download").addEventListener("click", download);
+  exploreView.wire((url) => {
+    history.pushState(null, "", url);
+    return load();
+  });
+  $("nav-explore").addEventListener("click", (e) => {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    history.pushState(null, "", $("nav-explore").href);
+    load({ focus: true });
+  });
   window.addEventListener("popstate", () => load());
 }
 

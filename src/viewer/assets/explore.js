@@ -1,0 +1,667 @@
+// The report viewer's Explore page (GET /reports?view=explore): ad hoc questions over the engagement
+// events through the public Explore API (docs/explore.md): `query`, `funnel` and `retention`.
+// Plain JavaScript like viewer.js, served as written; viewer.js imports it and hands it what the two
+// pages share (the API call with the key, the window, colours, number formats), so the key handling,
+// error sentences and window presets are the reports' own. The whole selection lives in the URL
+// (`view=explore&tab=…`), so a link reopens the same question.
+/* global Chart */
+
+/** Lines (or bar series) drawn at most; past it the smallest are summed into one "other". */
+export const MAX_SERIES = 6;
+/** Bars drawn per chart; the table lists every row. */
+const TOP_BARS = 25;
+/** Rows asked of `query` (its largest page); the table says when the API has more. */
+const QUERY_LIMIT = 10_000;
+const TABS = ["query", "funnel", "retention"];
+const METRICS = ["events", "users", "eventsPerUser", "sum:step", "sum:resultCount", "avg:step", "avg:resultCount"];
+const EVENT_DIMENSIONS = [
+  "event:type",
+  "event:flowId",
+  "event:contentId",
+  "event:widget",
+  "event:domain",
+  "event:step",
+  "event:searchTerm",
+  "event:actionId",
+  "event:useful",
+  "event:endUserId",
+];
+/** Filterable but not a grouping dimension (the API answers 400 for it as a dimension). */
+const FILTER_ONLY = ["event:resultCount"];
+const OPERATORS = ["is", "isNot", "contains", "gt", "lt"];
+const INTERVALS = ["", "hour", "day", "week", "month"];
+const PERIODS = ["day", "week", "month"];
+const MAX_DIMENSIONS = 3;
+/** Conversion windows offered for funnels (ms); the API takes any up to 366 days. */
+const WINDOWS = [
+  ["3600000", "1 hour"],
+  ["86400000", "1 day"],
+  ["604800000", "7 days"],
+  ["2592000000", "30 days"],
+];
+const DEFAULT_WINDOW = "604800000";
+
+const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+const json = (s, fallback) => {
+  try {
+    const v = JSON.parse(s);
+    return v ?? fallback;
+  } catch {
+    return fallback;
+  }
+};
+const clampInt = (s, min, max, dflt) => {
+  const n = Number.parseInt(s ?? "", 10);
+  return Number.isFinite(n) ? Math.min(max, Math.max(min, n)) : dflt;
+};
+/** Filter rows as the editor holds them: [dimension, operator, value text]. */
+const cleanRows = (v) =>
+  (Array.isArray(v) ? v : [])
+    .filter((r) => Array.isArray(r) && typeof r[0] === "string" && OPERATORS.includes(r[1]))
+    .map((r) => [r[0], r[1], String(r[2] ?? "")]);
+
+/** A filter row as the API's condition: lists for is/isNot/contains (comma-separated), a number for gt/lt. */
+function condition([dim, op, text]) {
+  if (op === "gt" || op === "lt") return [op, dim, Number(text)];
+  const values = text
+    .split(",")
+    .map((v) => v.trim())
+    .filter((v) => v !== "");
+  // `is` on a number dimension compares numbers; the API says which dimension a value does not fit.
+  const typed = dim === "event:step" || dim === "event:resultCount" ? values.map(Number) : values;
+  return [op, dim, typed];
+}
+const conditions = (rows) => rows.filter((r) => r[0] && r[2].trim() !== "").map(condition);
+
+export function createExplore(h) {
+  const { $, api, ApiError, COLORS, num, windowOf, readWindow, writeWindow, onAuthError, setStatus } = h;
+  const dec = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
+  const color = (i) => COLORS[i % COLORS.length];
+  const state = { sel: null, data: null, chart: null, generation: 0, fields: new Map(), eventDims: EVENT_DIMENSIONS };
+
+  // ---- the selection ----------------------------------------------------------------------------
+
+  function read(q) {
+    const tab = TABS.includes(q.get("tab")) ? q.get("tab") : "query";
+    const metrics = (q.get("metrics") ?? "events,users").split(",").filter((m) => METRICS.includes(m));
+    return {
+      ...readWindow(q),
+      account: q.get("account") ?? "",
+      tab,
+      metrics: metrics.length ? metrics : ["events"],
+      dims: (q.get("dims") ?? "")
+        .split(",")
+        .filter((d) => d)
+        .slice(0, MAX_DIMENSIONS),
+      filters: cleanRows(json(q.get("filters"), [])),
+      interval: INTERVALS.includes(q.get("interval")) ? q.get("interval") : "",
+      tz: q.get("tz") || browserZone(),
+      steps: (Array.isArray(json(q.get("steps"), null))
+        ? json(q.get("steps"), [])
+        : [[["event:type", "is", "flow_started"]], [["event:type", "is", "flow_completed"]]]
+      )
+        .slice(0, 10)
+        .map(cleanRows),
+      conversion: WINDOWS.some(([v]) => v === q.get("conversion")) ? q.get("conversion") : DEFAULT_WINDOW,
+      breakdown: q.get("breakdown") ?? "",
+      start: cleanRows(json(q.get("start"), [["event:type", "is", "flow_started"]])),
+      ret: cleanRows(json(q.get("return"), [])),
+      period: PERIODS.includes(q.get("period")) ? q.get("period") : "week",
+      periods: clampInt(q.get("periods"), 1, 52, 8),
+    };
+  }
+
+  /** The URL of a selection: only what its tab uses, so a link says what it shows. */
+  function url(sel) {
+    const q = new URLSearchParams({ view: "explore" });
+    if (sel.account) q.set("account", sel.account);
+    writeWindow(q, sel);
+    q.set("tab", sel.tab);
+    if (sel.tab === "query") {
+      q.set("metrics", sel.metrics.join(","));
+      if (sel.dims.length) q.set("dims", sel.dims.join(","));
+      if (sel.filters.length) q.set("filters", JSON.stringify(sel.filters));
+      if (sel.interval) q.set("interval", sel.interval);
+    } else if (sel.tab === "funnel") {
+      q.set("steps", JSON.stringify(sel.steps));
+      q.set("conversion", sel.conversion);
+      if (sel.breakdown) q.set("breakdown", sel.breakdown);
+    } else {
+      q.set("start", JSON.stringify(sel.start));
+      if (sel.ret.length) q.set("return", JSON.stringify(sel.ret));
+      q.set("period", sel.period);
+      q.set("periods", String(sel.periods));
+    }
+    if (sel.tab !== "funnel") q.set("tz", sel.tz);
+    return `${location.pathname}?${q}`;
+  }
+
+  /** The API's question for a selection: [route, body]. */
+  function question(sel) {
+    const w = windowOf(sel);
+    const window = {};
+    if (w.startDate) window.startDate = w.startDate;
+    if (w.endDate) window.endDate = w.endDate;
+    if (sel.tab === "query") {
+      const body = { metrics: sel.metrics, dimensions: sel.dims, filters: conditions(sel.filters), limit: QUERY_LIMIT, ...window };
+      if (sel.interval) Object.assign(body, { interval: sel.interval, timeZone: sel.tz });
+      return ["query", body];
+    }
+    if (sel.tab === "funnel") {
+      const body = { steps: sel.steps.map((rows) => ({ filters: conditions(rows) })), conversionWindowMs: Number(sel.conversion), ...window };
+      if (sel.breakdown) body.breakdown = sel.breakdown;
+      return ["funnel", body];
+    }
+    const body = { startEvent: { filters: conditions(sel.start) }, period: sel.period, periods: sel.periods, timeZone: sel.tz, ...window };
+    if (conditions(sel.ret).length) body.returnEvent = { filters: conditions(sel.ret) };
+    return ["retention", body];
+  }
+
+  const ask = (sel, route, body, query = "") =>
+    api(`/v1/accounts/${encodeURIComponent(sel.account)}/analytics/${route}${query}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  /** The account's end-user fields (`user:<field>` dimensions), from the end-user schema route. */
+  function fieldsOf(account) {
+    let loaded = state.fields.get(account);
+    if (!loaded) {
+      loaded = (async () => {
+        const body = await (await api(`/v1/accounts/${encodeURIComponent(account)}/endUserSchema`)).json();
+        // Encrypted fields hold ciphertext only the service reads: the API refuses them as dimensions.
+        return body.data.filter((f) => f.type !== "encrypted_string").map((f) => `user:${f.name}`);
+      })();
+      loaded.catch(() => state.fields.delete(account));
+      state.fields.set(account, loaded);
+    }
+    return loaded;
+  }
+
+  // ---- the form -----------------------------------------------------------------------------------
+
+  const option = (value, text, selected) => new Option(text ?? value, value, false, value === selected);
+
+  /** A filter-row editor: dimension, operator, value, and a Remove button per row; Add adds one. */
+  function rowEditor(box, rows, dims, label) {
+    box.replaceChildren();
+    const list = document.createElement("div");
+    list.className = "rows";
+    const add = (row) => {
+      const line = document.createElement("div");
+      line.className = "filter-row";
+      const dim = document.createElement("select");
+      dim.setAttribute("aria-label", `${label}: dimension`);
+      dim.dataset.part = "dim";
+      const known = dims.includes(row[0]) ? dims : [...dims, row[0]];
+      dim.append(...known.map((d) => option(d, d, row[0])));
+      const op = document.createElement("select");
+      op.setAttribute("aria-label", `${label}: operator`);
+      op.dataset.part = "op";
+      op.append(...OPERATORS.map((o) => option(o, o, row[1])));
+      const value = document.createElement("input");
+      value.type = "text";
+      value.spellcheck = false;
+      value.dataset.part = "value";
+      value.setAttribute("aria-label", `${label}: value (comma-separated for a list)`);
+      value.placeholder = "value, value…";
+      value.value = row[2];
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.textContent = "Remove";
+      remove.setAttribute("aria-label", `Remove this ${label.toLowerCase()} row`);
+      remove.addEventListener("click", () => line.remove());
+      line.append(dim, op, value, remove);
+      list.append(line);
+    };
+    for (const r of rows) add(r);
+    const more = document.createElement("button");
+    more.type = "button";
+    more.className = "add";
+    more.textContent = `Add ${label.toLowerCase()}`;
+    more.addEventListener("click", () => add([dims[0], "is", ""]));
+    box.append(list, more);
+  }
+  const rowsOf = (box) =>
+    [...box.querySelectorAll(".filter-row")].map((line) => ["dim", "op", "value"].map((p) => line.querySelector(`[data-part=${p}]`).value));
+
+  function fillForm(sel, fields) {
+    const dims = [...EVENT_DIMENSIONS, ...fields];
+    const filterDims = [...EVENT_DIMENSIONS, ...FILTER_ONLY, ...fields];
+    for (const t of TABS) {
+      $(`ex-tab-${t}`).setAttribute("aria-pressed", String(t === sel.tab));
+      $(`ex-${t}`).hidden = t !== sel.tab;
+    }
+    $("ex-tz-label").hidden = sel.tab === "funnel";
+    $("ex-tz").value = sel.tz;
+    // query
+    $("ex-metrics").replaceChildren(
+      ...METRICS.map((m) => {
+        const l = document.createElement("label");
+        const c = document.createElement("input");
+        c.type = "checkbox";
+        c.name = "metric";
+        c.value = m;
+        c.checked = sel.metrics.includes(m);
+        l.append(c, ` ${m}`);
+        return l;
+      }),
+    );
+    for (let i = 0; i < MAX_DIMENSIONS; i++) {
+      const s = $(`ex-dim-${i}`);
+      const cur = sel.dims[i] ?? "";
+      const known = !cur || dims.includes(cur) ? dims : [...dims, cur];
+      s.replaceChildren(option("", "—", cur), ...known.map((d) => option(d, d, cur)));
+    }
+    rowEditor($("ex-filters"), sel.filters, filterDims, "Filter");
+    $("ex-interval").value = sel.interval;
+    // funnel
+    state.eventDims = filterDims.filter((d) => d.startsWith("event:"));
+    fillSteps(sel.steps);
+    $("ex-conversion").replaceChildren(...WINDOWS.map(([v, t]) => option(v, t, sel.conversion)));
+    const breakdowns = ["event:domain", ...fields];
+    $("ex-breakdown").replaceChildren(option("", "none", sel.breakdown), ...breakdowns.map((d) => option(d, d, sel.breakdown)));
+    // retention
+    rowEditor(
+      $("ex-start"),
+      sel.start,
+      filterDims.filter((d) => d.startsWith("event:")),
+      "Start event condition",
+    );
+    rowEditor(
+      $("ex-return"),
+      sel.ret,
+      filterDims.filter((d) => d.startsWith("event:")),
+      "Return event condition",
+    );
+    $("ex-period").value = sel.period;
+    $("ex-periods").value = String(sel.periods);
+  }
+
+  /** The funnel's steps, a fieldset of condition rows each. */
+  function fillSteps(steps) {
+    const box = $("ex-steps");
+    box.replaceChildren();
+    steps.forEach((rows, i) => {
+      const f = document.createElement("fieldset");
+      f.className = "step";
+      const legend = document.createElement("legend");
+      legend.textContent = `Step ${i + 1}`;
+      const inner = document.createElement("div");
+      f.append(legend, inner);
+      box.append(f);
+      rowEditor(inner, rows, state.eventDims, `Step ${i + 1} condition`);
+    });
+    $("ex-add-step").disabled = steps.length >= 10;
+    $("ex-remove-step").disabled = steps.length <= 2;
+  }
+  const formSteps = () => [...$("ex-steps").querySelectorAll("fieldset.step")].map((f) => rowsOf(f));
+
+  /** The selection as the form holds it (the window and account come from the shared controls). */
+  function fromForm(base) {
+    const steps = formSteps();
+    return {
+      ...base,
+      tz: $("ex-tz").value.trim() || browserZone(),
+      metrics: [...$("ex-metrics").querySelectorAll("input:checked")].map((c) => c.value),
+      dims: [0, 1, 2].map((i) => $(`ex-dim-${i}`).value).filter((d, i, all) => d && all.indexOf(d) === i),
+      filters: rowsOf($("ex-filters")),
+      interval: $("ex-interval").value,
+      steps,
+      conversion: $("ex-conversion").value,
+      breakdown: $("ex-breakdown").value,
+      start: rowsOf($("ex-start")),
+      ret: rowsOf($("ex-return")),
+      period: $("ex-period").value,
+      periods: clampInt($("ex-periods").value, 1, 52, 8),
+    };
+  }
+
+  // ---- drawing ------------------------------------------------------------------------------------
+
+  const cell = (v) => (v === null || v === undefined ? "—" : typeof v === "number" ? dec.format(v) : String(v));
+  const rate = (x) => (x * 100).toFixed(1);
+  const base = { responsive: true, maintainAspectRatio: false, animation: false, plugins: { legend: { position: "bottom" } } };
+
+  /**
+   * Series ranked by their total, at most MAX_SERIES: past that the largest MAX_SERIES - 1 and one
+   * "other" summing the rest (for distinct-user metrics a sum, so the label says so).
+   */
+  function capSeries(series, noun) {
+    if (series.length <= MAX_SERIES) return series;
+    const total = (s) => s.values.reduce((a, v) => a + (v ?? 0), 0);
+    const ranked = [...series].sort((a, b) => total(b) - total(a));
+    const kept = ranked.slice(0, MAX_SERIES - 1);
+    const rest = ranked.slice(MAX_SERIES - 1);
+    const values = rest[0].values.map((_, i) => rest.reduce((a, s) => a + (s.values[i] ?? 0), 0));
+    return [...kept, { label: `${num(rest.length)} other ${noun} (summed)`, values }];
+  }
+
+  function table(columns, rows, caption, { numeric = () => false, shade } = {}) {
+    const t = document.createElement("table");
+    const c = document.createElement("caption");
+    c.textContent = caption;
+    t.append(c);
+    const head = t.createTHead().insertRow();
+    for (const [i, name] of columns.entries()) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      if (numeric(i)) th.className = "num";
+      th.textContent = name;
+      head.append(th);
+    }
+    const body = t.createTBody();
+    for (const row of rows) {
+      const tr = body.insertRow();
+      row.forEach((v, i) => {
+        const td = tr.insertCell();
+        if (numeric(i)) td.className = "num";
+        td.textContent = cell(v);
+        shade?.(td, i, row);
+      });
+    }
+    const wrap = document.createElement("div");
+    wrap.className = "table-scroll";
+    wrap.append(t);
+    $("ex-table").replaceChildren(wrap);
+  }
+
+  function drawQuery(sel, data) {
+    const { columns, rows } = data;
+    const hasTime = columns[0] === "time";
+    const dimAt = columns.map((c, i) => (c !== "time" && !METRICS.includes(c) ? i : -1)).filter((i) => i >= 0);
+    const metricAt = columns.map((c, i) => (METRICS.includes(c) ? i : -1)).filter((i) => i >= 0);
+    const key = (r) => dimAt.map((i) => cell(r[i])).join(" · ");
+    const first = metricAt[0];
+    const gap = (m) => (/^avg:/.test(columns[m]) ? null : 0);
+    let config;
+    let summary;
+    if (hasTime) {
+      const times = [...new Set(rows.map((r) => r[0]))].sort();
+      const at = new Map(times.map((t, i) => [t, i]));
+      let series;
+      if (dimAt.length) {
+        // One line per combination of the dimensions, of the first metric.
+        const by = new Map();
+        for (const r of rows) {
+          const k = key(r);
+          if (!by.has(k)) by.set(k, new Array(times.length).fill(gap(first)));
+          by.get(k)[at.get(r[0])] = r[first];
+        }
+        series = capSeries(
+          [...by.entries()].map(([label, values]) => ({ label, values })),
+          "values",
+        );
+      } else series = metricAt.map((m) => ({ label: columns[m], values: times.map((t) => rows.find((r) => r[0] === t)?.[m] ?? gap(m)) }));
+      config = {
+        type: "line",
+        data: {
+          labels: times,
+          datasets: series.map((s, i) => ({
+            label: s.label,
+            data: s.values,
+            borderColor: color(i),
+            backgroundColor: color(i),
+            pointRadius: 2,
+            spanGaps: true,
+            // Monotone: a line never overshoots its points (no dip below zero between two days).
+            cubicInterpolationMode: "monotone",
+          })),
+        },
+        options: { ...base, interaction: { mode: "index", intersect: false }, scales: { y: { beginAtZero: true } } },
+      };
+      summary = `${dimAt.length ? `${columns[first]} per ${sel.interval} by ${dimAt.map((i) => columns[i]).join(" and ")}` : `${metricAt.map((m) => columns[m]).join(", ")} per ${sel.interval}`} in ${sel.tz}, ${times[0]} to ${times[times.length - 1]} (${num(times.length)} ${sel.interval}s${series.length > MAX_SERIES - 1 && dimAt.length ? `; the ${MAX_SERIES - 1} largest lines and the rest as one` : ""}).`;
+    } else {
+      const shown = rows.slice(0, TOP_BARS);
+      const labels = dimAt.length ? shown.map(key) : metricAt.map((m) => columns[m]);
+      const datasets = dimAt.length
+        ? metricAt.map((m, i) => ({ label: columns[m], data: shown.map((r) => r[m]), backgroundColor: color(i) }))
+        : [{ label: "value", data: metricAt.map((m) => rows[0]?.[m] ?? 0), backgroundColor: metricAt.map((_, i) => color(i)) }];
+      config = {
+        type: "bar",
+        data: { labels, datasets },
+        options: { ...base, indexAxis: dimAt.length ? "y" : "x", plugins: { legend: { display: dimAt.length > 0, position: "bottom" } } },
+      };
+      summary = dimAt.length
+        ? `${num(rows.length)} ${rows.length === 1 ? "combination" : "combinations"} of ${dimAt.map((i) => columns[i]).join(", ")}.${rows.length > TOP_BARS ? ` The chart shows the first ${TOP_BARS}; the table lists all.` : ""}`
+        : `${metricAt.map((m) => `${columns[m]}: ${cell(rows[0]?.[m])}`).join("; ")}.`;
+    }
+    const totals = metricAt.map((m, i) => `${columns[m]} ${cell(data.totals[i])}`).join(", ");
+    summary += ` Totals over the window: ${totals}.`;
+    const height = config.type === "bar" && dimAt.length ? Math.max(220, Math.min(rows.length, TOP_BARS) * 28 * Math.max(1, metricAt.length / 2) + 90) : 380;
+    table(
+      columns,
+      rows,
+      `${num(rows.length)} ${rows.length === 1 ? "row" : "rows"}${data.cursor ? ` (the first ${num(rows.length)}; the API has more)` : ""}`,
+      {
+        numeric: (i) => metricAt.includes(i),
+      },
+    );
+    return { config, summary, height };
+  }
+
+  /** The funnel's table as shown (and as its CSV): [columns, rows]. */
+  function funnelTable(data) {
+    const groups = data.groups ?? [{ value: undefined, steps: data.steps }];
+    const withValue = Boolean(data.groups);
+    const columns = [
+      ...(withValue ? [data.breakdown] : []),
+      "step",
+      "users",
+      "conversion from first (%)",
+      "conversion from previous (%)",
+      "median time from previous (s)",
+    ];
+    const rows = groups.flatMap((g) =>
+      g.steps.map((s) => [
+        ...(withValue ? [g.value] : []),
+        s.step,
+        s.users,
+        rate(s.conversionFromFirst),
+        rate(s.conversionFromPrevious),
+        s.medianMsFromPrevious === null ? null : (s.medianMsFromPrevious / 1000).toFixed(1),
+      ]),
+    );
+    return [columns, rows];
+  }
+
+  function drawFunnel(sel, data) {
+    const groups = data.groups ?? [{ value: "all users", steps: data.steps }];
+    const stepCount = groups[0]?.steps.length ?? sel.steps.length;
+    const labels = Array.from({ length: stepCount }, (_, i) => `Step ${i + 1}`);
+    const series = capSeries(
+      groups.map((g) => ({ label: g.value === null ? "(none)" : String(g.value), values: g.steps.map((s) => s.users) })),
+      "values",
+    );
+    if (!data.groups) {
+      const s = data.steps;
+      labels.forEach((_, i) => {
+        labels[i] += `: ${num(s[i].users)} (${rate(s[i].conversionFromFirst)}%)`;
+      });
+    }
+    const config = {
+      type: "bar",
+      data: { labels, datasets: series.map((s, i) => ({ label: s.label, data: s.values, backgroundColor: color(i) })) },
+      options: {
+        ...base,
+        plugins: { legend: { display: Boolean(data.groups), position: "top" } },
+        scales: { y: { beginAtZero: true, ticks: { precision: 0 } } },
+      },
+    };
+    const [columns, rows] = funnelTable(data);
+    const firstCol = columns.indexOf("users");
+    table(columns, rows, `Users per step${data.groups ? ` by ${data.breakdown}` : ""}`, { numeric: (i) => i >= firstCol });
+    const all = groups.map((g) => g.steps);
+    const entered = all.reduce((a, s) => a + (s[0]?.users ?? 0), 0);
+    const finished = all.reduce((a, s) => a + (s[s.length - 1]?.users ?? 0), 0);
+    const summary = `${num(entered)} users entered the funnel; ${num(finished)} reached step ${stepCount} (${entered ? rate(finished / entered) : "0.0"}%) within ${WINDOWS.find(([v]) => v === sel.conversion)?.[1] ?? "the window"}.`;
+    return { config, summary, height: 320 };
+  }
+
+  /** The retention grid as shown (and as its CSV): [columns, rows]; cells past now are empty. */
+  function retentionTable(data) {
+    const width = Math.max(0, ...data.cohorts.map((c) => c.retained.length - 1));
+    const columns = ["cohort", "users", ...Array.from({ length: width }, (_, k) => `${data.period} ${k + 1}`)];
+    const rows = data.cohorts.map((c) => [c.start, c.users, ...Array.from({ length: width }, (_, k) => c.retained[k + 1] ?? null)]);
+    return [columns, rows];
+  }
+
+  function drawRetention(sel, data) {
+    const [columns, rows] = retentionTable(data);
+    table(columns, rows, `Users retained per ${data.period} after their cohort's (${sel.tz}); shaded by the share of the cohort`, {
+      numeric: (i) => i >= 1,
+      shade: (td, i, row) => {
+        if (i < 2 || row[i] === null || !row[1]) return;
+        const r = row[i] / row[1];
+        // CSSOM, not a style attribute: the CSP's style-src allows it.
+        td.style.backgroundColor = `rgba(0, 114, 178, ${(0.08 + r * 0.8).toFixed(3)})`;
+        if (r > 0.5) td.style.color = "#fff";
+        td.title = `${rate(r)}% of ${num(row[1])}`;
+        td.dataset.rate = rate(r);
+      },
+    });
+    const users = rows.reduce((a, r) => a + r[1], 0);
+    const next = rows.filter((r) => r[2] !== null && r[2] !== undefined);
+    const back = next.reduce((a, r) => a + r[2], 0);
+    const of = next.reduce((a, r) => a + r[1], 0);
+    return {
+      config: null,
+      summary: `${num(rows.length)} cohorts, ${num(users)} users.${of ? ` ${rate(back / of)}% came back in the ${data.period} after their first (${num(back)} of ${num(of)}).` : ""}`,
+    };
+  }
+
+  // ---- CSV ------------------------------------------------------------------------------------------
+
+  const csvField = (s) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+  const csvText = (v) => {
+    if (v === null || v === undefined) return "";
+    const s = String(v);
+    // As the API: text a spreadsheet would run as a formula is kept text.
+    return typeof v === "string" && /^[=+\-@\t\r]/.test(s) && !/^-?\d/.test(s) ? `'${s}` : s;
+  };
+  const csvOf = (columns, rows) => `${[columns, ...rows].map((r) => r.map((v) => csvField(csvText(v))).join(",")).join("\r\n")}\r\n`;
+
+  function save(blob, name) {
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = name;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+  }
+
+  async function download() {
+    const { sel, data } = state;
+    if (!data) return;
+    try {
+      if (sel.tab === "query") {
+        // The API's own CSV of the same question: every row, the API's quoting and file name.
+        const [route, body] = question(sel);
+        const res = await ask(sel, route, body, "?format=csv");
+        const name = /filename="([^"]+)"/.exec(res.headers.get("content-disposition") ?? "")?.[1] ?? "explore_query.csv";
+        save(await res.blob(), name);
+        return;
+      }
+      const [columns, rows] = sel.tab === "funnel" ? funnelTable(data) : retentionTable(data);
+      save(new Blob([csvOf(columns, rows)], { type: "text/csv;charset=utf-8" }), `explore_${sel.tab}.csv`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) return onAuthError(err);
+      setStatus(err instanceof ApiError ? err.message : `Something went wrong: ${err.message}`, "error");
+    }
+  }
+
+  // ---- loading ------------------------------------------------------------------------------------
+
+  function clear() {
+    state.chart?.destroy();
+    state.chart = null;
+    $("ex-chart-box").hidden = true;
+    $("ex-table").replaceChildren();
+    $("ex-summary").textContent = "";
+  }
+
+  async function load(account) {
+    const generation = ++state.generation;
+    const sel = read(new URLSearchParams(location.search));
+    sel.account = account;
+    state.sel = sel;
+    history.replaceState(null, "", url(sel));
+    // The reports' main element carries the state, so "ready" and "busy" read the same on both pages.
+    const main = $("report");
+    main.dataset.state = "loading";
+    main.setAttribute("aria-busy", "true");
+    setStatus("Loading…");
+    document.title = "Explore · guidegate reports";
+    try {
+      if (!sel.account) throw new ApiError(403, "This key's user has access to no account.");
+      const fields = await fieldsOf(sel.account);
+      if (generation !== state.generation) return;
+      fillForm(sel, fields);
+      const [route, body] = question(sel);
+      const data = await (await ask(sel, route, body)).json();
+      if (generation !== state.generation) return;
+      state.data = data;
+      clear();
+      const empty =
+        route === "query" ? !data.rows.length : route === "funnel" ? !(data.groups ?? [data]).some((g) => g.steps?.[0]?.users) : !data.cohorts.length;
+      main.dataset.rows = String(route === "query" ? data.rows.length : route === "funnel" ? (data.groups ?? [data]).length : data.cohorts.length);
+      if (empty) {
+        setStatus("Nothing to show: no events match this question in this window. Try a longer window or fewer filters.");
+      } else {
+        setStatus(
+          route === "query" && data.cursor ? `Showing the first ${num(data.rows.length)} rows; the API has more. Narrow the question to see them all.` : "",
+        );
+        const { config, summary, height } = route === "query" ? drawQuery(sel, data) : route === "funnel" ? drawFunnel(sel, data) : drawRetention(sel, data);
+        $("ex-summary").textContent = summary;
+        if (config) {
+          const box = $("ex-chart-box");
+          box.hidden = false;
+          box.style.height = `${height}px`;
+          const canvas = $("ex-chart");
+          canvas.setAttribute("aria-label", `Explore ${route} chart. ${summary}`);
+          state.chart = new Chart(canvas, config);
+        }
+      }
+      main.dataset.state = "ready";
+    } catch (err) {
+      if (generation !== state.generation) return;
+      state.data = null;
+      clear();
+      main.dataset.state = "error";
+      if (err instanceof ApiError && err.status === 401) return onAuthError(err);
+      setStatus(err instanceof ApiError ? err.message : `Something went wrong: ${err.message}`, "error");
+    } finally {
+      if (generation === state.generation) main.removeAttribute("aria-busy");
+    }
+  }
+
+  /** Wires the form; `apply(sel)` pushes the selection's URL and loads it (viewer.js's navigation). */
+  function wire(apply) {
+    const submit = (changes = {}) => apply(url({ ...fromForm(state.sel), ...h.sharedControls(), ...changes }));
+    $("ex-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      submit();
+    });
+    for (const t of TABS) $(`ex-tab-${t}`).addEventListener("click", () => submit({ tab: t }));
+    // Steps are added and removed in the form; Run asks the question (a half-written step would be a 400).
+    $("ex-add-step").addEventListener("click", () => {
+      const steps = formSteps();
+      if (steps.length < 10) fillSteps([...steps, [["event:type", "is", ""]]]);
+      $("ex-steps").querySelector("fieldset.step:last-child [data-part=value]")?.focus();
+    });
+    $("ex-remove-step").addEventListener("click", () => {
+      const steps = formSteps();
+      if (steps.length > 2) fillSteps(steps.slice(0, -1));
+    });
+    $("ex-download").addEventListener("click", download);
+  }
+
+  /** Leaving Explore: an answer still on its way is dropped. */
+  const cancel = () => {
+    state.generation++;
+    clear();
+  };
+  return { load, wire, cancel, url: (q) => url(read(q)) };
+}

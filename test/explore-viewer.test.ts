@@ -1,0 +1,319 @@
+// The report viewer's Explore page (GET /reports?view=explore), in a real headless Chromium as
+// test/reports-viewer.test.ts, against the seeded demo account: a query by day and event type drawn
+// as monotone lines (at most six, the rest as "other") with the API's rows in the table, a funnel, a
+// retention grid shaded by rate, the selection in the URL reopened in a new session (in another
+// browser time zone), and the CSV: the API's own `format=csv` for `query`, the table as shown for
+// funnel and retention. Screenshots go to test-results/screenshots/, or docs/images/ with
+// UPDATE_SCREENSHOTS=1. Without /usr/bin/chromium the tests are skipped with a message.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requestScope } from "../src/audit/requestScope.js";
+import { DEMO_ACCOUNT, DEMO_EMAIL, seedDemo } from "../src/seed/demo.js";
+import { call, type Server, startServer } from "./helpers.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const IMAGES = process.env.UPDATE_SCREENSHOTS === "1" ? "docs/images" : "test-results/screenshots";
+const available = existsSync(CHROMIUM);
+if (!available) console.warn(`explore viewer browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
+
+let server: Server;
+let demoKey: string;
+const demo = () => ({ "x-service-integration-key": demoKey, "x-service-user": DEMO_EMAIL });
+
+beforeAll(async () => {
+  server = await startServer();
+  ({ key: demoKey } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo()));
+}, 180_000);
+afterAll(() => server?.close());
+
+/** The API's answer to a question (JSON, or the CSV response with `format=csv`). */
+async function ask(route: string, body: unknown, query = "") {
+  const r = await call(`${server.url}/v1/accounts/${DEMO_ACCOUNT}/analytics/${route}${query}`, { method: "POST", headers: demo(), body });
+  expect(r.status, r.text.slice(0, 300)).toBe(200);
+  return r;
+}
+/** A cell as the page shows it. */
+const shown = (v: unknown) => (v === null || v === undefined ? "—" : typeof v === "number" ? v.toLocaleString("en", { maximumFractionDigits: 2 }) : String(v));
+const csvField = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+const csv = (rows: unknown[][]) => `${rows.map((r) => r.map((v) => csvField(v === null ? "" : String(v))).join(",")).join("\r\n")}\r\n`;
+
+describe.skipIf(!available)("Explore in headless Chromium", () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const errors: string[] = [];
+  const offsite: string[] = [];
+
+  const watch = (p: Page, sink: string[]) => {
+    p.on("pageerror", (e) => sink.push(e.message));
+    p.on("console", (m) => {
+      if (m.type() === "error") sink.push(m.text());
+    });
+    p.on("request", (r) => {
+      if (!/^(https?:\/\/127\.0\.0\.1[:/]|blob:|data:)/.test(r.url())) offsite.push(r.url());
+    });
+  };
+  const ready = (p: Page) => p.waitForSelector("#report[data-state=ready]:not([aria-busy])", { timeout: 20_000 });
+  const login = async (p: Page) => {
+    await p.locator("#login-email").fill(DEMO_EMAIL);
+    await p.locator("#login-key").fill(demoKey);
+    await p.locator("#login-key").press("Enter");
+  };
+  const selection = (p: Page) => new URL(p.url()).searchParams;
+  /** Runs the action and returns the body of the Explore question it made the page ask. */
+  const asked = async (p: Page, route: string, action: () => Promise<unknown>) => {
+    const [request] = await Promise.all([
+      p.waitForRequest((r) => r.method() === "POST" && new URL(r.url()).pathname.endsWith(`/analytics/${route}`) && !r.url().includes("format=csv")),
+      action(),
+    ]);
+    await p.waitForSelector("#report:is([data-state=ready], [data-state=error]):not([aria-busy])", { timeout: 30_000 });
+    expect(await p.locator("#report").getAttribute("data-state"), await p.locator("#status").innerText()).toBe("ready");
+    return JSON.parse(request.postData()!) as Record<string, unknown>;
+  };
+  const tableCells = (p: Page) =>
+    p.locator("#ex-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...(tr as HTMLTableRowElement).cells].map((td) => td.textContent)));
+  const tableHead = (p: Page) => p.locator("#ex-table thead th").allInnerTexts();
+  const drawn = (p: Page) =>
+    p.evaluate(() => {
+      const chart = (window as any).Chart.getChart("ex-chart");
+      if (!chart) return null;
+      return {
+        type: chart.config.type as string,
+        labels: chart.data.labels as string[],
+        datasets: chart.data.datasets.map((d: any) => ({ label: d.label, data: d.data, mode: d.cubicInterpolationMode })) as {
+          label: string;
+          data: (number | null)[];
+          mode?: string;
+        }[],
+      };
+    });
+  const downloadText = async (p: Page) => {
+    const [dl] = await Promise.all([p.waitForEvent("download"), p.locator("#ex-download").click()]);
+    return { text: readFileSync((await dl.path())!, "utf8"), name: dl.suggestedFilename() };
+  };
+
+  beforeAll(async () => {
+    mkdirSync(IMAGES, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    });
+    // The browser's zone is the default time zone of a question: not the process's, not UTC.
+    context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true, timezoneId: "Europe/Berlin" });
+    page = await context.newPage();
+    watch(page, errors);
+    await page.goto(`${server.url}/reports?report=summary`);
+    await page.locator("#login").waitFor();
+    await login(page);
+    await ready(page);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  let queryUrl = "";
+  let queryBody: Record<string, unknown> = {};
+
+  it("opens Explore from the list; a query by day and event type is drawn as monotone lines, at most six, and the table holds the API's rows", async () => {
+    await page.locator("#nav-explore").click();
+    await ready(page);
+    expect(selection(page).get("view")).toBe("explore");
+    expect(selection(page).get("tab")).toBe("query");
+    expect(selection(page).get("account")).toBe(DEMO_ACCOUNT);
+    expect(await page.locator("#nav-explore").getAttribute("aria-current")).toBe("page");
+    expect(await page.locator("#ex-tz").inputValue()).toBe("Europe/Berlin");
+
+    await page.locator("#ex-interval").selectOption("day");
+    await page.locator("#ex-dim-0").selectOption("event:type");
+    await page.locator("#ex-filters .add").click();
+    const row = page.locator("#ex-filters .filter-row").first();
+    await row.locator("[data-part=op]").selectOption("isNot");
+    await row.locator("[data-part=value]").fill("user_action, selfhelp_search");
+    const body = await asked(page, "query", () => page.locator("#ex-form button[type=submit]").click());
+    expect(body).toMatchObject({
+      metrics: ["events", "users"],
+      dimensions: ["event:type"],
+      filters: [["isNot", "event:type", ["user_action", "selfhelp_search"]]],
+      interval: "day",
+      timeZone: "Europe/Berlin",
+    });
+    expect(selection(page).get("dims")).toBe("event:type");
+    expect(selection(page).get("interval")).toBe("day");
+
+    const api = (await ask("query", body)).body as { columns: string[]; rows: unknown[][] };
+    expect(api.rows.length).toBeGreaterThan(0);
+    expect(await tableHead(page)).toEqual(api.columns);
+    expect(await tableCells(page)).toEqual(api.rows.map((r) => r.map(shown)));
+    expect(await page.locator("#report").getAttribute("data-rows")).toBe(String(api.rows.length));
+
+    const chart = (await drawn(page))!;
+    expect(chart.type).toBe("line");
+    const times = [...new Set(api.rows.map((r) => r[0] as string))].sort();
+    expect(chart.labels).toEqual(times);
+    const types = new Set(api.rows.map((r) => r[1]));
+    expect(chart.datasets.length).toBe(Math.min(6, types.size));
+    for (const d of chart.datasets) expect(d.mode).toBe("monotone");
+    if (types.size > 6) expect(chart.datasets[5]!.label).toBe(`${types.size - 5} other values (summed)`);
+    // Every event is on a line: per day the lines add up to the API's events.
+    times.forEach((t, i) => {
+      const events = api.rows.filter((r) => r[0] === t).reduce((a, r) => a + (r[2] as number), 0);
+      expect(chart.datasets.reduce((a, d) => a + (d.data[i] ?? 0), 0)).toBe(events);
+    });
+    expect(await page.locator("#ex-chart-box").isVisible()).toBe(true);
+    await page.screenshot({ path: `${IMAGES}/explore-query.png`, fullPage: false });
+
+    // The CSV is the API's own for the same question, byte for byte, with its file name.
+    const dl = await downloadText(page);
+    const fromApi = await ask("query", body, "?format=csv");
+    expect(dl.text).toBe(fromApi.text);
+    expect(dl.name).toBe("explore_query.csv");
+    queryUrl = page.url();
+    queryBody = body;
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it("the reports' many-flow line chart draws at most six monotone lines, the rest summed as one", async () => {
+    await page.goto(`${server.url}/reports?report=allFlowsPlaysByDay`);
+    await ready(page);
+    const chart = await page.evaluate(() => {
+      const c = (window as any).Chart.getChart("chart");
+      return c.data.datasets.map((d: any) => ({
+        label: d.label as string,
+        mode: d.cubicInterpolationMode as string,
+        total: d.data.reduce((a: number, v: number) => a + v, 0) as number,
+      })) as { label: string; mode: string; total: number }[];
+    });
+    const d = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+    const api = await call(`${server.url}/v1/accounts/${DEMO_ACCOUNT}/reports/allFlowsPlaysByDay?startDate=${d(29)}&endDate=${d(0)}&limit=10000`, {
+      headers: demo(),
+    });
+    const rows = api.body.rows as unknown[][];
+    const flows = new Set(rows.map((r) => r[1])).size;
+    expect(chart.length).toBe(Math.min(6, flows));
+    for (const s of chart) expect(s.mode).toBe("monotone");
+    if (flows > 6) expect(chart[5]!.label).toBe(`${flows - 5} other flows`);
+    // Every play is on a line.
+    expect(chart.reduce((a, s) => a + s.total, 0)).toBe(rows.reduce((a, r) => a + (r[2] as number), 0));
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("the URL reopens the same question in a new session, time zone included", async () => {
+    expect(queryUrl).not.toBe("");
+    const other = await browser.newContext({ timezoneId: "America/New_York" });
+    const p2 = await other.newPage();
+    const errs: string[] = [];
+    watch(p2, errs);
+    const [request] = await Promise.all([
+      p2.waitForRequest((r) => r.method() === "POST" && r.url().endsWith("/analytics/query")),
+      (async () => {
+        await p2.goto(queryUrl);
+        await login(p2);
+      })(),
+    ]);
+    await ready(p2);
+    expect(JSON.parse(request.postData()!)).toEqual(queryBody);
+    expect(p2.url()).toBe(queryUrl);
+    expect(await p2.locator("#ex-dim-0").inputValue()).toBe("event:type");
+    expect(await p2.locator("#ex-interval").inputValue()).toBe("day");
+    expect(await p2.locator("#ex-tz").inputValue()).toBe("Europe/Berlin");
+    expect(await p2.locator("#ex-filters .filter-row [data-part=value]").inputValue()).toBe("user_action, selfhelp_search");
+    expect(await p2.locator("#ex-metrics input:checked").evaluateAll((cs) => cs.map((c) => (c as HTMLInputElement).value))).toEqual(["events", "users"]);
+    const api = (await ask("query", queryBody)).body as { rows: unknown[][] };
+    expect(await tableCells(p2)).toEqual(api.rows.map((r) => r.map(shown)));
+    expect(errs).toEqual([]);
+    await other.close();
+  }, 60_000);
+
+  it("a funnel: users per step as bars by breakdown, the table and its CSV as shown", async () => {
+    // The last 7 days: a funnel over the demo's whole month runs for seconds on SQLite (see the report).
+    await page.goto(`${server.url}/reports?view=explore&days=7`);
+    await ready(page);
+    const tab = await asked(page, "funnel", () => page.locator("#ex-tab-funnel").click());
+    expect(selection(page).get("tab")).toBe("funnel");
+    expect(tab.steps).toEqual([{ filters: [["is", "event:type", ["flow_started"]]] }, { filters: [["is", "event:type", ["flow_completed"]]] }]);
+    const plain = (await ask("funnel", tab)).body as { steps: { step: number; users: number; conversionFromFirst: number }[] };
+    expect((await drawn(page))!.labels).toEqual(
+      plain.steps.map((s) => `Step ${s.step}: ${s.users.toLocaleString("en")} (${(s.conversionFromFirst * 100).toFixed(1)}%)`),
+    );
+
+    // A third step (feedback given), and a breakdown by the entry event's domain.
+    await page.locator("#ex-add-step").click();
+    const step3 = page.locator("#ex-steps fieldset.step").nth(2).locator(".filter-row").first();
+    await step3.locator("[data-part=value]").fill("flow_feedback");
+    await page.locator("#ex-breakdown").selectOption("event:domain");
+    const body = await asked(page, "funnel", () => page.locator("#ex-form button[type=submit]").click());
+    expect(body).toMatchObject({
+      steps: [
+        { filters: [["is", "event:type", ["flow_started"]]] },
+        { filters: [["is", "event:type", ["flow_completed"]]] },
+        { filters: [["is", "event:type", ["flow_feedback"]]] },
+      ],
+      conversionWindowMs: 604_800_000,
+      breakdown: "event:domain",
+    });
+    type Step = { step: number; users: number; conversionFromFirst: number; conversionFromPrevious: number; medianMsFromPrevious: number | null };
+    const api = (await ask("funnel", body)).body as { breakdown: string; groups: { value: string | null; steps: Step[] }[] };
+    expect(api.groups.length).toBeGreaterThan(0);
+    const expected = api.groups.flatMap((g) =>
+      g.steps.map((s) => [
+        g.value,
+        s.step,
+        s.users,
+        (s.conversionFromFirst * 100).toFixed(1),
+        (s.conversionFromPrevious * 100).toFixed(1),
+        s.medianMsFromPrevious === null ? null : (s.medianMsFromPrevious / 1000).toFixed(1),
+      ]),
+    );
+    const columns = ["event:domain", "step", "users", "conversion from first (%)", "conversion from previous (%)", "median time from previous (s)"];
+    expect(await tableHead(page)).toEqual(columns);
+    expect(await tableCells(page)).toEqual(expected.map((r) => r.map(shown)));
+    const chart = (await drawn(page))!;
+    expect(chart.type).toBe("bar");
+    expect(chart.labels).toEqual(["Step 1", "Step 2", "Step 3"]);
+    expect(chart.datasets.length).toBe(Math.min(6, api.groups.length));
+    // Groups partition the entrants: the bars of a step add up to its users.
+    for (let i = 0; i < 3; i++) expect(chart.datasets.reduce((a, d) => a + (d.data[i] ?? 0), 0)).toBe(api.groups.reduce((a, g) => a + g.steps[i]!.users, 0));
+    await page.screenshot({ path: `${IMAGES}/explore-funnel.png`, fullPage: false });
+    const dl = await downloadText(page);
+    expect(dl.text).toBe(csv([columns, ...expected]));
+    expect(dl.name).toBe("explore_funnel.csv");
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it("a retention grid: cohorts by week, cells shaded by rate, the CSV as shown", async () => {
+    await page.goto(`${server.url}/reports?view=explore`);
+    await ready(page);
+    await asked(page, "retention", () => page.locator("#ex-tab-retention").click());
+    expect(selection(page).get("tab")).toBe("retention");
+    await page.locator("#ex-periods").fill("4");
+    const body = await asked(page, "retention", () => page.locator("#ex-form button[type=submit]").click());
+    expect(body).toMatchObject({ startEvent: { filters: [["is", "event:type", ["flow_started"]]] }, period: "week", periods: 4, timeZone: "Europe/Berlin" });
+    expect(body.returnEvent).toBeUndefined();
+    expect(selection(page).get("periods")).toBe("4");
+    const api = (await ask("retention", body)).body as { period: string; cohorts: { start: string; users: number; retained: number[] }[] };
+    expect(api.cohorts.length).toBeGreaterThan(1);
+    const width = Math.max(...api.cohorts.map((c) => c.retained.length - 1));
+    const columns = ["cohort", "users", ...Array.from({ length: width }, (_, k) => `week ${k + 1}`)];
+    const expected = api.cohorts.map((c) => [c.start, c.users, ...Array.from({ length: width }, (_, k) => c.retained[k + 1] ?? null)]);
+    expect(await tableHead(page)).toEqual(columns);
+    expect(await tableCells(page)).toEqual(expected.map((r) => r.map(shown)));
+    // Shaded by the share of the cohort: the rate in the cell's data and a darker blue for more.
+    const shades = await page
+      .locator("#ex-table td[data-rate]")
+      .evaluateAll((tds) => tds.map((td) => [Number((td as HTMLElement).dataset.rate), getComputedStyle(td).backgroundColor] as const));
+    expect(shades.length).toBe(expected.reduce((a, r) => a + r.slice(2).filter((v) => v !== null).length, 0));
+    const alpha = (c: string) => Number(/rgba\([^)]*,\s*([\d.]+)\)/.exec(c)?.[1] ?? 1);
+    const sorted = [...shades].sort((a, b) => a[0] - b[0]);
+    expect(alpha(sorted[0]![1])).toBeLessThanOrEqual(alpha(sorted.at(-1)![1]));
+    expect(await drawn(page)).toBeNull();
+    await page.screenshot({ path: `${IMAGES}/explore-retention.png`, fullPage: false });
+    const dl = await downloadText(page);
+    expect(dl.text).toBe(csv([columns, ...expected]));
+    // The grid's numbers are the API's CSV's (which names the period columns 1…n).
+    const fromApi = (await ask("retention", body, "?format=csv")).text.split("\r\n").slice(1);
+    expect(dl.text.split("\r\n").slice(1)).toEqual(fromApi);
+    expect(errors).toEqual([]);
+    expect(offsite).toEqual([]);
+  }, 90_000);
+});
