@@ -154,8 +154,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return parsed.data;
 }
 
-/** Where what needs a database session of its own connects: DATABASE_DIRECT_URL past a pooler, else DATABASE_URL. */
-export const sessionDatabaseUrl = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): string => config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+/**
+ * Where what needs a database session of its own connects: DATABASE_DIRECT_URL past a pooler, else
+ * DATABASE_URL. A direct URL means nothing beside an SQLite DATABASE_URL (a stray one in the
+ * environment must not send the migrations of a SQLite file to PostgreSQL).
+ */
+export const sessionDatabaseUrl = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): string =>
+  isPostgresUrl(config.DATABASE_URL) && config.DATABASE_DIRECT_URL ? config.DATABASE_DIRECT_URL : config.DATABASE_URL;
 
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);

@@ -1,6 +1,6 @@
 // Configuration: validated once, defaults for everything, and an error that names each bad variable.
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.js";
+import { loadConfig, sessionDatabaseUrl } from "../src/config.js";
 
 describe("loadConfig", () => {
   it("has a default for everything", () => {
@@ -15,6 +15,11 @@ describe("loadConfig", () => {
       DATABASE_DIRECT_URL: "postgresql://db:5432/x",
       DATABASE_PREPARED_STATEMENTS: false,
     });
+    const pooled = { DATABASE_URL: "postgresql://pooler:6432/x", DATABASE_DIRECT_URL: "postgresql://db:5432/x" };
+    expect(sessionDatabaseUrl(loadConfig(pooled))).toBe("postgresql://db:5432/x");
+    expect(sessionDatabaseUrl(loadConfig({ DATABASE_URL: "postgresql://db:5432/x" }))).toBe("postgresql://db:5432/x");
+    // Beside a SQLite file a direct URL is ignored: the file's migrations stay in the file.
+    expect(sessionDatabaseUrl(loadConfig({ DATABASE_URL: "file:./data/x.db", DATABASE_DIRECT_URL: "postgresql://db:5432/x" }))).toBe("file:./data/x.db");
     expect(loadConfig({ DATABASE_POOL_SIZE: "25", JOB_QUEUE_POOL_SIZE: "1" })).toMatchObject({ DATABASE_POOL_SIZE: 25, JOB_QUEUE_POOL_SIZE: 1 });
     expect(c).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 500, GRAPHQL_CACHE_BYTES: 1_048_576 });
     expect(loadConfig({ GRAPHQL_CACHE_ENTRIES: "50", GRAPHQL_CACHE_BYTES: "65536" })).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 50, GRAPHQL_CACHE_BYTES: 65536 });
