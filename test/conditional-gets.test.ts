@@ -4,7 +4,6 @@
 // changes its tag. Requests go over node:http: fetch adds Cache-Control: no-cache, which makes
 // every request unconditional.
 import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +14,7 @@ import { type RestRoute, routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
-import { call, gql, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, gql, httpGet, type RawReply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -23,24 +22,7 @@ const files = mkdtempSync(join(tmpdir(), "gg-etag-files-"));
 /** Path parameters of the records the GETs read (filled in beforeAll). */
 const ids: Record<string, string> = {};
 
-interface Raw {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-function get(path: string, headers: Record<string, string> = {}): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${server.url}${path}`, { headers: { ...t.headers, ...headers } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => void (text += c));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
+const get = (path: string, headers: Record<string, string> = {}): Promise<RawReply> => httpGet(`${server.url}${path}`, { ...t.headers, ...headers });
 
 const write = async (method: string, path: string, body: unknown) => {
   const r = await call(`${server.url}${path}`, { method, headers: t.headers, body });

@@ -1,5 +1,5 @@
 // Test fixtures: a real server on an ephemeral port, tenants with keys, and SQL capture.
-import { STATUS_CODES } from "node:http";
+import { request as httpRequest, STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
 import { createAccount, createKey, createUser } from "../src/admin.js";
@@ -147,4 +147,24 @@ export async function until<T>(what: string, fn: () => Promise<T | null | undefi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+export interface RawReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** A GET over node:http, for conditional GETs: fetch() adds `Cache-Control: no-cache` to any request with If-None-Match. */
+export function httpGet(url: string, headers: Record<string, string> = {}): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c) => void (text += c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
 }

@@ -4,12 +4,11 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
-import { call, expectProblem, pathB, prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, expectProblem, httpGet, pathB, prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let a: Tenant;
@@ -30,19 +29,7 @@ const post = (headers: Record<string, string>, body: unknown) => call(`${server.
 const getUrl = (documentId: string, variables: object) =>
   `/graphql?documentId=${encodeURIComponent(documentId)}&variables=${encodeURIComponent(JSON.stringify(variables))}`;
 
-/** GET over node:http (no headers added by fetch): status, headers, body text. */
-function rawGet(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${server.url}${path}`, { headers: { accept: "application/graphql-response+json", ...headers } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => void (text += c));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
+const rawGet = (path: string, headers: Record<string, string>) => httpGet(`${server.url}${path}`, { accept: "application/graphql-response+json", ...headers });
 
 async function persistedOnlyKey(t: Tenant): Promise<Record<string, string>> {
   const { key } = await createKey(t.email, { persistedOnly: true });
