@@ -7,13 +7,15 @@
 // write transaction is open, so reads never queue behind a bulk write and never see its uncommitted
 // rows. (The better-sqlite3 adapter runs every query of its one connection inside whatever
 // transaction is open on it: a single shared connection would let reads see uncommitted data.)
-import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaPg } from "@prisma/adapter-pg";
+//
+// Only the database in use has its generated client and driver adapter loaded (the other one's
+// modules cost ~6 MB of an idle process): they are imported as this module loads, picked by
+// DATABASE_URL's scheme, which every entry point sets before it imports src/db (see dbKind()).
 import { classificationProblems, type WritePolicy } from "../audit/classification.js";
 import { auditExtension, configureAudit, inTransaction, routedClient, runAudited, type TransactionClient } from "../audit/recorder.js";
 import { isPostgresUrl, loadConfig } from "../config.js";
-import { PrismaClient as PgPrismaClient } from "../generated/postgres/client.js";
-import { Prisma, PrismaClient } from "../generated/sqlite/client.js";
+import type { Prisma, PrismaClient } from "../generated/sqlite/client.js";
+import { ModelName } from "../generated/sqlite/internal/prismaNamespaceBrowser.js";
 import { logger } from "../logger.js";
 import { closeDirectReads, observeDirectReads } from "./direct.js";
 import { isRetryableTransactionError } from "./errors.js";
@@ -45,8 +47,23 @@ const databaseUrl = (): string => (url ??= loadConfig().DATABASE_URL);
 
 /** Which database DATABASE_URL names. */
 export function dbKind(): "sqlite" | "postgres" {
-  return isPostgresUrl(databaseUrl()) ? "postgres" : "sqlite";
+  const kind = isPostgresUrl(databaseUrl()) ? "postgres" : "sqlite";
+  if (kind !== loaded.kind) throw new Error(`DATABASE_URL names ${kind}, but it named ${loaded.kind} when src/db was imported: set it before importing src/db`);
+  return kind;
 }
+
+// The one place the environment is read at import: which client to load, not yet the URL itself.
+const loaded = isPostgresUrl(process.env.DATABASE_URL ?? "")
+  ? {
+      kind: "postgres" as const,
+      PrismaClient: (await import("../generated/postgres/client.js")).PrismaClient as unknown as typeof PrismaClient,
+      PrismaPg: (await import("@prisma/adapter-pg")).PrismaPg,
+    }
+  : {
+      kind: "sqlite" as const,
+      PrismaClient: (await import("../generated/sqlite/client.js")).PrismaClient,
+      PrismaBetterSqlite3: (await import("@prisma/adapter-better-sqlite3")).PrismaBetterSqlite3,
+    };
 
 /**
  * The better-sqlite3 adapter does not tell Prisma SQLite's real bind-variable limit (32,766), so
@@ -54,7 +71,8 @@ export function dbKind(): "sqlite" | "postgres" {
  * bulk writes) into several statements. Declaring the real limit keeps them one statement.
  */
 function sqliteAdapter(url: string) {
-  const factory = new PrismaBetterSqlite3({ url });
+  if (loaded.kind !== "sqlite") throw new Error("the SQLite client is not loaded");
+  const factory = new loaded.PrismaBetterSqlite3({ url });
   const connect = factory.connect.bind(factory);
   factory.connect = async () => {
     const adapter = observedQueries(yieldingQueries(await connect()));
@@ -68,7 +86,8 @@ function sqliteAdapter(url: string) {
 
 /** Prisma runs on the process's one pool (./postgres.ts), which the direct reads share. */
 function postgresAdapter(connectionString: string) {
-  const factory = new PrismaPg(sharedPool(connectionString));
+  if (loaded.kind !== "postgres") throw new Error("the PostgreSQL client is not loaded");
+  const factory = new loaded.PrismaPg(sharedPool(connectionString));
   const connect = factory.connect.bind(factory);
   factory.connect = async () => {
     const adapter = observedQueries(await connect());
@@ -154,8 +173,8 @@ function yieldingQueries<Q extends Queryable>(q: Q): Q {
 
 function createClient(): Db {
   return dbKind() === "postgres"
-    ? (new PgPrismaClient({ adapter: postgresAdapter(databaseUrl()) }) as unknown as Db)
-    : new PrismaClient({ adapter: sqliteAdapter(`file:${sqliteFile(databaseUrl())}`) });
+    ? new loaded.PrismaClient({ adapter: postgresAdapter(databaseUrl()) })
+    : new loaded.PrismaClient({ adapter: sqliteAdapter(`file:${sqliteFile(databaseUrl())}`) });
 }
 
 interface Clients {
@@ -176,7 +195,7 @@ let policy: WritePolicy | undefined;
  * handed over every write throws.
  */
 export function configureDatabase(p: WritePolicy): void {
-  const models: readonly string[] = Object.values(Prisma.ModelName);
+  const models: readonly string[] = Object.values(ModelName);
   const problems = classificationProblems(models, p.classification);
   for (const m of p.fastInsert) if (!models.includes(m)) problems.push(`fastInsert names ${m}, which is not a model of the schema`);
   if (problems.length) throw new Error(`audit classification incomplete:\n  ${problems.join("\n  ")}`);

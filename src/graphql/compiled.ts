@@ -22,8 +22,11 @@ import {
   getOperationAST,
   isInputType,
   isNonNullType,
+  isScalarType,
+  Kind,
   type OperationDefinitionNode,
   type OperationTypeNode,
+  type TypeNode,
   typeFromAST,
   type VariableDefinitionNode,
   valueFromAST,
@@ -44,7 +47,9 @@ export interface CompiledOperation {
 export function compileOperation(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledOperation {
   const operation = getOperationAST(document, operationName);
   if (!operation) throw new Error("a document to compile must name one of its operations");
-  const compiled = compileQuery(schema, document, operation.name?.value, { useExperimentalPathBasedSkipInclude: true });
+  const compiled = compileQuery(schema, passThroughVariables(schema, document, operation), operation.name?.value, {
+    useExperimentalPathBasedSkipInclude: true,
+  });
   if (!isCompiledQuery(compiled))
     throw new Error(`cannot compile ${operation.name?.value ?? "the operation"}: ${compiled.errors?.map((e) => e.message).join("; ")}`);
   const coerce = variableCoercion(schema, operation.variableDefinitions ?? []);
@@ -58,6 +63,24 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
       return result instanceof Promise ? result.then(inGraphqlJsOrder) : inGraphqlJsOrder(result);
     },
   };
+}
+
+/**
+ * graphql-jit writes a coercion function per variable, unrolled through every nested input type: for
+ * the Explore inputs (filters within filters) that was 3–10 MB of source per operation, held for the
+ * life of the process (~25 MB of an idle server's heap, more while compiling). Variables reach it
+ * already coerced by graphql-js (variableCoercion), so it is handed a copy of the operation whose
+ * variables are the schema's JSON scalar (identity) without defaults: its coercion is then a copy.
+ * Boolean variables stay as written: graphql-jit checks their type where `@skip`/`@include` use them.
+ */
+function passThroughVariables(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): DocumentNode {
+  const json = schema.getType("JSON");
+  if (!isScalarType(json) || !operation.variableDefinitions?.length) return document;
+  const isBoolean = (t: TypeNode): boolean => (t.kind === Kind.NON_NULL_TYPE ? isBoolean(t.type) : t.kind === Kind.NAMED_TYPE && t.name.value === "Boolean");
+  const variableDefinitions = operation.variableDefinitions.map((v) =>
+    isBoolean(v.type) ? v : { ...v, type: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: json.name } } as const, defaultValue: undefined },
+  );
+  return { ...document, definitions: document.definitions.map((d) => (d === operation ? { ...operation, variableDefinitions } : d)) };
 }
 
 /** graphql-js answers `{errors, data}` when there are errors; graphql-jit `{data, errors}`: serialise alike. */
