@@ -40,7 +40,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { LoadGenerator, type LoadResult, type LoadSpec } from "./loadgen.js";
-import { cpuMs, type ServerProcess, startServerProcess } from "./serverProcess.js";
+import { cpuMs, memoryMb, type ServerProcess, startServerProcess } from "./serverProcess.js";
 
 type DbKind = "sqlite" | "postgres";
 
@@ -190,6 +190,13 @@ async function postgresDatabase(server: string): Promise<BenchDatabase> {
   url.pathname = `/${name}`;
   // FORCE: a connection the Prisma pool has not yet closed must not keep the database alive.
   return { url: url.toString(), label: `database ${name} on ${url.host}`, drop: () => onServer(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** The bench database through PgBouncer (BENCH_PGBOUNCER_URL, default 127.0.0.1:6432), or null when no pooler answers. */
+async function poolerUrl(direct: string): Promise<string | null> {
+  const url = new URL(process.env.BENCH_PGBOUNCER_URL ?? "postgresql://postgres@127.0.0.1:6432/postgres");
+  url.pathname = new URL(direct).pathname;
+  return (await postgresAnswers(url.toString())) ? url.toString() : null;
 }
 
 // ---- servers -------------------------------------------------------------------------------------
@@ -455,6 +462,16 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     process.stderr.write(`bench ${kind}: building dist/ and starting the servers…\n`);
     const guidegate = await startServerProcess(env);
     open.push(guidegate.stop);
+    // Idle memory: the server after start-up (migrations checked, workers started), before any load.
+    await sleep(3000);
+    const idleRssMb = memoryMb(guidegate.pid, "VmRSS");
+    // PostgreSQL behind PgBouncer in transaction mode (as production at scale runs it): a second
+    // server on the same database through the pooler, when one answers (scripts/pgbouncer.sh).
+    const pooler = kind === "postgres" ? await poolerUrl(db.url) : null;
+    const pooled = pooler
+      ? await startServerProcess({ ...env, DATABASE_URL: pooler, DATABASE_DIRECT_URL: db.url, DATABASE_PREPARED_STATEMENTS: "false", JOB_WORKER: "false" })
+      : null;
+    if (pooled) open.push(pooled.stop);
     const raw = await startRawServer(env);
     open.push(raw.stop);
     const loadgen = new LoadGenerator();
@@ -519,6 +536,17 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
       process.stderr.write(`${rate(r.result.requestsPerSecond)} req/s\n`);
       rows.push({ c, guidegate: g, raw: r, problems: problems.get(c)! });
     }
+    // The pooled server on the read routes, each beside the direct server's run above.
+    const pooledRows: { label: string; direct: Measured; pooled: Measured }[] = [];
+    if (pooled) {
+      for (const c of cases.filter((c) => c.route !== "GraphQL content")) {
+        const label = `${c.route}${c.limit === null ? "" : ` ${c.limit}`}`;
+        process.stderr.write(`bench ${kind}: ${label} through PgBouncer: `);
+        const m = await measure(loadgen, pooled, { ...c.guidegate, url: c.guidegate.url.replace(guidegate.base, pooled.base) }, opts);
+        process.stderr.write(`${rate(m.result.requestsPerSecond)} req/s\n`);
+        pooledRows.push({ label, direct: rows.find((r) => r.c === c)!.guidegate, pooled: m });
+      }
+    }
     const loadAfter = loadavg()[0]!;
 
     // Statements of B16 after auth: B16's minus those of an authenticated request that reads nothing.
@@ -557,6 +585,20 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
         `${N} sequential requests, reads (select/with) of B16 ${fixed(b16Statements.reads, 2)} minus those of an authenticated { __typename } ${fixed(authStatements.reads, 2)}`,
     );
     console.log(`  all kinds per request: B16 ${b16Statements.byKind}; { __typename } ${authStatements.byKind}`);
+    console.log(
+      `idle RSS after start: ${Math.round(idleRssMb)} MB (target ≤ 150 MB: ${idleRssMb <= 150 ? "met" : "MISSED"}); peak RSS and time of 10,000-item writes: npm run bench:bulk`,
+    );
+    if (pooledRows.length) {
+      console.log("read routes through PgBouncer (transaction mode, DATABASE_PREPARED_STATEMENTS=false) vs direct (target: within 10 %):");
+      for (const r of pooledRows) {
+        const ratio = r.pooled.result.requestsPerSecond / r.direct.result.requestsPerSecond;
+        console.log(
+          `  ${r.label.padEnd(22)} ${rate(r.pooled.result.requestsPerSecond)} vs ${rate(r.direct.result.requestsPerSecond)} req/s = ${fixed(ratio, 2)} ` +
+            `(${ratio >= 0.9 ? "met" : "MISSED"}); CPU ms/req ${fixed(r.pooled.cpuMsPerRequest, 2)} vs ${fixed(r.direct.cpuMsPerRequest, 2)}`,
+        );
+      }
+    } else if (kind === "postgres")
+      console.log("PgBouncer vs direct: not measured (no pooler answers at BENCH_PGBOUNCER_URL; bash scripts/pgbouncer.sh starts one)");
     console.log("");
     console.log("ratio = guidegate req/s ÷ raw req/s (the target); CPU ratio = raw CPU ms/req ÷ guidegate CPU ms/req (1.00: as cheap as raw).");
     console.log("CPU ms/req = the server process's user + system time (/proc/<pid>/stat, 10 ms ticks) over the measured run ÷ its requests;");

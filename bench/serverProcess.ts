@@ -21,12 +21,25 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Builds dist/ (when a source changed) and starts the server with `env` (PORT and HOST are set here). */
+/**
+ * The node flags and environment `npm start` runs the server with, read from package.json's start
+ * script so a bench measures what production runs (`... MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} exec node <flags> dist/main.js`).
+ */
+export function startCommand(): { nodeArgs: string[]; env: Record<string, string> } {
+  const script = (JSON.parse(readFileSync(`${root}/package.json`, "utf8")) as { scripts: { start: string } }).scripts.start;
+  const m = /((?:\w+=\$\{\w+:-[^}]*\} )*)exec node ((?:--\S+ )*)dist\/main\.js/.exec(script);
+  if (!m) throw new Error(`package.json's start script is not "... [VAR=\${VAR:-default} ]exec node [--flags] dist/main.js": ${script}`);
+  const env = Object.fromEntries([...m[1]!.matchAll(/(\w+)=\$\{\w+:-([^}]*)\}/g)].map(([, k, v]) => [k!, process.env[k!] ?? v!]));
+  return { nodeArgs: m[2]!.trim().split(" ").filter(Boolean), env };
+}
+
+/** Builds dist/ (when a source changed) and starts the server as `npm start` does, with `env` (PORT and HOST are set here) and any extra node flags. */
 export async function startServerProcess(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerProcess> {
   runNode(["scripts/build.mjs"]);
-  const proc = spawn(process.execPath, [...nodeArgs, "dist/main.js"], {
+  const start = startCommand();
+  const proc = spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, "dist/main.js"], {
     cwd: root,
-    env: { ...env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    env: { ...start.env, ...env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const port = await new Promise<number>((resolve, reject) => {

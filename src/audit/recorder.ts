@@ -6,9 +6,10 @@
 // entry: one change, one entry. Audit entries are append-only; exempt models and bookkeeping
 // writes pass; a model nobody classified cannot be written at all (default deny).
 import { AsyncLocalStorage } from "node:async_hooks";
+import { Extensions } from "@prisma/client/runtime/client";
 import { clock } from "../clock.js";
 import { type Dialect, insertRows, keyValuePairs, updateRows as updateRowsSql } from "../db/insert.js";
-import { Prisma } from "../generated/sqlite/client.js";
+import type { Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
 import type { AuditClassification, AuditedModel, ChildModel, Row, WritePolicy } from "./classification.js";
 import { currentScope } from "./requestScope.js";
@@ -215,7 +216,10 @@ async function recordWrite(scope: TxScope, model: string, operation: string, arg
  * The extension that applies the classification to every write of the client it extends. Reads
  * pass untouched.
  */
-export const auditExtension = Prisma.defineExtension({
+// The runtime's defineExtension, typed as the generated client's: importing the generated client
+// here would load the SQLite client on PostgreSQL too (src/db/index.ts loads only the one in use).
+const defineExtension = Extensions.defineExtension as unknown as typeof Prisma.defineExtension;
+export const auditExtension = defineExtension({
   name: "audit",
   query: {
     $allModels: {

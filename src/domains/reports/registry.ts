@@ -3,8 +3,10 @@
 // runner executes them all (runReport): the database groups and counts (GROUP BY, COUNT(DISTINCT),
 // window functions); JavaScript only converts the aggregated rows to wire values. Every statement
 // binds the account id, the window and the filters as parameters.
+
+import { empty, join, raw, sqltag as sql } from "@prisma/client/runtime/client";
 import { dbKind, prisma, withTransaction } from "../../db/index.js";
-import { Prisma } from "../../generated/sqlite/client.js";
+import type { Prisma } from "../../generated/sqlite/client.js";
 import { type DistinctKey, watermarkOf } from "./rollups.js";
 import { countSource, dailyUserSource, distinctUserSource, userSource } from "./sources.js";
 
@@ -65,8 +67,6 @@ interface Q {
   /** Raw events: `e."accountId" = ? AND e."time" >= ? AND e."time" < ?`, the domain filters and, on flow reports, the flow. */
   where(types: readonly string[], opts?: { user?: boolean }): Prisma.Sql;
 }
-
-const { sql, raw, join, empty } = Prisma;
 
 // ---- columns ------------------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@
 // the window's partial edges, so that summing `n` (and counting distinct end users) gives exactly
 // what counting the window's raw events gives. `raw` mode reads only raw events
 // (test/report-rollups.test.ts compares the two).
-import { Prisma } from "../../generated/sqlite/client.js";
+import { empty, join, raw, sqltag as sql } from "@prisma/client/runtime/client";
+import type { Prisma } from "../../generated/sqlite/client.js";
 import {
   ALL_DOMAINS,
   type DistinctKey,
@@ -20,7 +21,6 @@ import {
   userExpr,
 } from "./rollups.js";
 
-const { sql, raw, join, empty } = Prisma;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
