@@ -168,3 +168,19 @@ export function httpGet(url: string, headers: Record<string, string> = {}): Prom
     req.end();
   });
 }
+
+/**
+ * The `extensions` every GraphQL answer carries (src/graphql/budget.ts): Shopify's cost block, in
+ * points, with the budget of the account charged (`limit` a minute; what is left differs per
+ * request). `limit` null: the request touched no account, so no budget was charged.
+ */
+export function costExtensions(points = 1, limit: number | null = 600) {
+  return {
+    cost: {
+      requestedQueryCost: points,
+      actualQueryCost: points,
+      throttleStatus:
+        limit === null ? null : { maximumAvailable: limit, currentlyAvailable: expect.any(Number), restoreRate: Math.round((limit / 60) * 1000) / 1000 },
+    },
+  };
+}
