@@ -1,4 +1,5 @@
-// Per-account rate limits (issue 4): REST and GraphQL draw on one budget per account; 429 with
+// Per-account rate limits (issue 4): REST and GraphQL draw on one budget per account (points since
+// issue 33; every request here is a cheap read or write of 1 point, test/cost-budget.test.ts prices the rest); 429 with
 // Retry-After and RateLimit-* headers; per-account limits; one account exhausting its budget leaves
 // the others alone; and two instances sharing the local Redis share one budget. Segment-format
 // ingestion (write keys, which are public) has a budget of its own (issue 31, item 3).
@@ -171,7 +172,7 @@ describe("one instance (in memory), RATE_LIMIT_PER_MINUTE=5", () => {
 });
 
 describe("the default limit", () => {
-  it("is 600 requests a minute when RATE_LIMIT_PER_MINUTE is not set", async () => {
+  it("is 600 points a minute when RATE_LIMIT_PER_MINUTE is not set", async () => {
     const saved = process.env.RATE_LIMIT_PER_MINUTE;
     delete process.env.RATE_LIMIT_PER_MINUTE;
     let server: Server;

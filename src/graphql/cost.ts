@@ -43,14 +43,15 @@ export const DEFAULT_LIST_SIZE = 10;
 const SIZE_ARGS = ["first", "last", "limit"];
 
 /**
- * Cost units per budget point: GitHub's scale (a call's nodes ÷ 100, at least 1). Measured here, a
- * cheap REST read spends about as much CPU on its fixed part (HTTP, auth, GraphQL) as on 100 rows, so
- * a read of up to 100 objects costs 1 point (RATE_LIMIT_PER_MINUTE keeps its meaning for it) and
+ * Cost units per budget point: GitHub's scale (a call's nodes ÷ 100, rounded to the nearest whole
+ * number, at least 1). Measured here, a cheap REST read spends about as much CPU on its fixed part
+ * (HTTP, auth, GraphQL) as on 100 to 150 rows, so a read of up to 149 objects costs 1 point (a default
+ * page of 10 contents with their tags is 113: RATE_LIMIT_PER_MINUTE keeps its meaning for it) and
  * every further 100 objects one more.
  */
 export const UNITS_PER_POINT = 100;
 
-/** The points a cost in units is charged: at least 1 (every request touching an account costs something). */
+/** The points a cost in units is charged: rounded, at least 1 (every request touching an account costs something). */
 export const pointsOf = (units: number): number => Math.max(1, Math.round(units / UNITS_PER_POINT));
 
 /** A field's own cost in units (replacing the 1 of an object), from its arguments: declared in the field's `extensions.cost`. */
