@@ -5,31 +5,13 @@
 // GraphQL answers carry Shopify's `extensions.cost`; REST answers the RateLimit-* headers in points.
 // Explore questions cost what they scan. Two instances sharing Redis share the points.
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
-import { call, prisma, type Reply, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, prisma, type Reply, redisAnswers, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
-const redisUp = await (async () => {
-  const client = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-})();
+const redisUp = await redisAnswers(REDIS_URL);
 
 /** A tenant whose account id is unique across runs (Redis budgets outlive a run by a minute). */
 const fresh = (label: string) => tenant(`cb${label}${randomBytes(3).toString("hex")}`);

@@ -5,33 +5,13 @@
 // ingestion (write keys, which are public) has a budget of its own (issue 31, item 3).
 import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, setAccount } from "../src/admin.js";
-import { call, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, prisma, type Reply, redisAnswers, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 
-/** Whether the local Redis answers a PING within a second. */
-async function redisAnswers(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-const redisUp = await redisAnswers();
+const redisUp = await redisAnswers(REDIS_URL);
 if (!redisUp) console.warn(`ratelimit.test.ts: Redis does not answer at ${REDIS_URL}; skipping the two-instance (shared budget) tests.`);
 
 // ---- helpers ---------------------------------------------------------------------------------------
