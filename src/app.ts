@@ -13,10 +13,12 @@ import { configureBlobStore } from "./blob/index.js";
 import { type Config, sessionDatabaseUrl } from "./config.js";
 import { createContext } from "./context.js";
 import { configureDatabase, prisma } from "./db/index.js";
+import { chargeRequest, costExtension } from "./domains/accounts/schema.js";
 import { openApiTags, writePolicy } from "./domains/index.js";
 import { configureWebhooks } from "./domains/webhooks/settings.js";
 import { knownError } from "./errors.js";
 import { armorPlugins } from "./graphql/armor.js";
+import { operationBudget, useCostBudget } from "./graphql/budget.js";
 import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
 import { AcceptedQueries, answerHandedOverResults, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
@@ -71,7 +73,11 @@ export function createApp(config: Config) {
   configureMail(config);
   configurePublicUrl(config.PUBLIC_URL);
   configureWebhooks(config);
-  const rateLimiter = createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL });
+  const rateLimiter = createRateLimiter({
+    perMinute: config.RATE_LIMIT_PER_MINUTE,
+    redisUrl: config.REDIS_URL,
+    maxRequestPoints: config.RATE_LIMIT_MAX_REQUEST_POINTS,
+  });
   // Write keys are public, so ingestion draws on a budget of its own (other Redis keys), never on the API's.
   const ingestRateLimiter = createRateLimiter({
     perMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
@@ -90,6 +96,8 @@ export function createApp(config: Config) {
   const parsed = { documentCache: textCache<DocumentNode>(textLimits), errorCache: textCache<object>(textLimits) };
   const accepted = new AcceptedQueries(textLimits);
   const persisted = new PersistedDocuments();
+  // Every GraphQL operation is priced and charged before it runs (REST routes: src/rest/router.ts).
+  const budget = operationBudget(schema, chargeRequest, costExtension);
   const yoga = createYoga<ServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -113,6 +121,7 @@ export function createApp(config: Config) {
         blockFieldSuggestions: !config.INTROSPECTION,
       }),
       graphqlMetricsPlugin(),
+      useCostBudget(budget),
       useCompiledExecution(compiled),
       answerHandedOverResults(),
       recordAcceptedQueries(accepted),
@@ -204,7 +213,7 @@ export function createApp(config: Config) {
   });
   app.use(
     yoga.graphqlEndpoint,
-    graphqlFastPath({ accepted, compiled, context: (req, res) => createContext(req, req, res, rateLimiter, identityBeforeBody(req)) }),
+    graphqlFastPath({ accepted, compiled, budget, context: (req, res) => createContext(req, req, res, rateLimiter, identityBeforeBody(req)) }),
   );
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
   // Segment-format sources (write keys, Segment's answers): src/ingest/.
@@ -212,6 +221,8 @@ export function createApp(config: Config) {
   app.use(
     restRouter(routes, {
       operations: trusted.operations,
+      costs: trusted.costs,
+      charge: chargeRequest,
       // The Express request is the header source: no copy of its headers per request.
       context: (req, res) => createContext(req, req, res, rateLimiter),
     }),

@@ -34,7 +34,11 @@ const Env = z.object({
     .string()
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
     .optional(),
+  // Budget points a minute per account, REST and GraphQL together: a request costs what its operation
+  // may read (src/graphql/cost.ts; a cheap read 1 point, one more per 100 objects).
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  // The most one request may cost, in points: past it a 400 naming its cost, before anything runs.
+  RATE_LIMIT_MAX_REQUEST_POINTS: z.coerce.number().int().min(1).default(10_000),
   // Segment-format ingestion's own budget per account (write keys are public: browsers embed them,
   // so they must not be able to spend the API budget). Browser libraries send a request per call.
   INGEST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6_000),

@@ -4,7 +4,19 @@ import { randomUUID } from "node:crypto";
 import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
 import { currentScope } from "./audit/requestScope.js";
 import { authenticate, type Credentials, type Identity, KEY_HEADER, USER_HEADER } from "./auth/identity.js";
-import type { RateLimiter } from "./ratelimit.js";
+import type { RateDecision, RateLimiter } from "./ratelimit.js";
+
+/** What a request costs (src/graphql/cost.ts), priced before it runs. */
+export interface RequestCost {
+  /** Cost units: objects and rows the operation may read. */
+  units: number;
+  /** Budget points charged for it: pointsOf(units). */
+  points: number;
+  /** The budget of the account charged first, after the charge; null while no account was charged. */
+  throttle: RateDecision | null;
+  /** The refusal (429 over the budget, 400 over the hard maximum) when it was refused. */
+  refused?: Error;
+}
 
 export interface Context {
   requestId: string;
@@ -14,8 +26,10 @@ export interface Context {
   /** The HTTP response being built (absent in-process): rate-limit headers go on it. */
   res: ExpressResponse | undefined;
   rateLimiter: RateLimiter | undefined;
-  /** Accounts whose budget this request has already consumed (one point per request and account). */
+  /** Accounts whose budget this request has already been charged (once per request and account). */
   charged: Map<string, Promise<void>>;
+  /** The request's price, set before its operation runs; unset: 1 point. */
+  cost?: RequestCost;
   /** A REST route's raw body, already stored by the route (src/rest/contract.ts RawBody). */
   rawBody?: unknown;
 }

@@ -33,10 +33,12 @@ export class AppError extends GraphQLError {
   readonly status: number;
   readonly fieldErrors: FieldError[] | undefined;
   readonly headers: Record<string, string> | undefined;
-  constructor(status: number, message: string, fieldErrors?: FieldError[], headers?: Record<string, string>) {
+  /** `extensions`: more for GraphQL callers (a code of its own, the cost of a refused request). */
+  constructor(status: number, message: string, fieldErrors?: FieldError[], headers?: Record<string, string>, extensions?: Record<string, unknown>) {
     super(message, {
       extensions: {
         code: CODES[status] ?? "ERROR",
+        ...extensions,
         http: { status, ...(headers ? { headers } : {}) },
         ...(fieldErrors?.length ? { errors: fieldErrors } : {}),
       },

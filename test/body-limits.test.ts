@@ -9,7 +9,7 @@ import { createKey } from "../src/admin.js";
 import { CALL_LIMIT_BYTES, REQUEST_LIMIT_BYTES } from "../src/ingest/segment.js";
 import { JSON_BODY_LIMIT_BYTES } from "../src/rest/router.js";
 import { routes } from "../src/rest/routes.js";
-import { expectProblem, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { costExtensions, expectProblem, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const MiB = 1024 * 1024;
 let server: Server;
@@ -138,7 +138,7 @@ describe("POST /graphql", () => {
     const b = await tenant("limits-ok");
     const body = JSON.stringify({ query: mutation(b) });
     const r = await sendChunked("/graphql", { headers: { ...json, accept: "application/json", ...b.headers }, head: body, upTo: 0, end: true });
-    expect([r.status, r.body]).toEqual([200, { data: { upsertTags: { __typename: "TagsPayload" } } }]);
+    expect([r.status, r.body]).toEqual([200, { data: { upsertTags: { __typename: "TagsPayload" } }, extensions: costExtensions() }]);
     expect(await prisma.tag.count({ where: { accountId: b.accountId, name: "big" } })).toBe(1);
   });
 });

@@ -59,7 +59,13 @@ describe.skipIf(!available)("in headless Chromium", () => {
     await page.screenshot({ path: `${SHOTS}/graphiql.png` });
     // The result pane is an editor: its text is the JSON, wrapped over lines.
     const shown = (await result.innerText()).replace(/\s+/g, "");
-    expect(shown).toBe(JSON.stringify({ data: { viewer: { email: t.email, accountIds: [t.accountId] } } }));
+    // With the cost block every answer carries (the viewer touches no account: nothing charged).
+    expect(shown).toBe(
+      JSON.stringify({
+        data: { viewer: { email: t.email, accountIds: [t.accountId] } },
+        extensions: { cost: { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: null } },
+      }),
+    );
     expect(pageErrors).toEqual([]);
     expect(offsite).toEqual([]);
   }, 60_000);

@@ -93,6 +93,14 @@ describe("loadConfig", () => {
     expect(message).toMatch(/GRAPHQL_MAX_ALIASES: /);
   });
 
+  it("RATE_LIMIT_MAX_REQUEST_POINTS: 10000 by default, a whole number of at least 1", () => {
+    expect(loadConfig({}).RATE_LIMIT_MAX_REQUEST_POINTS).toBe(10_000);
+    expect(loadConfig({ RATE_LIMIT_MAX_REQUEST_POINTS: "80" }).RATE_LIMIT_MAX_REQUEST_POINTS).toBe(80);
+    for (const bad of ["0", "-5", "1.5", "lots"]) {
+      expect(() => loadConfig({ RATE_LIMIT_MAX_REQUEST_POINTS: bad })).toThrow(/Invalid configuration:\n\s+RATE_LIMIT_MAX_REQUEST_POINTS: /);
+    }
+  });
+
   it("INGEST_RATE_LIMIT_PER_MINUTE: 6000 by default, a whole number of at least 1", () => {
     expect(loadConfig({}).INGEST_RATE_LIMIT_PER_MINUTE).toBe(6_000);
     expect(loadConfig({ INGEST_RATE_LIMIT_PER_MINUTE: "120" }).INGEST_RATE_LIMIT_PER_MINUTE).toBe(120);

@@ -4,7 +4,7 @@
 // accounts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
-import { call, expectProblem, pathB, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, costExtensions, expectProblem, pathB, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -93,7 +93,11 @@ describe("GET /metrics with METRICS_TOKEN", () => {
 describe("GraphQL viewer", () => {
   it("answers an integration key", async () => {
     const r = await graphql("{ viewer { email scope accountIds } }", t.headers);
-    expect([r.status, r.body]).toEqual([200, { data: { viewer: { email: t.email, scope: "integration", accountIds: [t.accountId] } } }]);
+    // No account touched: nothing charged (throttleStatus null).
+    expect([r.status, r.body]).toEqual([
+      200,
+      { data: { viewer: { email: t.email, scope: "integration", accountIds: [t.accountId] } }, extensions: costExtensions(1, null) },
+    ]);
   });
 
   it.each(["ingest", "auditlogs"])("a key of scope %s with its user's e-mail learns nothing: 403 FORBIDDEN, as on account(id)", async (scope) => {

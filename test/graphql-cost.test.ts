@@ -1,10 +1,12 @@
-// The static cost of GraphQL operations (issue 33 item 1, first step): objects 1, scalars 0, lists
-// their size (`first`/`limit`, from literals, variables or the argument's default; a connection's
-// `nodes` take the connection's size; other lists DEFAULT_LIST_SIZE) times an item's cost. Computed
-// from the document and variables against the real schema, before anything runs. Not yet charged.
+// The static cost of GraphQL operations (issue 33 item 1): objects 1, scalars 0, lists their size
+// (`first`/`limit`, from literals, variables, the operation's defaults or the argument's default; a
+// connection's `nodes` take the connection's size; other lists DEFAULT_LIST_SIZE) times an item's
+// cost; fields that declare a cost (reports, Explore) weigh what they scan. Computed from the
+// document and variables against the real schema, before anything runs, once per operation node
+// into a plan (a constant when no variable can change it). What it is charged: test/cost-budget.test.ts.
 import { parse } from "graphql";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIST_SIZE, operationCost } from "../src/graphql/cost.js";
+import { costPlan, DEFAULT_LIST_SIZE, operationCost, pointsOf } from "../src/graphql/cost.js";
 import { routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
 
@@ -43,5 +45,55 @@ describe("operationCost", () => {
     const thousand = cost(list.document, { accountId: "a", first: 1000 });
     // Each content: 1, and its tags (a list nothing bounds).
     expect(thousand - ten).toBe((1000 - 10) * (1 + DEFAULT_LIST_SIZE));
+  });
+});
+
+describe("cost plans", () => {
+  it("are made once per operation node: a constant unless a variable sizes a list", () => {
+    const doc = parse("query($a: String!, $n: Int = 50) { account(id: $a) { tags(first: $n) { nodes { name } } } }");
+    const plan = costPlan(schema, doc);
+    expect(costPlan(schema, doc)).toBe(plan);
+    expect(plan.dynamic).toBe(true);
+    // The operation's default stands for a variable left out; a value that is no size falls back to the list default.
+    expect([plan({}), plan({ n: 5 }), plan({ n: "x" })]).toEqual([1 + 1 + 50, 1 + 1 + 5, 1 + 1 + DEFAULT_LIST_SIZE]);
+    const fixed = costPlan(schema, parse("query($a: String!) { account(id: $a) { tags(first: 3) { nodes { name } } } }"));
+    expect([fixed.dynamic, fixed({ a: "x" })]).toEqual([false, 5]);
+  });
+
+  it("points: units ÷ 100, rounded (GitHub's scale), at least 1", () => {
+    expect([0, 1, 149, 150, 5_502, 110_003].map(pointsOf)).toEqual([1, 1, 1, 2, 55, 1100]);
+  });
+
+  it("REST routes: a cheap read costs 1 point at its default page; only list sizes and scans make a plan depend on the request", () => {
+    let constant = 0;
+    for (const r of routes) {
+      const plan = costPlan(schema, parse(r.document));
+      // A route with no list sized by a variable and no scan: one number for every request.
+      if (!/\$(first|limit)\b|analytics \{|report\(/.test(r.document)) expect(plan.dynamic, r.name).toBe(false);
+      if (!plan.dynamic) constant++;
+      expect(pointsOf(plan({ accountId: "a", first: 10 })), r.name).toBe(1);
+    }
+    expect(constant).toBeGreaterThan(routes.length / 2);
+  });
+
+  it("Explore questions weigh their window's days, their dimensions and user values; an input that does not parse costs 1", () => {
+    const q = (input: string) => cost(`query($a: String!) { account(id: $a) { analytics { query(input: ${input}) { totals } } } }`);
+    const month = 'startDate: "2026-01-01", endDate: "2026-01-30"';
+    // 1 (account) + 1 (analytics) + the question's own cost (30 days × 10 units × ...).
+    expect(q(`{ metrics: ["events"], ${month} }`)).toBe(2 + 300);
+    expect(q(`{ metrics: ["events"], dimensions: ["event:type"], ${month} }`)).toBe(2 + 600);
+    expect(q(`{ metrics: ["events"], dimensions: ["event:type", "user:plan"], ${month} }`)).toBe(2 + 1800);
+    expect(q(`{ metrics: ["nope"], ${month} }`)).toBe(2 + 1);
+    const funnel = cost(
+      `query($a: String!) { account(id: $a) { analytics { funnel(input: { steps: [{}, {}], breakdown: "event:domain", ${month} }) { breakdown } } } }`,
+    );
+    expect(funnel).toBe(2 + 600);
+  });
+
+  it("reports weigh their window's days of rollups", () => {
+    const r = (window: string) => cost(`query($a: String!) { report(accountId: $a, name: "flowStats", ${window}) { rows } }`, { a: "acme" });
+    expect(r('startDate: "2026-01-01", endDate: "2026-01-30"')).toBe(60);
+    expect(r('startDate: "2025-01-01", endDate: "2025-12-31"')).toBe(730);
+    expect(r('startDate: "2026-01-30", endDate: "2026-01-01"')).toBe(1);
   });
 });

@@ -44,10 +44,13 @@ function post(body: unknown, headers: Record<string, string> = {}): Promise<Repl
 }
 const postJson = (body: unknown, headers: Record<string, string> = {}) => post(body, { "content-type": "application/json", ...headers });
 
-/** What a client can compare: status, headers but the per-request ones, and the body text. */
+/**
+ * What a client can compare: status, headers but the per-request ones, and the body text but the
+ * budget left after it (`extensions.cost.throttleStatus.currentlyAvailable`, the body's RateLimit-Remaining).
+ */
 function answer(r: Reply) {
   const headers = Object.fromEntries([...r.headers].filter(([k]) => !["date", "x-request-id", "ratelimit-remaining", "ratelimit-reset"].includes(k)));
-  return { status: r.status, headers, text: r.text };
+  return { status: r.status, headers, text: r.text.replace(/"currentlyAvailable":\d+/, '"currentlyAvailable":"(per request)"') };
 }
 
 /** Sends the same request twice: the first is Yoga's (the text is new), the second the fast path's when it may. */
@@ -73,6 +76,17 @@ describe("POST /graphql fast path", () => {
     expect(r.first.status).toBe(200);
     expect(r.first.body.data.account.contents.nodes).toHaveLength(5);
     expect(answer(r.second)).toEqual(answer(r.first));
+    // Both carry the cost block, after the data: 1 point, the budget left after each request.
+    const left = Number(r.first.headers.get("ratelimit-remaining"));
+    expect(r.first.body.extensions).toEqual({
+      cost: { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: { maximumAvailable: 1000, currentlyAvailable: left, restoreRate: 16.667 } },
+    });
+    expect(r.second.body.extensions.cost.throttleStatus.currentlyAvailable).toBe(left - 1);
+    expect(
+      r.second.text.endsWith(
+        `"extensions":{"cost":{"requestedQueryCost":1,"actualQueryCost":1,"throttleStatus":{"maximumAvailable":1000,"currentlyAvailable":${left - 1},"restoreRate":16.667}}}}`,
+      ),
+    ).toBe(true);
   });
 
   it("answers with the same SQL as Yoga's execution", async () => {
@@ -87,7 +101,8 @@ describe("POST /graphql fast path", () => {
   it.each([
     ["Accept: text/html (Yoga's 406)", { query: "PAGE", variables: { first: 1 } }, { accept: "text/html" }],
     ["a variable that does not coerce", { query: "PAGE", variables: { first: "ten" } }, {}],
-    ["a page size past the maximum (an error in execution)", { query: "PAGE", variables: { first: 10_001 } }, {}],
+    // (0, not 10,001: a page of 10,001 is priced over this budget before it runs, see test/graphql-cost.test.ts)
+    ["a page size out of range (an error in execution)", { query: "PAGE", variables: { first: 0 } }, {}],
     ["an account the caller has no access to", { query: "PAGE", variables: { a: "someone-else", first: 1 } }, {}],
     ["an unknown operation name", { query: "PAGE", operationName: "Nope", variables: { first: 1 } }, {}],
     ["unstorable text in variables", { query: "PAGE", variables: { first: 1, x: "a\u0000b" } }, {}],
@@ -128,8 +143,9 @@ describe("POST /graphql fast path", () => {
     const ok = await postJson({ query, variables: { a: t.accountId, first: 1 } });
     const remaining = () => Number(ok.headers.get("ratelimit-remaining"));
     expect(remaining()).toBeGreaterThan(10);
-    const failed = await postJson({ query, variables: { a: t.accountId, first: 10_001 } });
+    const failed = await postJson({ query, variables: { a: t.accountId, first: 0 } });
     expect(failed.body.errors?.[0]?.message).toMatch(/10000|10,000/);
+    expect(failed.body.extensions.cost).toMatchObject({ requestedQueryCost: 1, actualQueryCost: 1 });
     const next = await postJson({ query, variables: { a: t.accountId, first: 1 } });
     expect(Number(failed.headers.get("ratelimit-remaining"))).toBe(remaining() - 1);
     expect(Number(next.headers.get("ratelimit-remaining"))).toBe(remaining() - 2);
@@ -150,7 +166,7 @@ describe("POST /graphql fast path", () => {
   });
 
   it.each([
-    ["a page size past the maximum", { first: 10_001 }, {}],
+    ["a page size out of range", { first: 0 }, {}],
     ["an account the caller has no access to", { b: "someone-else" }, {}],
     ["a variable that does not coerce (a 400)", { first: "ten" }, {}],
     ["a variable that does not coerce, application/graphql-response+json", { first: "ten" }, { accept: "application/graphql-response+json" }],

@@ -11,7 +11,7 @@ import { LIMIT_CODE } from "../src/graphql/armor.js";
 import { trustDocuments } from "../src/graphql/trustedDocuments.js";
 import { routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
-import { call, type Tenant, tenant } from "./helpers.js";
+import { call, costExtensions, type Tenant, tenant } from "./helpers.js";
 
 interface Running {
   url: string;
@@ -139,7 +139,7 @@ describe("credentials before anything else", () => {
     const anon = await call(`${s.url}/graphql?query=${encodeURIComponent("{ __typename }")}`, { headers: { accept: "application/json" } });
     expect(anon.status).toBe(401);
     const known = await call(`${s.url}/graphql?query=${encodeURIComponent("{ __typename }")}`, { headers: { accept: "application/json", ...t.headers } });
-    expect([known.status, known.body]).toEqual([200, { data: { __typename: "Query" } }]);
+    expect([known.status, known.body]).toEqual([200, { data: { __typename: "Query" }, extensions: costExtensions(1, null) }]);
     const page = await fetch(`${s.url}/graphql`, { headers: { accept: "text/html" } });
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/text\/html/);

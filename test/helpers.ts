@@ -1,6 +1,7 @@
 // Test fixtures: a real server on an ephemeral port, tenants with keys, and SQL capture.
 import { request as httpRequest, STATUS_CODES } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Redis } from "ioredis";
 import { expect } from "vitest";
 import { createAccount, createKey, createUser } from "../src/admin.js";
 import { createApp } from "../src/app.js";
@@ -167,4 +168,34 @@ export function httpGet(url: string, headers: Record<string, string> = {}): Prom
     req.on("error", reject);
     req.end();
   });
+}
+
+/**
+ * The `extensions` every GraphQL answer carries (src/graphql/budget.ts): Shopify's cost block, in
+ * points, with the budget of the account charged (`limit` a minute; what is left differs per
+ * request). `limit` null: the request touched no account, so no budget was charged.
+ */
+export function costExtensions(points = 1, limit: number | null = 600) {
+  return {
+    cost: {
+      requestedQueryCost: points,
+      actualQueryCost: points,
+      throttleStatus:
+        limit === null ? null : { maximumAvailable: limit, currentlyAvailable: expect.any(Number), restoreRate: Math.round((limit / 60) * 1000) / 1000 },
+    },
+  };
+}
+
+/** Whether the Redis at `url` answers a PING within a second (tests of budgets shared by instances skip without one). */
+export async function redisAnswers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
 }

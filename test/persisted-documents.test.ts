@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
-import { call, expectProblem, httpGet, pathB, prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, costExtensions, expectProblem, httpGet, pathB, prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let a: Tenant;
@@ -93,7 +93,7 @@ describe("POST and GET /graphql with documentId", () => {
   });
 
   it("runs the stored document with the variables, by POST (operationName too) and GET, the same as its text", async () => {
-    const expected = { data: { account: { tags: { nodes: [{ name: "alpha" }] } } } };
+    const expected = { data: { account: { tags: { nodes: [{ name: "alpha" }] } } }, extensions: costExtensions() };
     for (let i = 0; i < 3; i++) {
       const r = await post(a.headers, { documentId: `sha256:${sha(TAGS)}`, variables: { accountId: a.accountId } });
       expect([r.status, r.body]).toEqual([200, expected]);
@@ -128,7 +128,7 @@ describe("POST and GET /graphql with documentId", () => {
     expect(viaGet.status).toBe(405);
     expect(await prisma.tag.count({ where: { accountId: a.accountId, name: "via-document" } })).toBe(0);
     const viaPost = await post(a.headers, { documentId: `sha256:${sha(mutation)}`, variables: { a: a.accountId } });
-    expect([viaPost.status, viaPost.body]).toEqual([200, { data: { upsertTags: { results: [{ statusCode: 201 }] } } }]);
+    expect([viaPost.status, viaPost.body]).toEqual([200, { data: { upsertTags: { results: [{ statusCode: 201 }] } }, extensions: costExtensions() }]);
     await call(`${server.url}${pathB(a)}/tags/via-document`, { method: "DELETE", headers: a.headers });
   });
 
@@ -141,7 +141,7 @@ describe("POST and GET /graphql with documentId", () => {
   it("a persisted-only key runs documents but is refused any text (POST and GET, before and after the text was seen), 403", async () => {
     const only = await persistedOnlyKey(a);
     const ok = await post(only, { documentId: `sha256:${sha(ACCOUNT)}`, variables: { accountId: a.accountId } });
-    expect([ok.status, ok.body]).toEqual([200, { data: { account: { id: a.accountId } } }]);
+    expect([ok.status, ok.body]).toEqual([200, { data: { account: { id: a.accountId } }, extensions: costExtensions() }]);
     // The same text sent by an ordinary key first: the fast path knows it, and still refuses it to this key.
     for (let i = 0; i < 2; i++) expect((await post(a.headers, { query: ACCOUNT, variables: { accountId: a.accountId } })).status).toBe(200);
     for (const body of [{ query: ACCOUNT, variables: { accountId: a.accountId } }, { query: "{ __typename }" }]) {

@@ -1,36 +1,17 @@
-// Per-account rate limits (issue 4): REST and GraphQL draw on one budget per account; 429 with
+// Per-account rate limits (issue 4): REST and GraphQL draw on one budget per account (points since
+// issue 33; every request here is a cheap read or write of 1 point, test/cost-budget.test.ts prices the rest); 429 with
 // Retry-After and RateLimit-* headers; per-account limits; one account exhausting its budget leaves
 // the others alone; and two instances sharing the local Redis share one budget. Segment-format
 // ingestion (write keys, which are public) has a budget of its own (issue 31, item 3).
 import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, setAccount } from "../src/admin.js";
-import { call, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, prisma, type Reply, redisAnswers, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 
-/** Whether the local Redis answers a PING within a second. */
-async function redisAnswers(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-const redisUp = await redisAnswers();
+const redisUp = await redisAnswers(REDIS_URL);
 if (!redisUp) console.warn(`ratelimit.test.ts: Redis does not answer at ${REDIS_URL}; skipping the two-instance (shared budget) tests.`);
 
 // ---- helpers ---------------------------------------------------------------------------------------
@@ -171,7 +152,7 @@ describe("one instance (in memory), RATE_LIMIT_PER_MINUTE=5", () => {
 });
 
 describe("the default limit", () => {
-  it("is 600 requests a minute when RATE_LIMIT_PER_MINUTE is not set", async () => {
+  it("is 600 points a minute when RATE_LIMIT_PER_MINUTE is not set", async () => {
     const saved = process.env.RATE_LIMIT_PER_MINUTE;
     delete process.env.RATE_LIMIT_PER_MINUTE;
     let server: Server;

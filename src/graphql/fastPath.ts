@@ -3,8 +3,9 @@
 // per-request envelope (a fetch Request and Response made from Node's, the plugin chain, the result
 // processors) cost as much as the query itself. A query whose exact text Yoga has parsed, validated
 // (armor limits, introspection rule and all) and executed before is run here, compiled, with the
-// same context factory, and answered as Yoga answers a successful result: 200, the media type
-// Yoga's Accept negotiation picks, `{"data":…}`.
+// same context factory, priced and charged the same way (src/graphql/budget.ts), and answered as
+// Yoga answers a successful result: 200, the media type Yoga's Accept negotiation picks,
+// `{"data":…,"extensions":{"cost":…}}`.
 //
 // Anything else goes to Yoga untouched, the body already read handed over as `req.body`: a document
 // not yet seen, a mutation or subscription, credentials that do not authenticate, variables that
@@ -22,6 +23,7 @@ import type { Context } from "../context.js";
 import { countOperation } from "../observability/metrics.js";
 import { findUnstorableText } from "../text.js";
 import { type TextCacheLimits, textCache } from "../textCache.js";
+import type { OperationBudget } from "./budget.js";
 import type { CompiledDocuments } from "./compiled.js";
 
 /** Query texts Yoga has accepted and executed, with their documents: a bounded LRU (src/textCache.ts). */
@@ -127,9 +129,10 @@ export function answerHandedOverResults(): Plugin {
 export function graphqlFastPath(options: {
   accepted: AcceptedQueries;
   compiled: CompiledDocuments;
+  budget: OperationBudget;
   context: (req: Request, res: Response) => Context;
 }): RequestHandler {
-  const { accepted, compiled, context } = options;
+  const { accepted, compiled, budget, context } = options;
   return async (req: Request, res: Response, next: NextFunction) => {
     // The body was read before (src/app.ts: within the size limit, after the credentials); without
     // one (credentials that do not authenticate) the request is Yoga's.
@@ -167,6 +170,14 @@ export function graphqlFastPath(options: {
     } catch {
       return toYoga(ctx);
     }
+    try {
+      // Priced and charged before it runs, as Yoga's requests are (a refusal is Yoga's to answer: it keeps ctx.cost).
+      await budget.charge(ctx, document, params.operationName, params.variables);
+    } catch {
+      // Not a refusal (a store failure): Yoga prices it again and answers what happens then.
+      if (!ctx.cost?.refused) ctx.cost = undefined;
+      return toYoga(ctx);
+    }
     let result: ExecutionResult;
     try {
       result = await op.execute(ctx, params.variables ?? {});
@@ -176,6 +187,9 @@ export function graphqlFastPath(options: {
     if (result.errors?.length) return toYoga(ctx, result);
     countOperation(op.name, op.type, false);
     accepted.served++;
-    res.status(200).set("Content-Type", `${mediaType}; charset=utf-8`).end(JSON.stringify(result));
+    res
+      .status(200)
+      .set("Content-Type", `${mediaType}; charset=utf-8`)
+      .end(JSON.stringify(budget.withCost(ctx, result)));
   };
 }

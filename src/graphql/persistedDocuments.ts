@@ -123,14 +123,16 @@ export function persistedOnlyError(): AppError {
 /**
  * GET /graphql answers carry a weak ETag over their body and honour If-None-Match with a 304 and
  * no body: a dashboard polling `GET /graphql?documentId=…&variables=…` is told "unchanged" without
- * the JSON. (The operation still runs: the tag is of what it answers.)
+ * the JSON. (The operation still runs: the tag is of what it answers.) The budget left after the
+ * request (`extensions.cost.throttleStatus.currentlyAvailable`) changes on every call and says
+ * nothing of the data: the tag leaves it out, and the RateLimit-Remaining header of a 304 has it.
  */
 export function conditionalGets(): Plugin {
   return {
     async onResponse({ request, response, setResponse, fetchAPI }) {
       if (request.method !== "GET" || response.status !== 200 || !response.body) return;
       const body = Buffer.from(await response.arrayBuffer());
-      const etag = weakETag(body);
+      const etag = weakETag(Buffer.from(body.toString("utf8").replace(/"currentlyAvailable":\d+/, '"currentlyAvailable":0'), "utf8"));
       const headers = new fetchAPI.Headers(response.headers);
       headers.set("ETag", etag);
       // As Express decides for REST reads (req.fresh): `Cache-Control: no-cache` asks for the answer itself.

@@ -6,12 +6,15 @@
 import { type DocumentNode, type GraphQLSchema, parse, validate } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { type CompiledOperation, compileOperation } from "./compiled.js";
+import { type CostPlan, costPlan } from "./cost.js";
 
 export interface TrustedDocuments {
   /** Source text → the document parsed at start-up. */
   readonly documents: ReadonlyMap<string, DocumentNode>;
   /** Source text → the document compiled at start-up (what REST routes execute). */
   readonly operations: ReadonlyMap<string, CompiledOperation>;
+  /** Source text → its cost plan, made at start-up (a constant unless a variable sizes a list). */
+  readonly costs: ReadonlyMap<string, CostPlan>;
   /** Parses done at start-up (one per distinct document). */
   readonly parsedAtStartup: number;
   /** Requests served the pre-parsed document instead of a parse. */
@@ -39,7 +42,9 @@ export function trustDocuments(sources: Iterable<{ name: string; document: strin
   }
 
   const operations = new Map<string, CompiledOperation>();
+  const costs = new Map<string, CostPlan>();
   for (const [source, doc] of documents) {
+    costs.set(source, costPlan(schema, doc));
     const op = compileOperation(schema, doc);
     operations.set(source, {
       name: op.name,
@@ -54,6 +59,7 @@ export function trustDocuments(sources: Iterable<{ name: string; document: strin
   const trusted: TrustedDocuments = {
     documents,
     operations,
+    costs,
     parsedAtStartup: documents.size,
     hits: 0,
     trustedExecutions: 0,

@@ -40,7 +40,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: "Conflict with a concurrent change",
   413: `Body larger than ${JSON_BODY_LIMIT_BYTES / 1024 / 1024} MiB`,
   415: "Body is not JSON",
-  429: "Rate limit of the account exceeded; retry after Retry-After seconds",
+  429: "The request costs more points than the account has left this minute (nothing ran); retry after Retry-After seconds",
   500: "Unexpected error; the request may succeed on retry",
   503: "The change kept conflicting with concurrent changes, or the database was busy; nothing was written; retry after Retry-After seconds",
 };
@@ -173,9 +173,12 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
         "The REST compatibility layer of guidegate. Every operation runs one GraphQL operation (shown in its description) " +
         "through the same resolvers as `POST /graphql`.\n\n" +
         `Authenticate every call with both headers \`${KEY_HEADER}\` (the API key) and \`${USER_HEADER}\` (the e-mail of its owner). ` +
-        `Errors are RFC 9457 \`application/problem+json\`. Requests are rate limited per account` +
-        (opts.rateLimitPerMinute ? ` (${opts.rateLimitPerMinute} a minute)` : "") +
-        "; see the `RateLimit-*` headers.\n\n" +
+        "Errors are RFC 9457 `application/problem+json`. Each account has a budget of points a minute" +
+        (opts.rateLimitPerMinute ? ` (${opts.rateLimitPerMinute})` : "") +
+        ", shared with `POST /graphql`: a request costs what its GraphQL operation may read, charged before it runs " +
+        "(1 point per 100 objects it may return, rounded, at least 1: a content counts with up to 10 tags, so a page of 10 contents costs 1 point and one of 1,000 costs 110; " +
+        "Explore questions and reports by the days they scan; docs/production.md). " +
+        "Over what is left: 429 and nothing runs; over the most one request may cost: 400 naming its cost. See the `RateLimit-*` headers.\n\n" +
         "Lists answer `{data, cursor}`; pass `cursor` back unchanged for the next page (`null` on the last one). " +
         "Bulk writes answer 207 with `{success, failure}` when some items fail.",
     },
@@ -212,12 +215,15 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
       headers: {
         "X-Request-Id": { description: "The request's id (the caller's x-request-id, or a new one); also on every log line.", schema: { type: "string" } },
         "Retry-After": {
-          description: "Seconds to wait before retrying: until the rate limit resets (429), or after a conflict with concurrent changes (503).",
+          description: "Seconds to wait before retrying: until the account's budget of points resets (429), or after a conflict with concurrent changes (503).",
           schema: { type: "integer" },
         },
-        "RateLimit-Limit": { description: "Requests allowed per window.", schema: { type: "integer" } },
-        "RateLimit-Remaining": { description: "Requests left in the window.", schema: { type: "integer" } },
-        "RateLimit-Reset": { description: "Seconds until the window resets.", schema: { type: "integer" } },
+        "RateLimit-Limit": { description: "The account's budget: points per one-minute window (REST and GraphQL together).", schema: { type: "integer" } },
+        "RateLimit-Remaining": {
+          description: "Points left in the window after this request (on a 429: what is left for a cheaper one; nothing was charged).",
+          schema: { type: "integer" },
+        },
+        "RateLimit-Reset": { description: "Seconds until the window resets and the budget is whole again.", schema: { type: "integer" } },
       },
     },
   };

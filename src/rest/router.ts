@@ -8,10 +8,12 @@
 import { pipeline } from "node:stream/promises";
 import express, { type Request, type Response, type Router } from "express";
 import type { ExecutionResult } from "graphql";
+import { authorize } from "../auth/identity.js";
 import type { Context } from "../context.js";
-import { requireAccount } from "../domains/accounts/schema.js";
 import { AppError, knownError } from "../errors.js";
+import type { ChargeRequest } from "../graphql/budget.js";
 import type { CompiledOperation } from "../graphql/compiled.js";
+import type { CostPlan } from "../graphql/cost.js";
 import { maskErrors } from "../graphql/masking.js";
 import { logger } from "../logger.js";
 import { countOperation } from "../observability/metrics.js";
@@ -28,6 +30,10 @@ export const JSON_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
 export interface RouteExecution {
   /** The compiled operation of each route document, by its source text. */
   operations: ReadonlyMap<string, CompiledOperation>;
+  /** The cost plan of each route document, by its source text (made once: src/graphql/cost.ts). */
+  costs: ReadonlyMap<string, CostPlan>;
+  /** Charges a priced request to its account before it runs (429, or 400 past the hard maximum). */
+  charge: ChargeRequest;
   /** The request's GraphQL context, from the factory POST /graphql uses. */
   context(req: Request, res: Response): Context;
 }
@@ -68,7 +74,7 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
         header: (name) => req.get(name),
       };
       try {
-        await runRoute(route, execution.operations.get(route.document)!, execution.context(req, res), input, req, res);
+        await runRoute(route, execution, execution.context(req, res), input, req, res);
       } catch (err) {
         // A streamed reply that failed half way: nothing sensible can follow the bytes already sent.
         if (res.headersSent) return void res.destroy();
@@ -140,21 +146,29 @@ function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, hea
   res.status(p.status).json(route.errorBody(p.status, p.status >= 500 ? [p.detail] : messages, input));
 }
 
-async function runRoute(route: RestRoute, operation: CompiledOperation, contextValue: Context, input: RestInput, req: Request, res: Response) {
+async function runRoute(route: RestRoute, execution: RouteExecution, contextValue: Context, input: RestInput, req: Request, res: Response) {
+  const operation = execution.operations.get(route.document)!;
+  const accountId = input.params.accountId!;
   // Who may do this is decided before what was sent is checked: no key and a bad limit is a 401,
   // a foreign account and a bad body a 403. (The resolver's own check reuses this one.)
-  await requireAccount(contextValue, input.params.accountId!, route.scopes);
+  authorize(await contextValue.identity(), accountId, route.scopes);
+  // Then the price, before anything runs: the operation's cost with these variables (a request
+  // refused for what it sent costs the minimum, 1 point: it touched the account), then the charge:
+  // 429 over the account's remaining points (before the 400 of a bad input, as always), 400 over the
+  // hard maximum.
   const { bodyProblem } = res.locals;
-  if (bodyProblem) return fail(route, input, res, bodyProblem);
-  // Path segments and query parameters are text too (`/endUsers/%00`).
-  const badParam = findUnstorableText(input.params, "path") ?? findUnstorableText(input.query, "query");
-  if (badParam) throw unstorableTextError(badParam);
-  // No body at all: no Content-Length (or `Content-Length: 0`, which fetch sends for a bodiless POST) and no chunked body.
-  const noBody = Number(req.get("content-length") ?? 0) === 0 && !req.get("transfer-encoding");
-  if (route.jsonBody && req.body === undefined && !(route.optionalBody && noBody)) {
-    throw new AppError(415, "Send the body as JSON with Content-Type: application/json.");
+  let variables: Record<string, unknown> | undefined;
+  let refused: unknown;
+  if (!bodyProblem) {
+    try {
+      variables = checkedVariables(route, input, req);
+    } catch (err) {
+      refused = err;
+    }
   }
-  const variables = route.variables(input);
+  await execution.charge(contextValue, variables ? execution.costs.get(route.document)!(variables) : 0, [accountId], route.scopes);
+  if (bodyProblem) return fail(route, input, res, bodyProblem);
+  if (!variables) throw refused;
   if (route.reply.kind === "page" && typeof variables.first === "number" && variables.first > PAGE_SLICE) {
     return streamPage(route, operation, contextValue, variables, input, req, res);
   }
@@ -184,6 +198,19 @@ async function runRoute(route: RestRoute, operation: CompiledOperation, contextV
   if (reply.problem) return fail(route, input, res, reply.problem);
   if (reply.body === undefined) return void res.status(reply.status).end();
   res.status(reply.status).json(reply.body);
+}
+
+/** A route's variables from what was sent, with what the operation cannot check itself (400, 415). */
+function checkedVariables(route: RestRoute, input: RestInput, req: Request): Record<string, unknown> {
+  // Path segments and query parameters are text too (`/endUsers/%00`).
+  const badParam = findUnstorableText(input.params, "path") ?? findUnstorableText(input.query, "query");
+  if (badParam) throw unstorableTextError(badParam);
+  // No body at all: no Content-Length (or `Content-Length: 0`, which fetch sends for a bodiless POST) and no chunked body.
+  const noBody = Number(req.get("content-length") ?? 0) === 0 && !req.get("transfer-encoding");
+  if (route.jsonBody && req.body === undefined && !(route.optionalBody && noBody)) {
+    throw new AppError(415, "Send the body as JSON with Content-Type: application/json.");
+  }
+  return route.variables(input);
 }
 
 /**

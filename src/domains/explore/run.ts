@@ -21,13 +21,31 @@ export const dialect = (): Dialect => (isPostgresUrl(loadConfig().DATABASE_URL) 
 
 const timeout = () => loadConfig().EXPLORE_TIMEOUT_MS;
 
-/**
- * What a question may spend. Today: the configured time. This is where the cost budgets of the
- * production-GraphQL work will weigh a question by what it scans (`scan`: the window's length, its
- * dimensions and whether it reads user values) before it runs, and refuse or shorten it.
- */
-export function budgetOf(_scan: { windowMs: number; dimensions: number; userValues: boolean }): { timeoutMs: number } {
+/** What a question scans: its window, its dimensions (each a GROUP BY over the window's events) and whether it joins user values. */
+export interface Scan {
+  windowMs: number;
+  dimensions: number;
+  userValues: boolean;
+}
+
+/** What a question may spend once it runs: the configured time. */
+export function budgetOf(_scan: Scan): { timeoutMs: number } {
   return { timeoutMs: timeout() };
+}
+
+/** Cost units (src/graphql/cost.ts; 100 a budget point) per day of events a question scans. */
+export const EXPLORE_UNITS_PER_DAY = 10;
+const DAY_MS = 86_400_000;
+
+/**
+ * What a question costs before it runs, in the budget's cost units: it reads every event of its
+ * window, so the window's days (10 units, a tenth of a point, each), times one more for each
+ * dimension it groups by, doubled when it joins the end users' values. A 30-day count costs 3 points,
+ * the same by event type and user plan 18; a cheap REST read costs 1 (docs/production.md).
+ */
+export function scanCost(scan: Scan): number {
+  const days = Math.max(1, Math.ceil(scan.windowMs / DAY_MS));
+  return days * EXPLORE_UNITS_PER_DAY * (1 + scan.dimensions) * (scan.userValues ? 2 : 1);
 }
 
 const tooCostly = (ms: number) =>

@@ -30,7 +30,7 @@ import {
 } from "./input.js";
 import { type QueryAnswer, runQuery } from "./query.js";
 import { type RetentionAnswer, runRetention } from "./retention.js";
-import { dialect } from "./run.js";
+import { dialect, type Scan, scanCost } from "./run.js";
 import type { UserContext } from "./sql.js";
 
 // ---- typed inputs and their JSON form --------------------------------------------------------------
@@ -324,6 +324,27 @@ interface Analytics {
   accountId: string;
 }
 
+/** Whether a question reads the end users' values (a user: dimension or condition, a segment). */
+const readsUsers = (dims: readonly Dimension[], filters: readonly Condition[]) =>
+  dims.some((d) => d.kind === "user") || conditionDimensions(filters).some((d) => d.kind === "user") || conditionSegments(filters).length > 0;
+
+/**
+ * A question field's cost before it runs (src/graphql/cost.ts reads `extensions.cost`): what it
+ * scans, from its input parsed by the one parser. An input that does not parse costs 1 unit: it is
+ * refused (400) before any scan.
+ */
+const questionCost =
+  <A>(scan: (args: A) => Scan) =>
+  (args: Record<string, unknown>): number => {
+    try {
+      return scanCost(scan(args as A));
+    } catch {
+      return 1;
+    }
+  };
+type Args<I> = { input: I };
+const checker = () => new Checker("input");
+
 const AnalyticsRef = builder.objectRef<Analytics>("Analytics").implement({
   description: "Ad hoc questions over the account's engagement events (docs/explore.md).",
   fields: (t) => ({
@@ -334,6 +355,12 @@ const AnalyticsRef = builder.objectRef<Analytics>("Analytics").implement({
         input: t.arg({ type: QueryInput, required: true }),
         errorPaths: t.arg({ type: PathStyleEnum, required: false, defaultValue: "input" }),
         allRows: t.arg.boolean({ required: false, description: "Every row in one answer, ignoring limit and cursor (what CSV downloads use)." }),
+      },
+      extensions: {
+        cost: questionCost(({ input }: Args<QueryInputShape>) => {
+          const q = parseQuery(checker(), queryToWire(input));
+          return { windowMs: q.to - q.from, dimensions: q.dimensions.length, userValues: readsUsers(q.dimensions, q.filters) };
+        }),
       },
       resolve: async (a, args) => {
         const c = new Checker((args.errorPaths ?? "input") as PathStyle);
@@ -349,6 +376,13 @@ const AnalyticsRef = builder.objectRef<Analytics>("Analytics").implement({
         input: t.arg({ type: FunnelInput, required: true }),
         errorPaths: t.arg({ type: PathStyleEnum, required: false, defaultValue: "input" }),
       },
+      extensions: {
+        cost: questionCost(({ input }: Args<FunnelInputShape>) => {
+          const q = parseFunnel(checker(), funnelToWire(input));
+          const dims = [...(q.breakdown ? [q.breakdown] : []), ...q.steps.flatMap((s) => conditionDimensions(s))];
+          return { windowMs: q.to - q.from, dimensions: q.breakdown ? 1 : 0, userValues: readsUsers(dims, q.filters) };
+        }),
+      },
       resolve: async (a, args) => {
         const c = new Checker((args.errorPaths ?? "input") as PathStyle);
         const q = parseFunnel(c, funnelToWire(args.input));
@@ -363,6 +397,12 @@ const AnalyticsRef = builder.objectRef<Analytics>("Analytics").implement({
       args: {
         input: t.arg({ type: RetentionInput, required: true }),
         errorPaths: t.arg({ type: PathStyleEnum, required: false, defaultValue: "input" }),
+      },
+      extensions: {
+        cost: questionCost(({ input }: Args<RetentionInputShape>) => {
+          const q = parseRetention(checker(), retentionToWire(input));
+          return { windowMs: q.to - q.from, dimensions: 0, userValues: readsUsers([], q.filters) };
+        }),
       },
       resolve: async (a, args) => {
         const c = new Checker((args.errorPaths ?? "input") as PathStyle);

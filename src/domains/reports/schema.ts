@@ -16,7 +16,7 @@ import {
   type ReportParams,
   runReport,
 } from "./registry.js";
-import { domainList, reportWindow } from "./window.js";
+import { domainList, reportWindow, reportWindowCost } from "./window.js";
 
 type Filters = { startDate?: string | null; endDate?: string | null; includeDomains?: readonly string[] | null; excludeDomains?: readonly string[] | null };
 
@@ -128,6 +128,8 @@ builder.queryField("report", (t) =>
       cursor: t.arg.string({ required: false, description: "The `cursor` of the previous page: the rows after it, in the report's sort order (keyset)." }),
       allRows: t.arg.boolean({ required: false, description: "Every row in one answer, ignoring limit and cursor (what CSV downloads use)." }),
     },
+    // What it scans: the window's days of rollups (src/graphql/cost.ts reads it before execution).
+    extensions: { cost: reportWindowCost },
     resolve: async (_root, args, ctx) => {
       await requireAccount(ctx, args.accountId);
       const def = REPORTS_BY_NAME.get(args.name);
@@ -237,6 +239,8 @@ builder.queryField("reports", (t) =>
     type: ReportsRef,
     description: "The account's analytics reports for a window and domain filters; select the reports you need.",
     args: { accountId: t.arg.string({ required: true }), ...filterArgs(t) },
+    // The window's days of rollups, once for the reports selected under it (they read the same rollups).
+    extensions: { cost: reportWindowCost },
     resolve: (_root, args, ctx) => paramsOf(ctx, args.accountId, args as Filters),
   }),
 );

@@ -24,6 +24,24 @@ export function reportWindow(startDate: string | null | undefined, endDate: stri
   return { from: new Date(now.getTime() - DEFAULT_REPORT_DAYS * DAY), to: now };
 }
 
+/** Cost units (src/graphql/cost.ts; 100 a budget point) per day of a report's window. */
+export const REPORT_UNITS_PER_DAY = 2;
+
+/**
+ * What reading a report costs before it runs, in the budget's cost units: it reads the daily
+ * rollups of its window (about a row a day for each thing it counts, a fraction of the raw events
+ * Explore reads), so 2 units a day: the default 30 days cost 1 point, a year 7. A window that does
+ * not parse costs 1 unit: it is refused (400) before any read.
+ */
+export function reportWindowCost(args: { startDate?: unknown; endDate?: unknown }): number {
+  try {
+    const { from, to } = reportWindow(args.startDate as string | null | undefined, args.endDate as string | null | undefined);
+    return Math.max(1, Math.ceil((to.getTime() - from.getTime()) / DAY)) * REPORT_UNITS_PER_DAY;
+  } catch {
+    return 1;
+  }
+}
+
 /** Domain lists: comma-separated, repeated, or both; trimmed, empty entries dropped. */
 export function domainList(value: unknown, name: string): string[] {
   if (value === undefined || value === null) return [];

@@ -1,0 +1,180 @@
+// Cost-based budgets (issue 33 item 1): the per-account budget is points a minute, REST and GraphQL
+// together, each request charged what its operation costs (src/graphql/cost.ts: units ÷ 100,
+// rounded, at least 1) before it runs. Over the remaining points: 429 and nothing runs (the points
+// stay for cheaper requests); over RATE_LIMIT_MAX_REQUEST_POINTS: 400 naming the cost, uncharged.
+// GraphQL answers carry Shopify's `extensions.cost`; REST answers the RateLimit-* headers in points.
+// Explore questions cost what they scan. Two instances sharing Redis share the points.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedContents } from "./factories/content.js";
+import { seedTags } from "./factories/tags.js";
+import { call, prisma, type Reply, redisAnswers, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
+
+const REDIS_URL = "redis://127.0.0.1:6379";
+const redisUp = await redisAnswers(REDIS_URL);
+
+/** A tenant whose account id is unique across runs (Redis budgets outlive a run by a minute). */
+const fresh = (label: string) => tenant(`cb${label}${randomBytes(3).toString("hex")}`);
+
+/** `n` contents with their tags: 1 + 1 + n × (1 + 10 tags assumed) units; 500 → 5,502 units → 55 points. */
+const PAGE = "query($a: String!, $n: Int) { account(id: $a) { contents(first: $n) { nodes { id tags { id } } } } }";
+const CHEAP = "query($a: String!) { account(id: $a) { id } }";
+const gql = (s: Server, t: Tenant, query: string, variables: Record<string, unknown> = {}) =>
+  call(`${s.url}/graphql`, { method: "POST", headers: t.headers, body: { query, variables: { a: t.accountId, ...variables } } });
+const list = (s: Server, t: Tenant, limit: number) => call(`${s.url}/api/v1/${t.accountId}/content?limit=${limit}`, { headers: t.headers });
+const remaining = (r: Reply) => Number(r.headers.get("ratelimit-remaining"));
+
+const throttle = (limit: number, left: number) => ({ maximumAvailable: limit, currentlyAvailable: left, restoreRate: Math.round((limit / 60) * 1000) / 1000 });
+
+describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS=80", () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT_PER_MINUTE: "100", RATE_LIMIT_MAX_REQUEST_POINTS: "80" });
+  });
+  afterAll(() => server.close());
+
+  it("GraphQL: charged what the query costs, said in extensions.cost and the RateLimit-* headers", async () => {
+    const t = await fresh("gq");
+    const cheap = await gql(server, t, CHEAP);
+    expect([cheap.status, cheap.body]).toEqual([
+      200,
+      { data: { account: { id: t.accountId } }, extensions: { cost: { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: throttle(100, 99) } } },
+    ]);
+    const page = await gql(server, t, PAGE, { n: 500 });
+    expect(page.status).toBe(200);
+    expect(page.body.extensions).toEqual({ cost: { requestedQueryCost: 55, actualQueryCost: 55, throttleStatus: throttle(100, 44) } });
+    expect([page.headers.get("ratelimit-limit"), remaining(page)]).toEqual(["100", 44]);
+    // The variable sizes the list: 5 contents cost 1 point.
+    expect((await gql(server, t, PAGE, { n: 5 })).body.extensions.cost).toEqual({
+      requestedQueryCost: 1,
+      actualQueryCost: 1,
+      throttleStatus: throttle(100, 43),
+    });
+  });
+
+  it("GraphQL over the remaining points: a 429 before anything runs, with the cost; the points stay for cheaper requests", async () => {
+    const t = await fresh("g429");
+    await seedContents(t.accountId, 3, await seedTags(t.accountId, 2), 1);
+    expect(remaining(await gql(server, t, PAGE, { n: 500 }))).toBe(45);
+    const { result: refused, sql } = await sqlOf(() => gql(server, t, PAGE, { n: 500 }));
+    expect(refused.status).toBe(429);
+    expect(refused.body.data).toBeUndefined();
+    expect(refused.body.errors).toHaveLength(1);
+    expect(refused.body.errors[0].message).toMatch(
+      /^Rate limit of 100 points a minute exceeded for account '.*': this request costs 55 points and 45 are left; retry after \d+ s\.$/,
+    );
+    expect(refused.body.errors[0].extensions).toMatchObject({
+      code: "RATE_LIMITED",
+      cost: { requestedQueryCost: 55, actualQueryCost: null, throttleStatus: throttle(100, 45) },
+    });
+    expect(refused.body.extensions).toEqual({ cost: { requestedQueryCost: 55, actualQueryCost: null, throttleStatus: throttle(100, 45) } });
+    expect([remaining(refused), Number(refused.headers.get("retry-after"))]).toEqual([45, expect.any(Number)]);
+    // Nothing of the operation ran: no content was read.
+    expect(sql.filter((q) => /"Content"/.test(q))).toEqual([]);
+    // The refused points were given back: a cheaper request still runs.
+    const cheaper = await gql(server, t, PAGE, { n: 3 });
+    expect([cheaper.status, cheaper.body.data.account.contents.nodes.length, remaining(cheaper)]).toEqual([200, 3, 44]);
+  });
+
+  it("a refused mutation changes nothing", async () => {
+    const t = await fresh("gmut");
+    expect(remaining(await gql(server, t, PAGE, { n: 700 }))).toBe(23); // 7,702 units → 77 points
+    expect(remaining(await gql(server, t, PAGE, { n: 200 }))).toBe(1); // 2,202 units → 22 points
+    expect(remaining(await gql(server, t, CHEAP))).toBe(0);
+    const r = await gql(server, t, `mutation($a: String!) { upsertTags(accountId: $a, input: [{ name: "never" }]) { results { statusCode } } }`);
+    expect([r.status, r.body.errors?.[0]?.extensions?.code, r.body.data]).toEqual([429, "RATE_LIMITED", undefined]);
+    expect(await prisma.tag.count({ where: { accountId: t.accountId } })).toBe(0);
+  });
+
+  it("GraphQL over RATE_LIMIT_MAX_REQUEST_POINTS: a 400 naming the cost, charged nothing", async () => {
+    const t = await fresh("gmax");
+    const r = await gql(server, t, PAGE, { n: 900 });
+    expect(r.status).toBe(400);
+    expect(r.body.errors[0].message).toMatch(
+      /^This request costs 99 points \(9902 units: objects and rows it may read\), more than the 80 one request may cost \(RATE_LIMIT_MAX_REQUEST_POINTS\)/,
+    );
+    expect(r.body.errors[0].extensions).toMatchObject({
+      code: "MAX_COST_EXCEEDED",
+      cost: { requestedQueryCost: 99, actualQueryCost: null, throttleStatus: null },
+    });
+    expect(r.body.extensions.cost).toEqual({ requestedQueryCost: 99, actualQueryCost: null, throttleStatus: null });
+    expect(remaining(await gql(server, t, CHEAP))).toBe(99);
+  });
+
+  it("a request that touches no account charges nothing: throttleStatus null", async () => {
+    const t = await fresh("gview");
+    const r = await gql(server, t, "{ viewer { email } }");
+    expect(r.body).toEqual({ data: { viewer: { email: t.email } }, extensions: { cost: { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: null } } });
+    expect(remaining(await gql(server, t, CHEAP))).toBe(99);
+  });
+
+  it("REST: a route costs what its operation costs, RateLimit-* in points; over the rest a 429 problem; over the maximum a 400 problem", async () => {
+    const t = await fresh("rest");
+    // limit=10: 10 contents with tags (113 units) → 1 point; limit=500 → 5,503 units → 55.
+    expect(remaining(await list(server, t, 10))).toBe(99);
+    const page = await list(server, t, 500);
+    expect([page.status, page.headers.get("ratelimit-limit"), remaining(page)]).toEqual([200, "100", 44]);
+    // The body is unchanged: no cost in it.
+    expect(Object.keys(page.body)).toEqual(["data", "cursor"]);
+    const refused = await list(server, t, 500);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(refused.body.detail).toMatch(/this request costs 55 points and 44 are left/);
+    expect([remaining(refused), Number(refused.headers.get("retry-after")) >= 1]).toEqual([44, true]);
+    const tooBig = await list(server, t, 1000);
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.detail).toMatch(/^This request costs 110 points .* more than the 80 one request may cost/);
+    expect(tooBig.body.errors).toEqual([{ path: "(request)", message: "costs 110 points; at most 80" }]);
+    expect(remaining(await list(server, t, 10))).toBe(43);
+  });
+
+  it("REST input refused before it runs costs the minimum point, and a 429 comes before it as always", async () => {
+    const t = await fresh("bad");
+    const bad = await list(server, t, 0);
+    expect([bad.status, remaining(bad)]).toEqual([400, 99]);
+  });
+
+  it("Explore questions cost what they scan: days of events × (1 + dimensions) × 2 with user values", async () => {
+    const t = await fresh("ex");
+    const ask = (body: unknown) => call(`${server.url}/v1/accounts/${t.accountId}/analytics/query`, { method: "POST", headers: t.headers, body });
+    // 30 days, no dimension: 300 units → 3 points.
+    const month = await ask({ metrics: ["events"], startDate: "2026-01-01", endDate: "2026-01-30" });
+    expect([month.status, remaining(month)]).toEqual([200, 97]);
+    // The same window by two event dimensions: 900 units → 9 points.
+    const byTwo = await ask({ metrics: ["events"], dimensions: ["event:type", "event:flowId"], startDate: "2026-01-01", endDate: "2026-01-30" });
+    expect([byTwo.status, remaining(byTwo)]).toEqual([200, 88]);
+    // GraphQL says the same price.
+    const q = await gql(
+      server,
+      t,
+      `query($a: String!) { account(id: $a) { analytics { query(input: { metrics: ["events"], startDate: "2026-01-01", endDate: "2026-01-30" }) { totals } } } }`,
+    );
+    expect(q.body.extensions.cost).toEqual({ requestedQueryCost: 3, actualQueryCost: 3, throttleStatus: throttle(100, 85) });
+  });
+});
+
+describe.skipIf(!redisUp)(`two instances sharing Redis (${REDIS_URL}), RATE_LIMIT_PER_MINUTE=100`, () => {
+  let a: Server;
+  let b: Server;
+  beforeAll(async () => {
+    a = await startServer({ RATE_LIMIT_PER_MINUTE: "100", REDIS_URL });
+    b = await startServer({ RATE_LIMIT_PER_MINUTE: "100", REDIS_URL });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it("costly requests on either spend one budget of points; the 429 is on both", async () => {
+    const t = await fresh("redis");
+    expect((await gql(a, t, PAGE, { n: 500 })).body.extensions.cost.throttleStatus).toEqual(throttle(100, 45));
+    expect(remaining(await list(b, t, 300))).toBe(12); // 3,303 units → 33 points
+    const onA = await gql(a, t, PAGE, { n: 200 }); // 22 points
+    expect([onA.status, onA.body.extensions.cost.throttleStatus]).toEqual([429, throttle(100, 12)]);
+    expect((await list(b, t, 200)).status).toBe(429);
+    // 12 points are still there, on both.
+    expect(remaining(await list(a, t, 100))).toBe(1); // 1,103 units → 11 points
+    expect((await gql(b, t, CHEAP)).body.extensions.cost.throttleStatus).toEqual(throttle(100, 0));
+    expect((await gql(a, t, CHEAP)).status).toBe(429);
+  });
+});
