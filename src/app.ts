@@ -13,6 +13,7 @@ import { configureBlobStore } from "./blob/index.js";
 import { type Config, sessionDatabaseUrl } from "./config.js";
 import { createContext } from "./context.js";
 import { configureDatabase, prisma } from "./db/index.js";
+import { endpointRouter, RUN_PATH } from "./domains/endpoints/run.js";
 import { openApiTags, writePolicy } from "./domains/index.js";
 import { configureWebhooks } from "./domains/webhooks/settings.js";
 import { knownError } from "./errors.js";
@@ -159,7 +160,7 @@ export function createApp(config: Config) {
     }),
   );
 
-  app.use(rejectUndecodableUrls(routes.map((r) => r.path)));
+  app.use(rejectUndecodableUrls([...routes.map((r) => r.path), RUN_PATH]));
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", async (_req, res) => {
     if (lifecycle.draining) return void res.status(503).json({ status: "draining" });
@@ -209,6 +210,8 @@ export function createApp(config: Config) {
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
   // Segment-format sources (write keys, Segment's answers): src/ingest/.
   app.use(segmentRouter(ingestRateLimiter));
+  // Before the table: its `/endpoints/:name` would take `/endpoints/openapi.json`.
+  app.use(endpointRouter({ schema, context: (req, res) => createContext(req, req, res, rateLimiter) }));
   app.use(
     restRouter(routes, {
       operations: trusted.operations,

@@ -35,29 +35,7 @@ export interface RouteExecution {
 export function restRouter(routes: readonly RestRoute[], execution: RouteExecution): Router {
   // strict: `/content/` (an empty id) is not the list `/content`.
   const router = express.Router({ strict: true });
-  // The limit holds however the body is framed (chunked too): src/rest/bodyLimit.ts.
-  const json = bounded(
-    express.json({
-      limit: JSON_BODY_LIMIT_BYTES,
-      type: ["application/json", "application/*+json"],
-      // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
-      // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
-      verify: (_req, res: Response, raw) => {
-        if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
-      },
-    }),
-    JSON_BODY_LIMIT_BYTES,
-  );
-  // A body-parser failure is kept for the route to report after authentication (401/403 come first).
-  const parseBody = (req: Request, res: Response, next: () => void) =>
-    json(req, res, (err?: unknown) => {
-      if (err) res.locals.bodyProblem = problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0];
-      else if (res.locals.mayCarryUnstorableText) {
-        const path = findUnstorableText(req.body, "body");
-        if (path) res.locals.bodyProblem = problemOf(unstorableTextError(path))[0];
-      }
-      next();
-    });
+  const parseBody = jsonBodyParser();
   const serve = (route: RestRoute) => {
     const handlers = route.jsonBody ? [parseBody] : [];
     router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
@@ -100,6 +78,36 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
     });
   }
   return router;
+}
+
+/**
+ * The JSON body parser of REST routes: bounded (413), and a failure kept in res.locals.bodyProblem
+ * for the route to report after authentication (401/403 come first).
+ */
+export function jsonBodyParser(): (req: Request, res: Response, next: () => void) => void {
+  // The limit holds however the body is framed (chunked too): src/rest/bodyLimit.ts.
+  const json = bounded(
+    express.json({
+      limit: JSON_BODY_LIMIT_BYTES,
+      type: ["application/json", "application/*+json"],
+      // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
+      // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
+      verify: (_req, res: Response, raw) => {
+        if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
+      },
+    }),
+    JSON_BODY_LIMIT_BYTES,
+  );
+  // A body-parser failure is kept for the route to report after authentication (401/403 come first).
+  return (req: Request, res: Response, next: () => void) =>
+    json(req, res, (err?: unknown) => {
+      if (err) res.locals.bodyProblem = problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0];
+      else if (res.locals.mayCarryUnstorableText) {
+        const path = findUnstorableText(req.body, "body");
+        if (path) res.locals.bodyProblem = problemOf(unstorableTextError(path))[0];
+      }
+      next();
+    });
 }
 
 /** The `Allow` header of a path served with these methods (HEAD comes with GET; OPTIONS is CORS's). */
@@ -252,7 +260,7 @@ async function receiveRawBody(raw: RawBody, input: RestInput, req: Request): Pro
 }
 
 /** Runs a route's operation: counted and error-masked as POST /graphql's operations are. */
-async function execute(operation: CompiledOperation, contextValue: Context, variables: Record<string, unknown>): Promise<ExecutionResult> {
+export async function execute(operation: CompiledOperation, contextValue: Context, variables: Record<string, unknown>): Promise<ExecutionResult> {
   const result = await operation.execute(contextValue, variables);
   const failed = Boolean(result.errors?.length);
   countOperation(operation.name, operation.type, failed);
