@@ -31,6 +31,7 @@ import { type CompiledOperation, compileOperation } from "../../graphql/compiled
 import { logger } from "../../logger.js";
 import { inputSchema } from "../../openapi/graphqlSchemas.js";
 import { selectionSchema } from "../../openapi/selectionSchema.js";
+import { publicBaseUrl } from "../../publicUrl.js";
 import { B } from "../../rest/contract.js";
 import type { JsonSchema } from "../../rest/docs.js";
 import { problem, problemFromGraphQL, problemOf, sendProblem } from "../../rest/problem.js";
@@ -271,6 +272,7 @@ function valueSchema(type: GraphQLInputType): JsonSchema {
 }
 
 export function endpointsOpenApi(accountId: string, endpoints: readonly DocumentedEndpoint[], schema: GraphQLSchema): Record<string, unknown> {
+  const publicUrl = publicBaseUrl();
   const paths: Record<string, unknown> = {};
   for (const e of endpoints) {
     const declared = variablesOf(e);
@@ -340,12 +342,14 @@ export function endpointsOpenApi(accountId: string, endpoints: readonly Document
       title: `Saved endpoints of account ${accountId}`,
       version: "1",
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+      // As the main document's: an absolute URL only (OpenAPI's `format: uri`), else no url.
+      contact: { name: "guidegate maintainers", ...(publicUrl ? { url: `${publicUrl}/docs` } : {}) },
       description:
         "The account's saved GraphQL operations as REST endpoints: each answers its operation's `data`. " +
         "GET endpoints read their variables from the query string (lists repeated or comma-separated, input objects as JSON) " +
         "and also accept POST with a JSON object of variables.",
     },
-    servers: [{ url: "/" }],
+    servers: [{ url: publicUrl ?? "/" }],
     security: [{ integrationKey: [], serviceUser: [] }],
     tags: [{ name: "endpoints", description: "The account's saved endpoints." }],
     paths,
