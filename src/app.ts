@@ -13,6 +13,7 @@ import { configureBlobStore } from "./blob/index.js";
 import { type Config, sessionDatabaseUrl } from "./config.js";
 import { createContext } from "./context.js";
 import { configureDatabase, prisma } from "./db/index.js";
+import { endpointsOpenApiExtra } from "./domains/endpoints/openapi.js";
 import { endpointRouter, RUN_PATH } from "./domains/endpoints/run.js";
 import { openApiTags, writePolicy } from "./domains/index.js";
 import { configureWebhooks } from "./domains/webhooks/settings.js";
@@ -178,7 +179,12 @@ export function createApp(config: Config) {
       rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
       publicUrl: publicBaseUrl(),
       resources: openApiTags,
-      extra: ingestOpenApi,
+      // What the route table does not describe: Segment-format ingestion and calling saved endpoints.
+      extra: {
+        ...ingestOpenApi,
+        tags: [...ingestOpenApi.tags, ...endpointsOpenApiExtra.tags],
+        paths: { ...ingestOpenApi.paths, ...endpointsOpenApiExtra.paths },
+      },
     }),
   );
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));

@@ -13,7 +13,12 @@ export const endpointRecord = wireRecord(
     properties: {
       name: { type: "string", pattern: ENDPOINT_NAME.source, example: "topTags" },
       method: { type: "string", enum: ["GET", "POST"] },
-      documentId: { type: "string", pattern: "^sha256:[0-9a-f]{64}$", description: "The persisted document the endpoint runs." },
+      documentId: {
+        type: "string",
+        pattern: "^sha256:[0-9a-f]{64}$",
+        description: "The persisted document the endpoint runs.",
+        example: "sha256:9f2c7a4e0b5d6c1f8e3a2b7d4c6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e",
+      },
       description: { type: ["string", "null"] },
       maxAgeSeconds: { type: "integer", minimum: 0, maximum: MAX_AGE_SECONDS, description: "GET answers carry `Cache-Control: private, max-age=<this>`." },
       variables: {
