@@ -145,7 +145,12 @@ describe("GET /v1/accounts/{accountId}/endpoints/openapi.json", () => {
     const r = await run(process.execPath, ["node_modules/@stoplight/spectral-cli/dist/index.js", "lint", file, "--ruleset", ruleset, "--format", "json"]);
     // With nothing to report Spectral prints `[]` and then a sentence: read the JSON array alone.
     const json = r.stdout.slice(r.stdout.indexOf("["));
-    const reports = JSON.parse(json.startsWith("[]") ? "[]" : json.slice(0, json.lastIndexOf("]") + 1)) as { code: string; severity: number; path: string[]; message: string }[];
+    const reports = JSON.parse(json.startsWith("[]") ? "[]" : json.slice(0, json.lastIndexOf("]") + 1)) as {
+      code: string;
+      severity: number;
+      path: string[];
+      message: string;
+    }[];
     expect(r.code).toBe(0);
     expect(reports.filter((p) => p.severity <= 1).map((p) => `${p.code} ${p.path.join(".")}: ${p.message}`)).toEqual([]);
   }, 60_000);
