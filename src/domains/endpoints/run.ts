@@ -4,9 +4,9 @@
 // A call runs as a REST route does (src/rest/router.ts): requireAccount first (401, 403, the rate
 // budget, in the contract's order), then the request's shape, then the operation, compiled with
 // graphql-jit and executed with the request's own context, counted and masked like the spec
-// routes' operations; its `data` is the answer. What is compiled is cached per document: a call
-// reads the endpoint's row (one indexed statement, so a replacement or a delete on any instance
-// applies to the next call) and reuses the compiled operation of the document it names.
+// routes' operations; its `data` is the answer. What is compiled is cached per document, and the
+// endpoint's definition as resolved keys are (endpointDefinitions below): a warm call reads nothing
+// before its operation runs.
 import express, { type Request, type Response, type Router } from "express";
 import {
   type DocumentNode,
@@ -24,6 +24,8 @@ import {
   typeFromAST,
 } from "graphql";
 import { LRUCache } from "lru-cache";
+import { onCommit } from "../../audit/recorder.js";
+import { followAuthChanges } from "../../auth/identity.js";
 import type { Context } from "../../context.js";
 import { prisma } from "../../db/index.js";
 import { AppError, type FieldError, knownError } from "../../errors.js";
@@ -66,6 +68,7 @@ const bad = (path: string, message: string) => new AppError(400, `${path} ${mess
 export function endpointRouter(execution: EndpointExecution): Router {
   const router = express.Router({ strict: true });
   const compiled = new LRUCache<string, Prepared>({ max: COMPILED_MAX });
+  const definitions = endpointDefinitions();
 
   const prepare = (hash: string, text: string): Prepared => {
     // By hash alone: the same text compiles to the same operation whichever account saved it.
@@ -90,10 +93,7 @@ export function endpointRouter(execution: EndpointExecution): Router {
       // Who may call comes first (401, 403, 429), as on every route.
       await requireAccount(ctx, accountId);
       if (res.locals.bodyProblem) return sendProblem(res, res.locals.bodyProblem);
-      const endpoint = await prisma.savedEndpoint.findUnique({
-        where: { accountId_name: { accountId, name } },
-        select: { method: true, documentHash: true, maxAgeSeconds: true, variables: true },
-      });
+      const endpoint = await definitions.get(accountId, name);
       if (!endpoint) return sendProblem(res, problem(404, `No endpoint '${name}' in this account.`));
       if (endpoint.method === "POST" && req.method !== "POST") {
         res.set("Allow", "POST, OPTIONS");
@@ -154,6 +154,55 @@ export function endpointRouter(execution: EndpointExecution): Router {
     }
   });
   return router;
+}
+
+interface Definition {
+  method: string;
+  documentHash: string;
+  maxAgeSeconds: number;
+  variables: string;
+}
+
+/** Endpoint definitions a process keeps (across accounts). */
+const DEFINITIONS_MAX = 10_000;
+
+/**
+ * Endpoint definitions by account and name, kept as resolved keys are (src/auth/identity.ts): for
+ * IDENTITY_CACHE_MS at most, dropped by this process's own commits at once and by everyone else's
+ * through the auth-change signal (the SavedEndpoint triggers of 20261125215500_saved_endpoint_signal),
+ * and not used while that signal cannot be seen. A warm call then reads nothing before its
+ * operation, as POST /graphql reads nothing before its own. (A name that does not exist is not kept.)
+ */
+function endpointDefinitions() {
+  const rows = new Map<string, { row: Definition; until: number }>();
+  let generation = 0;
+  const clear = () => {
+    generation++;
+    rows.clear();
+  };
+  const signal = followAuthChanges(clear);
+  onCommit((models) => {
+    if (models.has("SavedEndpoint")) clear();
+  });
+  return {
+    async get(accountId: string, name: string): Promise<Definition | null> {
+      const key = `${accountId}\u0000${name}`;
+      const ttl = signal.usable();
+      const now = Date.now();
+      const hit = ttl ? rows.get(key) : undefined;
+      if (hit && hit.until > now) return hit.row;
+      const before = generation;
+      const row = await prisma.savedEndpoint.findUnique({
+        where: { accountId_name: { accountId, name } },
+        select: { method: true, documentHash: true, maxAgeSeconds: true, variables: true },
+      });
+      if (row && ttl && generation === before) {
+        if (rows.size >= DEFINITIONS_MAX) rows.clear();
+        rows.set(key, { row, until: now + ttl });
+      }
+      return row;
+    },
+  };
 }
 
 /** A POST call's variables: the JSON object body (or none). */
