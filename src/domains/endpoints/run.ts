@@ -31,6 +31,7 @@ import { prisma } from "../../db/index.js";
 import { AppError, type FieldError, knownError } from "../../errors.js";
 import { type CompiledOperation, compileOperation } from "../../graphql/compiled.js";
 import { logger } from "../../logger.js";
+import { PROBLEM_SCHEMAS, SECURITY_SCHEMES } from "../../openapi/document.js";
 import { inputSchema } from "../../openapi/graphqlSchemas.js";
 import { selectionSchema } from "../../openapi/selectionSchema.js";
 import { publicBaseUrl } from "../../publicUrl.js";
@@ -402,29 +403,7 @@ export function endpointsOpenApi(accountId: string, endpoints: readonly Document
     security: [{ integrationKey: [], serviceUser: [] }],
     tags: [{ name: "endpoints", description: "The account's saved endpoints." }],
     paths,
-    components: {
-      securitySchemes: {
-        integrationKey: { type: "apiKey", in: "header", name: "x-service-integration-key", description: "The API key." },
-        serviceUser: { type: "apiKey", in: "header", name: "x-service-user", description: "The e-mail of the key's owner." },
-      },
-      schemas: {
-        Problem: {
-          type: "object",
-          description: "RFC 9457 problem details.",
-          required: ["type", "title", "status", "detail"],
-          properties: {
-            type: { type: "string" },
-            title: { type: "string" },
-            status: { type: "integer" },
-            detail: { type: "string" },
-            errors: {
-              type: "array",
-              items: { type: "object", required: ["path", "message"], properties: { path: { type: "string" }, message: { type: "string" } } },
-            },
-          },
-        },
-      },
-    },
+    components: { securitySchemes: SECURITY_SCHEMES, schemas: PROBLEM_SCHEMAS },
   };
 }
 
