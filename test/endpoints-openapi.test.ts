@@ -29,6 +29,8 @@ const ENDPOINTS: Record<string, { document: string; method?: string; description
     call: `?states=draft,ready&filter=${encodeURIComponent('{"type":"link"}')}`,
   },
   viewer: { document: "query Me { viewer { email scope accountIds } }", call: "" },
+  // `top_tags` beside `top-tags`: two names, one identifier once `-` is `_`.
+  top_tags: { document: "query Mine { viewer { email } }", call: "" },
   "add-tags": {
     document:
       "mutation AddTags($accountId: String!, $input: [TagInput!]!) { upsertTags(accountId: $accountId, input: $input) { results { statusCode errors } } }",
@@ -86,6 +88,8 @@ describe("GET /v1/accounts/{accountId}/endpoints/openapi.json", () => {
     ]);
     expect(top.responses[200].headers["Cache-Control"].schema.const).toBe("private, max-age=60");
     expect(top.description).toContain("query TopTags");
+    const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((o: any) => o.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
     const contents = doc.paths[`${base}/contents`].get.parameters;
     expect(contents.find((p: { name: string }) => p.name === "states")).toMatchObject({
       style: "form",

@@ -260,6 +260,13 @@ describe("over GraphQL", () => {
     });
     expect(listed.data.account.endpoint).toEqual({ name: "gq" });
     expect(listed.data.account.endpoints.nodes.map((n: { name: string }) => n.name)).toContain("gq");
+    // A page of endpoints with their documents: one statement for the texts, however many endpoints.
+    for (const n of ["gq2", "gq3"]) expect((await put(b, n, { document: TAGS })).status).toBe(201);
+    const { result: page, sql } = await sqlOf(() =>
+      gql(server, b, "query($a: String!) { account(id: $a) { endpoints(first: 50) { nodes { name document } } } }", { a: b.accountId }),
+    );
+    expect(page.data.account.endpoints.nodes.filter((n: { document: string }) => n.document === TAGS).length).toBeGreaterThanOrEqual(3);
+    expect(sql.filter((q) => /PersistedDocument/.test(q))).toHaveLength(1);
     const invalid = await gql(server, b, 'mutation($a: String!) { putEndpoint(accountId: $a, name: "m", input: { document: "mutation { x }" }) { created } }', {
       a: b.accountId,
     });

@@ -323,6 +323,7 @@ function valueSchema(type: GraphQLInputType): JsonSchema {
 
 export function endpointsOpenApi(accountId: string, endpoints: readonly DocumentedEndpoint[], schema: GraphQLSchema): Record<string, unknown> {
   const publicUrl = publicBaseUrl();
+  const operationIds = new Set<string>();
   const paths: Record<string, unknown> = {};
   for (const e of endpoints) {
     const declared = variablesOf(e);
@@ -346,7 +347,10 @@ export function endpointsOpenApi(accountId: string, endpoints: readonly Document
       429: problemResponse("Rate limit of the account exceeded; retry after Retry-After seconds"),
     };
     const description = [e.description ?? "", `Runs:\n\n\`\`\`graphql\n${e.text.trim()}\n\`\`\``].filter(Boolean).join("\n\n");
-    const operationId = `run_${e.name.replace(/-/g, "_")}`;
+    // Names differ, but `a-b` and `a_b` would not as identifiers: the second gets a suffix.
+    let operationId = `run_${e.name.replace(/-/g, "_")}`;
+    while (operationIds.has(operationId)) operationId += "_";
+    operationIds.add(operationId);
     const item: Record<string, unknown> = {};
     if (e.method === "GET") {
       item.get = {

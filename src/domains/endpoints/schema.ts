@@ -22,7 +22,12 @@ const EndpointVariableRef = builder.objectRef<EndpointVariable>("EndpointVariabl
   }),
 });
 
-export const SavedEndpoint = builder.objectRef<SavedEndpointRow>("SavedEndpoint").implement({
+/** A row, with its document's text when it was read along. */
+type EndpointNode = SavedEndpointRow & { document?: { text: string } };
+
+const WITH_TEXT = { document: { select: { text: true } } } as const;
+
+export const SavedEndpoint = builder.objectRef<EndpointNode>("SavedEndpoint").implement({
   description: "A saved GraphQL operation served as GET/POST /v1/accounts/{accountId}/run/{name}.",
   fields: (t) => ({
     name: t.exposeString("name"),
@@ -30,7 +35,9 @@ export const SavedEndpoint = builder.objectRef<SavedEndpointRow>("SavedEndpoint"
     documentId: t.string({ description: "The persisted document it runs: `sha256:<hex>`.", resolve: (e) => `sha256:${e.documentHash}` }),
     document: t.string({
       description: "The document's text.",
+      // Lists and lookups read it with the rows (one statement a page, not one per endpoint); a saved row has it too.
       resolve: async (e) =>
+        e.document?.text ??
         (await prisma.persistedDocument.findUniqueOrThrow({ where: { accountId_hash: { accountId: e.accountId, hash: e.documentHash } } })).text,
     }),
     description: t.exposeString("description", { nullable: true }),
@@ -52,6 +59,7 @@ builder.prismaObjectField(Account, "endpoints", (t) =>
           where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true)] },
           orderBy: [{ createdAt: "asc" }, { id: "asc" }],
           take: limit + 1,
+          include: WITH_TEXT,
         });
         return connectionFrom(toPage(rows, limit), (r) => r.createdAt);
       },
@@ -66,7 +74,7 @@ builder.prismaObjectField(Account, "endpoint", (t) =>
     type: SavedEndpoint,
     nullable: true,
     args: { name: t.arg.string({ required: true }) },
-    resolve: (account, { name }) => prisma.savedEndpoint.findUnique({ where: { accountId_name: { accountId: account.id, name } } }),
+    resolve: (account, { name }) => prisma.savedEndpoint.findUnique({ where: { accountId_name: { accountId: account.id, name } }, include: WITH_TEXT }),
   }),
 );
 
