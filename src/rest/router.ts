@@ -148,7 +148,8 @@ function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, hea
   res.status(p.status).json(route.errorBody(p.status, p.status >= 500 ? [p.detail] : messages, input));
 }
 
-async function runRoute(route: RestRoute, operation: CompiledOperation, contextValue: Context, input: RestInput, req: Request, res: Response) {
+/** Runs one row for one request (the table's handler, and a saved endpoint's call: src/domains/endpoints/run.ts). */
+export async function runRoute(route: RestRoute, operation: CompiledOperation, contextValue: Context, input: RestInput, req: Request, res: Response) {
   // Who may do this is decided before what was sent is checked: no key and a bad limit is a 401,
   // a foreign account and a bad body a 403. (The resolver's own check reuses this one.)
   await requireAccount(contextValue, input.params.accountId!, route.scopes);
@@ -260,7 +261,7 @@ async function receiveRawBody(raw: RawBody, input: RestInput, req: Request): Pro
 }
 
 /** Runs a route's operation: counted and error-masked as POST /graphql's operations are. */
-export async function execute(operation: CompiledOperation, contextValue: Context, variables: Record<string, unknown>): Promise<ExecutionResult> {
+async function execute(operation: CompiledOperation, contextValue: Context, variables: Record<string, unknown>): Promise<ExecutionResult> {
   const result = await operation.execute(contextValue, variables);
   const failed = Boolean(result.errors?.length);
   countOperation(operation.name, operation.type, failed);

@@ -35,10 +35,11 @@ import { PROBLEM_SCHEMAS, SECURITY_SCHEMES } from "../../openapi/document.js";
 import { inputSchema } from "../../openapi/graphqlSchemas.js";
 import { selectionSchema } from "../../openapi/selectionSchema.js";
 import { publicBaseUrl } from "../../publicUrl.js";
-import { B } from "../../rest/contract.js";
+import { B, type RestRoute } from "../../rest/contract.js";
 import type { JsonSchema } from "../../rest/docs.js";
-import { problem, problemFromGraphQL, problemOf, sendProblem } from "../../rest/problem.js";
-import { execute, jsonBodyParser } from "../../rest/router.js";
+import { problem, problemOf, sendProblem } from "../../rest/problem.js";
+import { reply } from "../../rest/responses.js";
+import { jsonBodyParser, runRoute } from "../../rest/router.js";
 import { findUnstorableText, unstorableTextError } from "../../text.js";
 import { requireAccount } from "../accounts/schema.js";
 import { ACCOUNT_VARIABLE, type EndpointVariable, MAX_ENDPOINTS, soleOperation, variablesOf } from "./store.js";
@@ -91,9 +92,8 @@ export function endpointRouter(execution: EndpointExecution): Router {
     const name = String(req.params.name);
     const ctx = execution.context(req, res);
     try {
-      // Who may call comes first (401, 403, 429), as on every route.
+      // Who may call comes first (401, 403, 429), before whether the endpoint exists (404).
       await requireAccount(ctx, accountId);
-      if (res.locals.bodyProblem) return sendProblem(res, res.locals.bodyProblem);
       const endpoint = await definitions.get(accountId, name);
       if (!endpoint) return sendProblem(res, problem(404, `No endpoint '${name}' in this account.`));
       if (endpoint.method === "POST" && req.method !== "POST") {
@@ -108,13 +108,18 @@ export function endpointRouter(execution: EndpointExecution): Router {
         });
         prepared = prepare(endpoint.documentHash, doc.text);
       }
-      const given = req.method === "POST" ? bodyVariables(req) : queryVariables(req, prepared.types);
-      const variables = checkVariables(given, variablesOf(endpoint), accountId, prepared.types.has(ACCOUNT_VARIABLE));
-      const result = await execute(prepared.operation, ctx, variables);
-      if (result.errors?.length) return sendProblem(res, ...problemFromGraphQL(result.errors));
-      if (req.method !== "POST") res.set("Cache-Control", `private, max-age=${endpoint.maxAgeSeconds}`);
-      // res.json: the weak ETag and If-None-Match's 304 of every REST read (src/rest/conditional.ts).
-      res.status(200).json(result.data);
+      // From here the call is a row of the REST table, run by the table's own runRoute: the same
+      // account gate and budget (its second requireAccount reuses this request's charge), body and
+      // text checks, execution (counted, masked) and problem answers as every spec route.
+      const row = endpointRow(name, endpoint, prepared, req, accountId);
+      await runRoute(
+        row,
+        prepared.operation,
+        ctx,
+        { params: req.params as Record<string, string>, query: {}, body: req.body, header: (h) => req.get(h) },
+        req,
+        res,
+      );
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       const known = knownError(err);
@@ -204,6 +209,32 @@ function endpointDefinitions() {
       return row;
     },
   };
+}
+
+/**
+ * A call as a row of the REST table (src/rest/contract.ts), for runRoute: its variables from the
+ * query string or the body, its reply the operation's `data` with the endpoint's Cache-Control.
+ */
+function endpointRow(name: string, endpoint: Definition, prepared: Prepared, req: Request, accountId: string): RestRoute {
+  const post = req.method === "POST";
+  const row = {
+    name: "runEndpoint",
+    method: post ? ("post" as const) : ("get" as const),
+    path: RUN_PATH,
+    summary: `Run ${name}`,
+    document: "",
+    variables: () => {
+      const given = post ? bodyVariables(req) : queryVariables(req, prepared.types);
+      return checkVariables(given, variablesOf(endpoint), accountId, prepared.types.has(ACCOUNT_VARIABLE));
+    },
+    reply: reply.custom<unknown>({ 200: { json: {} } }, (data) => ({
+      status: 200,
+      body: data,
+      ...(post ? {} : { headers: { "Cache-Control": `private, max-age=${endpoint.maxAgeSeconds}` } }),
+    })),
+  };
+  // Not made by route(): its document is the endpoint's, checked when it was saved, not typed here.
+  return row as unknown as RestRoute;
 }
 
 /** A POST call's variables: the JSON object body (or none). */
