@@ -14,6 +14,8 @@ import { type Config, sessionDatabaseUrl } from "./config.js";
 import { createContext } from "./context.js";
 import { configureDatabase, prisma } from "./db/index.js";
 import { chargeRequest, costExtension } from "./domains/accounts/schema.js";
+import { endpointsOpenApiExtra } from "./domains/endpoints/openapi.js";
+import { endpointRouter, RUN_PATH } from "./domains/endpoints/run.js";
 import { openApiTags, writePolicy } from "./domains/index.js";
 import { configureWebhooks } from "./domains/webhooks/settings.js";
 import { knownError } from "./errors.js";
@@ -168,7 +170,7 @@ export function createApp(config: Config) {
     }),
   );
 
-  app.use(rejectUndecodableUrls(routes.map((r) => r.path)));
+  app.use(rejectUndecodableUrls([...routes.map((r) => r.path), RUN_PATH]));
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", async (_req, res) => {
     if (lifecycle.draining) return void res.status(503).json({ status: "draining" });
@@ -186,7 +188,12 @@ export function createApp(config: Config) {
       rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
       publicUrl: publicBaseUrl(),
       resources: openApiTags,
-      extra: ingestOpenApi,
+      // What the route table does not describe: Segment-format ingestion and calling saved endpoints.
+      extra: {
+        ...ingestOpenApi,
+        tags: [...ingestOpenApi.tags, ...endpointsOpenApiExtra.tags],
+        paths: { ...ingestOpenApi.paths, ...endpointsOpenApiExtra.paths },
+      },
     }),
   );
   if (config.TEST_SLOW_ROUTE_MS) app.get("/__test/slow", slowTestRoute(config.TEST_SLOW_ROUTE_MS));
@@ -218,6 +225,8 @@ export function createApp(config: Config) {
   app.use(yoga.graphqlEndpoint, yoga as unknown as express.RequestHandler);
   // Segment-format sources (write keys, Segment's answers): src/ingest/.
   app.use(segmentRouter(ingestRateLimiter));
+  // Before the table: its `/endpoints/:name` would take `/endpoints/openapi.json`.
+  app.use(endpointRouter({ schema, charge: chargeRequest, context: (req, res) => createContext(req, req, res, rateLimiter) }));
   app.use(
     restRouter(routes, {
       operations: trusted.operations,

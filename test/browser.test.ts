@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { endpointsOpenApiExtra } from "../src/domains/endpoints/openapi.js";
 import { ingestOpenApi } from "../src/ingest/openapi.js";
 import { routes } from "../src/rest/routes.js";
 import { type Server, startServer, type Tenant, tenant } from "./helpers.js";
@@ -73,8 +74,12 @@ describe.skipIf(!available)("in headless Chromium", () => {
   it("/docs renders the API reference with every route of the table", async () => {
     await page.goto(`${server.url}/docs`);
     await page.locator(".opblock").first().waitFor({ timeout: 20_000 });
-    // The route table's operations, the Segment-format paths and the webhook message (src/ingest/openapi.ts).
-    const extra = [...Object.values(ingestOpenApi.paths), ...Object.values(ingestOpenApi.webhooks)].map((p) => (p.post as { operationId: string }).operationId);
+    // The route table's operations, the Segment-format paths and the webhook message (src/ingest/openapi.ts),
+    // and calling saved endpoints (src/domains/endpoints/openapi.ts).
+    const extra = [
+      ...[...Object.values(ingestOpenApi.paths), ...Object.values(ingestOpenApi.webhooks)].map((p) => (p.post as { operationId: string }).operationId),
+      ...Object.values(endpointsOpenApiExtra.paths).flatMap((p) => Object.values(p).map((o: { operationId: string }) => o.operationId)),
+    ];
     await expect.poll(() => page.locator(".opblock").count()).toBe(routes.length + extra.length);
     await page.screenshot({ path: `${SHOTS}/docs.png` });
     const ids = await page.locator(".opblock-summary-operation-id").allInnerTexts();

@@ -68,6 +68,12 @@ beforeAll(async () => {
   const hook = await write("POST", `${B()}/webhooks`, { url: "http://127.0.0.1:9/in", events: ["content.created"], description: "CRM" });
   ids.id = made.body.data[0].id;
   ids.webhookId = hook.body.id;
+  // A saved endpoint (getEndpoint), and GET /run/{name} is a read like the table's.
+  const saved = await write("PUT", `${B()}/endpoints/tags`, {
+    document: "query T($accountId: String!) { account(id: $accountId) { tags(first: 5) { nodes { name } } } }",
+  });
+  expect(saved.status, saved.text).toBe(201);
+  ids.name = "tags";
   await write("POST", `${B()}/events`, [
     { type: "flow_started", time: Date.parse("2024-06-01T10:00:00Z"), flowId: "f1", endUserId: "u1", widget: "self_help" },
   ]);

@@ -316,4 +316,49 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     expect(errors).toEqual([]);
     expect(offsite).toEqual([]);
   }, 90_000);
+
+  it("saves the question on screen as an endpoint: its document and variables shown, a curl line to copy that answers the same rows", async () => {
+    await page.goto(queryUrl);
+    await ready(page);
+    await page.locator("#ex-endpoint-open").click();
+    expect(await page.locator("#ex-endpoint-open").getAttribute("aria-expanded")).toBe("true");
+    expect(await page.locator("#ex-endpoint-name").inputValue()).toBe("explore-query");
+    await page.locator("#ex-endpoint-name").fill("types-by-day");
+    const [put] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === "PUT" && r.url().endsWith(`/v1/accounts/${DEMO_ACCOUNT}/endpoints/types-by-day`)),
+      page.locator("#ex-endpoint-save").click(),
+    ]);
+    expect(put.status()).toBe(201);
+    await page.locator("#ex-endpoint-result").waitFor();
+    const document = await page.locator("#ex-endpoint-document").innerText();
+    expect(document).toMatch(/^query ExploreQuery\(\$accountId: String!, \$input: AnalyticsQueryInput!\)/);
+    const variables = JSON.parse(await page.locator("#ex-endpoint-variables").innerText()) as { input: Record<string, unknown> };
+    // The REST body's conditions in their GraphQL form; everything else as the page asked.
+    expect(variables.input).toEqual({
+      ...queryBody,
+      filters: [{ op: "isNot", dimension: "event:type", values: ["user_action", "selfhelp_search"] }],
+    });
+    const saved = await call(`${server.url}/v1/accounts/${DEMO_ACCOUNT}/endpoints/types-by-day`, { headers: demo() });
+    expect(saved.body).toMatchObject({ name: "types-by-day", method: "GET", variables: [{ name: "input", type: "AnalyticsQueryInput!", required: true }] });
+    expect(await page.locator("#status").innerText()).toContain(`GET /v1/accounts/${DEMO_ACCOUNT}/run/types-by-day`);
+
+    // The curl line, copied through the page's button, run with the key: the same rows as the Explore route.
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await page.locator("#ex-endpoint-copy").click();
+    const curl = await page.evaluate(() => navigator.clipboard.readText());
+    expect(curl).toBe(await page.locator("#ex-endpoint-curl").inputValue());
+    const m = /--data-urlencode '(input=[^']*)' '([^']+)'$/.exec(curl)!;
+    expect(m, curl).not.toBeNull();
+    expect(curl).toContain('-H "x-service-integration-key: $GUIDEGATE_KEY" -H "x-service-user: $GUIDEGATE_USER"');
+    const [, param, url] = m;
+    const eq = param!.indexOf("=");
+    const run = await call(`${url}?input=${encodeURIComponent(param!.slice(eq + 1))}`, { headers: demo() });
+    expect(run.status, run.text.slice(0, 300)).toBe(200);
+    const api = (await ask("query", queryBody)).body as { columns: string[]; rows: unknown[][] };
+    expect(run.body.account.analytics.query.columns).toEqual(api.columns);
+    expect(run.body.account.analytics.query.rows).toEqual(api.rows);
+    await page.locator("#ex-endpoint").screenshot({ path: `${IMAGES}/explore-endpoint.png` });
+    expect(errors).toEqual([]);
+    expect(offsite).toEqual([]);
+  }, 90_000);
 });

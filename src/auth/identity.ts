@@ -60,9 +60,22 @@ let watcher: AuthChangeWatcher | undefined;
 let holders = 0;
 /** Bumped by every clear: an identity looked up before a change is not cached after it. */
 let generation = 0;
+/** Caches that live by the same signal (a saved endpoint's definition: src/domains/endpoints/run.ts). */
+const clearListeners: (() => void)[] = [];
 function clearCache() {
   generation++;
   cache.clear();
+  for (const listener of clearListeners) listener();
+}
+
+/**
+ * For another per-process cache of what the auth-change signal covers: `clear` runs whenever the
+ * identity cache is dropped, and usable() says whether such a cache may be read now (the identity
+ * cache is on and its watcher can see changes) and for how many milliseconds an entry may live.
+ */
+export function followAuthChanges(clear: () => void): { usable(): number } {
+  clearListeners.push(clear);
+  return { usable: () => (cacheMs > 0 && watcher !== undefined && watcher.check() ? cacheMs : 0) };
 }
 const AUTH_MODELS = ["ApiKey", "User", "Membership", "Account"];
 // This process's own changes apply to its very next request, without waiting for the signal.

@@ -10,6 +10,7 @@ import { auditLogs } from "./auditLogs/domain.js";
 import { content } from "./content/domain.js";
 import { copyJobs } from "./copyJobs/domain.js";
 import { type Domain, type FreeWriteModels, openApiTagsOf, writePolicyOf } from "./define.js";
+import { endpoints } from "./endpoints/domain.js";
 import { endUsers } from "./endUsers/domain.js";
 import { eventExport } from "./eventExport/domain.js";
 import { events } from "./events/domain.js";
@@ -39,6 +40,7 @@ export const domains = [
   eventExport,
   webhooks,
   persistedDocuments,
+  endpoints,
 ] as const satisfies readonly Domain[];
 
 /** Every REST row, in the order the OpenAPI document lists them. */

@@ -73,6 +73,33 @@ function operationName(document: string): string | undefined {
   return m?.[1];
 }
 
+/** The security schemes of every document (this one and an account's endpoints/openapi.json): the two key headers. */
+export const SECURITY_SCHEMES = {
+  integrationKey: { type: "apiKey", in: "header", name: KEY_HEADER, description: "The API key (created with `npm run cli -- key create`)." },
+  serviceUser: { type: "apiKey", in: "header", name: USER_HEADER, description: "The e-mail of the key's owner; must match the key." },
+};
+
+/** `#/components/schemas` of problem+json answers, shared by every document. */
+export const PROBLEM_SCHEMAS = {
+  Problem: {
+    type: "object",
+    description: "RFC 9457 problem details.",
+    required: ["type", "title", "status", "detail"],
+    properties: {
+      type: { type: "string", example: "about:blank" },
+      title: { type: "string", example: "Bad Request" },
+      status: { type: "integer", minimum: 400, maximum: 599 },
+      detail: { type: "string" },
+      errors: { type: "array", items: { $ref: "#/components/schemas/FieldError" } },
+    },
+  },
+  FieldError: {
+    type: "object",
+    required: ["path", "message"],
+    properties: { path: { type: "string", example: "limit" }, message: { type: "string", example: "must be between 1 and 10000" } },
+  },
+};
+
 export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema, opts: OpenApiOptions = {}): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
@@ -188,30 +215,8 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
     paths: { ...paths, ...opts.extra?.paths },
     ...(opts.extra?.webhooks ? { webhooks: opts.extra.webhooks } : {}),
     components: {
-      securitySchemes: {
-        integrationKey: { type: "apiKey", in: "header", name: KEY_HEADER, description: "The API key (created with `npm run cli -- key create`)." },
-        serviceUser: { type: "apiKey", in: "header", name: USER_HEADER, description: "The e-mail of the key's owner; must match the key." },
-        ...opts.extra?.securitySchemes,
-      },
-      schemas: {
-        Problem: {
-          type: "object",
-          description: "RFC 9457 problem details.",
-          required: ["type", "title", "status", "detail"],
-          properties: {
-            type: { type: "string", example: "about:blank" },
-            title: { type: "string", example: "Bad Request" },
-            status: { type: "integer", minimum: 400, maximum: 599 },
-            detail: { type: "string" },
-            errors: { type: "array", items: { $ref: "#/components/schemas/FieldError" } },
-          },
-        },
-        FieldError: {
-          type: "object",
-          required: ["path", "message"],
-          properties: { path: { type: "string", example: "limit" }, message: { type: "string", example: "must be between 1 and 10000" } },
-        },
-      },
+      securitySchemes: { ...SECURITY_SCHEMES, ...opts.extra?.securitySchemes },
+      schemas: PROBLEM_SCHEMAS,
       headers: {
         "X-Request-Id": { description: "The request's id (the caller's x-request-id, or a new one); also on every log line.", schema: { type: "string" } },
         "Retry-After": {

@@ -41,29 +41,7 @@ export interface RouteExecution {
 export function restRouter(routes: readonly RestRoute[], execution: RouteExecution): Router {
   // strict: `/content/` (an empty id) is not the list `/content`.
   const router = express.Router({ strict: true });
-  // The limit holds however the body is framed (chunked too): src/rest/bodyLimit.ts.
-  const json = bounded(
-    express.json({
-      limit: JSON_BODY_LIMIT_BYTES,
-      type: ["application/json", "application/*+json"],
-      // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
-      // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
-      verify: (_req, res: Response, raw) => {
-        if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
-      },
-    }),
-    JSON_BODY_LIMIT_BYTES,
-  );
-  // A body-parser failure is kept for the route to report after authentication (401/403 come first).
-  const parseBody = (req: Request, res: Response, next: () => void) =>
-    json(req, res, (err?: unknown) => {
-      if (err) res.locals.bodyProblem = problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0];
-      else if (res.locals.mayCarryUnstorableText) {
-        const path = findUnstorableText(req.body, "body");
-        if (path) res.locals.bodyProblem = problemOf(unstorableTextError(path))[0];
-      }
-      next();
-    });
+  const parseBody = jsonBodyParser();
   const serve = (route: RestRoute) => {
     const handlers = route.jsonBody ? [parseBody] : [];
     router[route.method](route.path, ...handlers, async (req: Request, res: Response) => {
@@ -74,7 +52,8 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
         header: (name) => req.get(name),
       };
       try {
-        await runRoute(route, execution, execution.context(req, res), input, req, res);
+        const plan = { operation: execution.operations.get(route.document)!, cost: execution.costs.get(route.document)!, charge: execution.charge };
+        await runRoute(route, plan, execution.context(req, res), input, req, res);
       } catch (err) {
         // A streamed reply that failed half way: nothing sensible can follow the bytes already sent.
         if (res.headersSent) return void res.destroy();
@@ -106,6 +85,36 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
     });
   }
   return router;
+}
+
+/**
+ * The JSON body parser of REST routes: bounded (413), and a failure kept in res.locals.bodyProblem
+ * for the route to report after authentication (401/403 come first).
+ */
+export function jsonBodyParser(): (req: Request, res: Response, next: () => void) => void {
+  // The limit holds however the body is framed (chunked too): src/rest/bodyLimit.ts.
+  const json = bounded(
+    express.json({
+      limit: JSON_BODY_LIMIT_BYTES,
+      type: ["application/json", "application/*+json"],
+      // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
+      // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
+      verify: (_req, res: Response, raw) => {
+        if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
+      },
+    }),
+    JSON_BODY_LIMIT_BYTES,
+  );
+  // A body-parser failure is kept for the route to report after authentication (401/403 come first).
+  return (req: Request, res: Response, next: () => void) =>
+    json(req, res, (err?: unknown) => {
+      if (err) res.locals.bodyProblem = problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0];
+      else if (res.locals.mayCarryUnstorableText) {
+        const path = findUnstorableText(req.body, "body");
+        if (path) res.locals.bodyProblem = problemOf(unstorableTextError(path))[0];
+      }
+      next();
+    });
 }
 
 /** The `Allow` header of a path served with these methods (HEAD comes with GET; OPTIONS is CORS's). */
@@ -146,8 +155,16 @@ function fail(route: RestRoute, input: RestInput, res: Response, p: Problem, hea
   res.status(p.status).json(route.errorBody(p.status, p.status >= 500 ? [p.detail] : messages, input));
 }
 
-async function runRoute(route: RestRoute, execution: RouteExecution, contextValue: Context, input: RestInput, req: Request, res: Response) {
-  const operation = execution.operations.get(route.document)!;
+/** What one row runs: its compiled operation, its cost plan, and how a request is charged. */
+export interface RoutePlan {
+  operation: CompiledOperation;
+  cost: CostPlan;
+  charge: ChargeRequest;
+}
+
+/** Runs one row for one request (the table's handler, and a saved endpoint's call: src/domains/endpoints/run.ts). */
+export async function runRoute(route: RestRoute, plan: RoutePlan, contextValue: Context, input: RestInput, req: Request, res: Response) {
+  const { operation } = plan;
   const accountId = input.params.accountId!;
   // Who may do this is decided before what was sent is checked: no key and a bad limit is a 401,
   // a foreign account and a bad body a 403. (The resolver's own check reuses this one.)
@@ -166,7 +183,7 @@ async function runRoute(route: RestRoute, execution: RouteExecution, contextValu
       refused = err;
     }
   }
-  await execution.charge(contextValue, variables ? execution.costs.get(route.document)!(variables) : 0, [accountId], route.scopes);
+  await plan.charge(contextValue, variables ? plan.cost(variables) : 0, [accountId], route.scopes);
   if (bodyProblem) return fail(route, input, res, bodyProblem);
   if (!variables) throw refused;
   if (route.reply.kind === "page" && typeof variables.first === "number" && variables.first > PAGE_SLICE) {

@@ -128,8 +128,18 @@ const PAGE = `<!doctype html>
             <label>Periods <input id="ex-periods" type="number" min="1" max="52"></label>
           </div>
           <label id="ex-tz-label">Time zone <input id="ex-tz" type="text" spellcheck="false"></label>
-          <div class="toolbar"><button type="submit">Run</button> <button type="button" id="ex-download">Download CSV</button></div>
+          <div class="toolbar"><button type="submit">Run</button> <button type="button" id="ex-download">Download CSV</button> <button type="button" id="ex-endpoint-open" aria-expanded="false" aria-controls="ex-endpoint">Save as endpoint</button></div>
         </form>
+        <section id="ex-endpoint" class="endpoint-panel" aria-label="Save as endpoint" hidden>
+          <p class="description">Saves this question as a REST endpoint of the account: a plain GET that answers it (docs/endpoints.md).</p>
+          <form id="ex-endpoint-form"><label>Endpoint name <input id="ex-endpoint-name" type="text" spellcheck="false" maxlength="64" required></label> <button type="submit" id="ex-endpoint-save">Save endpoint</button></form>
+          <div id="ex-endpoint-result" hidden>
+            <h3>Document</h3><pre id="ex-endpoint-document"></pre>
+            <h3>Variables</h3><pre id="ex-endpoint-variables"></pre>
+            <h3>Call it</h3>
+            <div class="copy-line"><input id="ex-endpoint-curl" type="text" readonly aria-label="curl command"> <button type="button" id="ex-endpoint-copy">Copy</button></div>
+          </div>
+        </section>
       </div>
       <p id="status" class="message" role="status" aria-live="polite"></p>
       <div id="report-body">

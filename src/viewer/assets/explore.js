@@ -637,6 +637,83 @@ export function createExplore(h) {
     }
   }
 
+  // ---- saving the question as an endpoint (docs/endpoints.md) -----------------------------------------
+
+  /** The GraphQL form of the REST route's condition `[op, a, b]` (the API's conditionFromWire). */
+  function conditionInput(c) {
+    const [op, a, b] = c;
+    if (op === "is" || op === "isNot" || op === "contains") return { op, dimension: a, values: b };
+    if (op === "inSegment") return { op, segmentId: a };
+    if (op === "or") return { op, conditions: a.map(conditionInput) };
+    if (op === "not") return { op, condition: conditionInput(a) };
+    return { op, dimension: a, value: b };
+  }
+  const filtersInput = (filters) => (filters?.length ? filters.map(conditionInput) : undefined);
+  const eventInput = (e) => (e ? { filters: filtersInput(e.filters) } : undefined);
+
+  /** The question as a GraphQL operation (the same selection the analytics routes run) and its `input` variable. */
+  function endpointOf(sel) {
+    const [route, body] = question(sel);
+    const selection = {
+      query: "columns rows totals cursor",
+      funnel:
+        "breakdown steps { step users conversionFromFirst conversionFromPrevious medianMsFromPrevious } groups { value steps { step users conversionFromFirst conversionFromPrevious medianMsFromPrevious } }",
+      retention: "period cohorts { start users retained }",
+    }[route];
+    const type = { query: "AnalyticsQueryInput", funnel: "AnalyticsFunnelInput", retention: "AnalyticsRetentionInput" }[route];
+    const name = `Explore${route[0].toUpperCase()}${route.slice(1)}`;
+    const document = `query ${name}($accountId: String!, $input: ${type}!) {\n  account(id: $accountId) {\n    analytics {\n      ${route}(input: $input) { ${selection} }\n    }\n  }\n}`;
+    let input;
+    if (route === "query") input = { ...body, filters: filtersInput(body.filters) };
+    else if (route === "funnel") input = { ...body, steps: body.steps.map(eventInput), filters: filtersInput(body.filters) };
+    else input = { ...body, startEvent: eventInput(body.startEvent), returnEvent: eventInput(body.returnEvent) };
+    return { route, document, variables: { input: JSON.parse(JSON.stringify(input)) } };
+  }
+
+  const shellQuote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
+
+  async function saveEndpoint() {
+    const sel = state.sel;
+    const name = $("ex-endpoint-name").value.trim();
+    if (!sel?.account || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+      setStatus("An endpoint name is 1 to 64 of letters, digits, - and _.", "error");
+      return;
+    }
+    const { route, document, variables } = endpointOf(sel);
+    try {
+      const path = `/v1/accounts/${encodeURIComponent(sel.account)}/endpoints/${name}`;
+      const res = await api(path, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ document, description: `Explore ${route} question` }),
+      });
+      const saved = await res.json();
+      $("ex-endpoint-document").textContent = document;
+      $("ex-endpoint-variables").textContent = JSON.stringify(variables, null, 2);
+      const run = `${location.origin}/v1/accounts/${encodeURIComponent(sel.account)}/run/${name}`;
+      $("ex-endpoint-curl").value =
+        `curl -G -H "x-service-integration-key: $GUIDEGATE_KEY" -H "x-service-user: $GUIDEGATE_USER" ` +
+        `--data-urlencode ${shellQuote(`input=${JSON.stringify(variables.input)}`)} ${shellQuote(run)}`;
+      $("ex-endpoint-result").hidden = false;
+      setStatus(`${res.status === 201 ? "Saved" : "Replaced"} endpoint ${saved.name}: GET ${run.replace(location.origin, "")}`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) return onAuthError(err);
+      setStatus(err instanceof ApiError ? err.message : `Something went wrong: ${err.message}`, "error");
+    }
+  }
+
+  async function copyCurl() {
+    const box = $("ex-endpoint-curl");
+    box.select();
+    try {
+      await navigator.clipboard.writeText(box.value);
+      setStatus("The curl command is on the clipboard.");
+    } catch {
+      // No clipboard (an insecure origin, or permission refused): the text is selected for Ctrl+C.
+      setStatus("Press Ctrl+C (⌘C) to copy the selected command.");
+    }
+  }
+
   /** Wires the form; `apply(sel)` pushes the selection's URL and loads it (viewer.js's navigation). */
   function wire(apply) {
     const submit = (changes = {}) => apply(url({ ...fromForm(state.sel), ...h.sharedControls(), ...changes }));
@@ -656,6 +733,21 @@ export function createExplore(h) {
       if (steps.length > 2) fillSteps(steps.slice(0, -1));
     });
     $("ex-download").addEventListener("click", download);
+    $("ex-endpoint-open").addEventListener("click", () => {
+      const panel = $("ex-endpoint");
+      panel.hidden = !panel.hidden;
+      $("ex-endpoint-open").setAttribute("aria-expanded", String(!panel.hidden));
+      if (!panel.hidden) {
+        const box = $("ex-endpoint-name");
+        if (!box.value) box.value = `explore-${state.sel?.tab ?? "query"}`;
+        box.focus();
+      }
+    });
+    $("ex-endpoint-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      saveEndpoint();
+    });
+    $("ex-endpoint-copy").addEventListener("click", copyCurl);
   }
 
   /** Leaving Explore: an answer still on its way is dropped. */
