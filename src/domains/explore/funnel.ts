@@ -95,7 +95,7 @@ export async function runFunnel(dialect: "sqlite" | "postgres", c: Checker, acco
   const b = new Builder(dialect, users);
   const { sql, kind } = statement(b, c, accountId, q);
   const budget = budgetOf({ windowMs: q.to - q.from, dimensions: q.breakdown ? 1 : 0, userValues: sql.sql.includes('"EndUser"') });
-  const [rows] = await runStatements([sql], budget);
+  const [rows] = await runStatements([sql], budget, { hashJoins: true });
   const groups = new Map<string, { value: unknown; byStep: Map<number, { users: number; median: number | null }> }>();
   for (const r of rows!) {
     const value = cell(r.bd, kind);

@@ -61,7 +61,7 @@ export async function runRetention(
   const b = new Builder(dialect, users);
   const sql = statement(b, c, accountId, q, now);
   const budget = budgetOf({ windowMs: Math.max(q.to, now) - q.from, dimensions: 0, userValues: sql.sql.includes('"EndUser"') });
-  const [rows] = await runStatements([sql], budget);
+  const [rows] = await runStatements([sql], budget, { hashJoins: true });
   const cohorts = new Map<number, number[]>();
   for (const r of rows!) {
     const ck = Number(r.ck);
