@@ -218,6 +218,7 @@ async function seed(): Promise<void> {
   await prisma.$queryRawUnsafe(kind === "postgres" ? "VACUUM (ANALYZE)" : "ANALYZE");
   if (kind === "postgres") await prisma.$queryRawUnsafe("CHECKPOINT");
   await prisma.$disconnect();
+  await (await import("../src/db/postgres.js")).closeSharedPool();
   process.stderr.write(`  ${kind}: seeded in ${Math.round((performance.now() - t0) / 1000)} s\n`);
 }
 
@@ -254,6 +255,9 @@ if (kind === "postgres") {
     }
     measureInChild(performance.now() - t0);
   }
+  // The template is this bench's alone: a session left on it (a seed that stopped half-way) would
+  // keep it from being copied.
+  await pgAdmin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${template}' AND pid <> pg_backend_pid()`);
   const run = `gg_bench_explore_run_${process.pid}`;
   await pgAdmin(`CREATE DATABASE ${run} TEMPLATE ${template}`);
   // A copy made from a template keeps the pages, not the statistics' freshness: analyze it again.

@@ -47,6 +47,9 @@ export interface Plan {
   hashJoins?: boolean;
 }
 
+/** PostgreSQL's memory for each sort or hash of a question (see runPostgres). */
+const EXPLORE_WORK_MEM = "64MB";
+
 /** Runs the statements of one question in one snapshot; their rows, in order. */
 export async function runStatements(statements: readonly Statement[], budget: { timeoutMs: number }, plan: Plan = {}): Promise<Record<string, unknown>[][]> {
   return dialect() === "postgres" ? runPostgres(statements, budget.timeoutMs, plan) : runSqlite(statements, budget.timeoutMs);
@@ -58,8 +61,13 @@ async function runPostgres(statements: readonly Statement[], ms: number, plan: P
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     await client.query(`SET LOCAL statement_timeout = ${Math.floor(ms)}`);
-    // Transaction-local: the pooled connection goes back with the planner's defaults.
+    // Transaction-local: the pooled connection goes back with the server's defaults.
     if (plan.hashJoins) await client.query("SET LOCAL enable_nestloop = off");
+    // A question's sorts and hash tables over a month of events: at the default 4 MB they spill to
+    // disk (140 MB of external merge for a day × type question over 3M events, 80 MB for weekly
+    // retention). Per sort or hash node of this transaction only; questions run at most a pool's
+    // worth at once.
+    await client.query(`SET LOCAL work_mem = '${EXPLORE_WORK_MEM}'`);
     const out: Record<string, unknown>[][] = [];
     for (const s of statements) out.push((await client.query(s.sql, s.params)).rows);
     await client.query("COMMIT");
