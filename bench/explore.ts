@@ -239,9 +239,11 @@ if (kind === "postgres") {
   const exists = (await pgAdmin(`SELECT 1 FROM pg_database WHERE datname = '${template}'`)).length > 0;
   if (exists && values.fresh) await pgAdmin(`DROP DATABASE ${template} WITH (FORCE)`);
   if (!exists || values.fresh) {
-    // Older versions' and days' templates are dropped: each is gigabytes.
+    // Templates of older seed versions or days are dropped (each is gigabytes); other sizes of this
+    // version and day are kept.
+    const current = new RegExp(`^gg_bench_explore_v${SEED_VERSION}_\\d+_${cacheKey.split("_").at(-1)}$`);
     for (const row of await pgAdmin(`SELECT datname FROM pg_database WHERE datname LIKE 'gg_bench_explore_v%'`))
-      await pgAdmin(`DROP DATABASE IF EXISTS ${row.datname as string} WITH (FORCE)`);
+      if (!current.test(row.datname as string)) await pgAdmin(`DROP DATABASE IF EXISTS ${row.datname as string} WITH (FORCE)`);
     const t0 = performance.now();
     await pgAdmin(`CREATE DATABASE ${template}`);
     process.env.DATABASE_URL = pgUrl(template);
@@ -271,7 +273,8 @@ if (kind === "postgres") {
   mkdirSync("data/bench", { recursive: true });
   const cached = `data/bench/explore-seed-${cacheKey}.db`;
   if (!existsSync(cached) || values.fresh) {
-    for (const f of readdirSync("data/bench").filter((f) => f.startsWith("explore-seed-"))) rmSync(`data/bench/${f}`);
+    const current = new RegExp(`^explore-seed-v${SEED_VERSION}_\\d+_${cacheKey.split("_").at(-1)}\\.db$`);
+    for (const f of readdirSync("data/bench").filter((f) => f.startsWith("explore-seed-") && !current.test(f))) rmSync(`data/bench/${f}`);
     const t0 = performance.now();
     process.env.DATABASE_URL = `file:./${cached}.tmp`;
     for (const s of ["", "-wal", "-shm"]) rmSync(`${cached}.tmp${s}`, { force: true });
