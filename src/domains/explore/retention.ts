@@ -31,17 +31,18 @@ function statement(b: Builder, c: Checker, accountId: string, q: RetentionQuesti
   const back = b.where(q.returnEvent, c);
   // Keys are day numbers for days and weeks (a week's is its Monday's), months for months.
   const per = q.period === "week" ? 7 : 1;
-  // The returns: each end user's periods with a return event, from the window's start on (the
-  // return types' stretch of the index when named), made distinct per user and period before they
-  // meet the cohorts (a few rows per user, not one per event), then joined to the cohorts by end
-  // user: a hash join on PostgreSQL, an automatic index on the materialized cohorts on SQLite.
+  // The returns: the return events from the window's start on (the return types' stretch of the
+  // index when named), joined to the cohorts by end user: a hash join on PostgreSQL, an automatic
+  // index on the materialized cohorts on SQLite. (Making the return periods distinct per user
+  // first, in a CTE of their own, left SQLite without that index: it then compared every cohort
+  // user with every return period, past the timeout at 400,000 events: test/explore-cost.test.ts.)
   const sql = `WITH "c" ${MATERIALIZED} (SELECT x."u" AS "u", ${key('x."first"')} AS "ck" FROM (
         SELECT e."endUserId" AS "u", MIN(e."time") AS "first" FROM "Event" e
         WHERE e."accountId" = ${acct} AND e."time" >= ${b.p(q.from)} AND e."time" < ${b.p(q.to)} AND e."endUserId" IS NOT NULL${startTypes} AND ${start}
         GROUP BY e."endUserId") x${joins} WHERE ${userFilters}),
-      "p" AS (SELECT DISTINCT e."endUserId" AS "u", ${key('e."time"')} AS "pk" FROM "Event" e
-        WHERE e."accountId" = ${acct} AND e."time" >= ${b.p(q.from)} AND e."endUserId" IS NOT NULL${b.typeFilter([q.returnEvent])} AND ${back}),
-      "r" AS (SELECT c."ck" AS "ck", (p."pk" - c."ck") / ${per} AS "k" FROM "p" p JOIN "c" c ON c."u" = p."u")
+      "r" AS (SELECT DISTINCT c."u" AS "u", c."ck" AS "ck", (${key('e."time"')} - c."ck") / ${per} AS "k"
+        FROM "Event" e JOIN "c" c ON c."u" = e."endUserId"
+        WHERE e."accountId" = ${acct} AND e."time" >= ${b.p(q.from)} AND e."endUserId" IS NOT NULL${b.typeFilter([q.returnEvent])} AND ${back})
     SELECT c."ck" AS "ck", 0 AS "k", COUNT(*) AS "n" FROM "c" c GROUP BY c."ck"
     UNION ALL
     SELECT r."ck", r."k", COUNT(*) FROM "r" r WHERE r."k" >= 1 AND r."k" <= ${b.int(q.periods)} GROUP BY r."ck", r."k"`;
