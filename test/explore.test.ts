@@ -668,6 +668,15 @@ describe("POST /v1/accounts/{accountId}/analytics/funnel", () => {
         [["is", "event:type", ["selfhelp_search", "user_action"]]],
         [["contains", "event:domain", ["app"]]],
         [["not", ["is", "event:type", ["flow_feedback"]]]],
+        // Two type lists in one step (the SQL reads the types both admit), and two that admit none.
+        [
+          ["is", "event:type", ["flow_started", "flow_step"]],
+          ["is", "event:type", ["flow_step", "flow_completed"]],
+        ],
+        [
+          ["is", "event:type", ["flow_started"]],
+          ["is", "event:type", ["flow_completed"]],
+        ],
         [],
       ]);
     for (let i = 0; i < 16; i++) {

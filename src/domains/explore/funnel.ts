@@ -7,7 +7,7 @@
 // the steps' rows at once.
 import type { Checker, FunnelQuestion, ValueKind } from "./input.js";
 import { budgetOf, runStatements } from "./run.js";
-import { Builder, cell, type Statement, type UserContext } from "./sql.js";
+import { Builder, cell, MATERIALIZED, type Statement, type UserContext, userOnly } from "./sql.js";
 
 export interface FunnelStep {
   step: number;
@@ -23,18 +23,32 @@ export interface FunnelAnswer {
 }
 
 function statement(b: Builder, c: Checker, accountId: string, q: FunnelQuestion): { sql: Statement; kind: ValueKind } {
-  const bd = q.breakdown ? b.dim(q.breakdown, c) : { expr: "NULL", kind: "text" as ValueKind };
+  const acct = b.p(accountId);
+  // Conditions on the end user alone (user fields, segments) hold for all of a user's events or
+  // none: they are decided once per user who entered, not per event.
+  const perUser = userOnly(q.filters);
+  const eventBd = q.breakdown?.kind === "event" ? b.dim(q.breakdown, c) : null;
   const flags = q.steps.map((s, i) => `CASE WHEN ${b.where(s, c)} THEN 1 ELSE 0 END AS "s${i + 1}"`);
-  const filters = b.where(q.filters, c);
-  const joins = b.joins();
-  const ev = `SELECT e."id" AS "id", e."time" AS "t", e."endUserId" AS "u", ${bd.expr} AS "bd", ${flags.join(", ")}
-    FROM "Event" e${joins} WHERE e."accountId" = ${b.p(accountId)} AND e."time" >= ${b.p(q.from)} AND e."time" < ${b.p(q.to)}
-      AND e."endUserId" IS NOT NULL AND ${filters}`;
-  const ctes = [`"ev" AS (${ev})`];
-  ctes.push(`"r1" AS (SELECT x."u", x."bd", x."t" AS "t0", x."t", x."id", CAST(NULL AS BIGINT) AS "diff" FROM (
-      SELECT ev.*, ROW_NUMBER() OVER (PARTITION BY ev."u" ORDER BY ev."t", ev."id") AS "rn" FROM "ev" ev WHERE ev."s1" = 1) x WHERE x."rn" = 1)`);
+  const filters = perUser ? "1 = 1" : b.where(q.filters, c);
+  const evJoins = b.joins();
+  // Only the events that match some step matter; with a type in each step's conditions the
+  // database reads just those types' stretch of the (accountId, type, time) index.
+  const any = q.steps.map((s) => `(${b.where(s, c)})`).join(" OR ");
+  const ev = `SELECT e."id" AS "id", e."time" AS "t", e."endUserId" AS "u", ${eventBd ? eventBd.expr : "NULL"} AS "bd", ${flags.join(", ")}
+    FROM "Event" e${evJoins} WHERE e."accountId" = ${acct} AND e."time" >= ${b.p(q.from)} AND e."time" < ${b.p(q.to)}
+      AND e."endUserId" IS NOT NULL${b.typeFilter(q.steps)} AND (${any}) AND ${filters}`;
+  // The entrants: each user's earliest step-1 event, then the user parts (their breakdown value,
+  // the per-user filters) joined once per entrant.
+  const userBd = q.breakdown?.kind === "user" ? b.dim(q.breakdown, c) : null;
+  const userFilters = perUser ? b.where(q.filters, c) : "1 = 1";
+  const userJoins = b.joinsOn(acct, 'x."u"');
+  const bd = eventBd ?? userBd ?? { expr: "NULL", kind: "text" as ValueKind };
+  const ctes = [`"ev" ${MATERIALIZED} (${ev})`];
+  ctes.push(`"r1" ${MATERIALIZED} (SELECT x."u" AS "u", ${userBd ? userBd.expr : 'x."bd"'} AS "bd", x."t" AS "t0", x."t" AS "t", x."id" AS "id", CAST(NULL AS BIGINT) AS "diff" FROM (
+      SELECT ev.*, ROW_NUMBER() OVER (PARTITION BY ev."u" ORDER BY ev."t", ev."id") AS "rn" FROM "ev" ev WHERE ev."s1" = 1) x${userJoins}
+      WHERE x."rn" = 1 AND ${userFilters})`);
   for (let k = 2; k <= q.steps.length; k++) {
-    ctes.push(`"r${k}" AS (SELECT x."u", x."bd", x."t0", x."t", x."id", x."diff" FROM (
+    ctes.push(`"r${k}" ${MATERIALIZED} (SELECT x."u", x."bd", x."t0", x."t", x."id", x."diff" FROM (
       SELECT p."u", p."bd", p."t0", ev."t", ev."id", ev."t" - p."t" AS "diff", ROW_NUMBER() OVER (PARTITION BY p."u" ORDER BY ev."t", ev."id") AS "rn"
       FROM "r${k - 1}" p JOIN "ev" ev ON ev."u" = p."u" AND ev."s${k}" = 1 AND (ev."t" > p."t" OR (ev."t" = p."t" AND ev."id" <> p."id"))
         AND ev."t" <= p."t0" + ${b.int(q.conversionWindowMs)}) x WHERE x."rn" = 1)`);
@@ -81,7 +95,7 @@ export async function runFunnel(dialect: "sqlite" | "postgres", c: Checker, acco
   const b = new Builder(dialect, users);
   const { sql, kind } = statement(b, c, accountId, q);
   const budget = budgetOf({ windowMs: q.to - q.from, dimensions: q.breakdown ? 1 : 0, userValues: sql.sql.includes('"EndUser"') });
-  const [rows] = await runStatements([sql], budget);
+  const [rows] = await runStatements([sql], budget, { hashJoins: true });
   const groups = new Map<string, { value: unknown; byStep: Map<number, { users: number; median: number | null }> }>();
   for (const r of rows!) {
     const value = cell(r.bd, kind);

@@ -64,13 +64,21 @@ function statements(
   to: number,
   page: { offset: number; limit: number } | null,
 ): { rows: Statement; totals: Statement; kinds: ValueKind[] } {
+  const acct = b.p(accountId);
+  const window = `e."accountId" = ${acct} AND e."time" >= ${b.p(from)} AND e."time" < ${b.p(to)}`;
+  // The totals group nothing: they join only the user values the filters read (a user dimension's
+  // join per event would double the cost of a question grouped by one).
+  const totalsWhere = b.where(q.filters, c);
+  const totalsJoins = b.joinsOn('e."accountId"', 'e."endUserId"');
+  const totalsMatching = `SELECT e."id" AS "id", e."endUserId" AS "u", e."step" AS "step", e."resultCount" AS "rc"
+    FROM "Event" e${totalsJoins} WHERE ${window} AND ${totalsWhere}`;
   const dims = q.dimensions.map((d) => b.dim(d, c));
   const where = b.where(q.filters, c);
   const joins = b.joins();
   const key = q.interval ? `, ${b.bucketKey(b.local('e."time"', offsetsOf(from, to, q.timeZone)), q.interval)} AS "k"` : "";
   const dimCols = dims.map((d, i) => `, ${d.expr} AS "d${i}"`).join("");
   const matching = `SELECT e."id" AS "id", e."endUserId" AS "u", e."step" AS "step", e."resultCount" AS "rc"${key}${dimCols}
-    FROM "Event" e${joins} WHERE e."accountId" = ${b.p(accountId)} AND e."time" >= ${b.p(from)} AND e."time" < ${b.p(to)} AND ${where}`;
+    FROM "Event" e${joins} WHERE ${window} AND ${where}`;
   const metrics = q.metrics.map((m, i) => `${METRIC_SQL[m]} AS "m${i}"`).join(", ");
   const t0 = q.interval ? 1 : 0;
   const groups = [...(q.interval ? [`m."k"`] : []), ...dims.map((_, i) => `m."d${i}"`)];
@@ -91,7 +99,7 @@ function statements(
     .join(", ");
   const paging = page ? ` LIMIT ${b.p(page.limit + 1)} OFFSET ${b.p(page.offset)}` : "";
   const rows = b.finish(`SELECT * FROM (${body}) q ORDER BY ${order}${paging}`);
-  const totals = b.finish(`WITH "m" AS (${matching}) SELECT ${metrics} FROM "m" m`);
+  const totals = b.finish(`WITH "m" AS (${totalsMatching}) SELECT ${metrics} FROM "m" m`);
   return { rows, totals, kinds };
 }
 

@@ -7,7 +7,7 @@ import { clock } from "../../clock.js";
 import { instantOf, labelOfKey, nextLocal, offsetsOf } from "./buckets.js";
 import type { Checker, Period, RetentionQuestion } from "./input.js";
 import { budgetOf, runStatements } from "./run.js";
-import { Builder, type Statement, type UserContext } from "./sql.js";
+import { Builder, MATERIALIZED, type Statement, type UserContext } from "./sql.js";
 
 export interface RetentionAnswer {
   period: Period;
@@ -20,19 +20,29 @@ function statement(b: Builder, c: Checker, accountId: string, q: RetentionQuesti
   // Return events count up to now (and the few seconds of clock skew ingestion allows past it).
   const offsets = offsetsOf(q.from, Math.max(q.to, now) + DAY, q.timeZone);
   const key = (time: string) => b.bucketKey(b.local(time, offsets), q.period);
-  const start = b.where([...q.startEvent, ...q.filters], c);
-  const joins = b.joins();
+  const acct = b.p(accountId);
+  // The cohorts: each end user's first start event in the window (the start types' stretch of the
+  // (accountId, type, time) index when the start event names its types), then the user filters,
+  // decided once per user (they read only the user: user fields and segments).
+  const start = b.where(q.startEvent, c);
+  const startTypes = b.typeFilter([q.startEvent]);
+  const userFilters = b.where(q.filters, c);
+  const joins = b.joinsOn(acct, 'x."u"');
   const back = b.where(q.returnEvent, c);
   // Keys are day numbers for days and weeks (a week's is its Monday's), months for months.
   const per = q.period === "week" ? 7 : 1;
-  const acct = b.p(accountId);
-  const sql = `WITH "c" AS (SELECT x."u" AS "u", ${key('x."first"')} AS "ck" FROM (
-        SELECT e."endUserId" AS "u", MIN(e."time") AS "first" FROM "Event" e${joins}
-        WHERE e."accountId" = ${acct} AND e."time" >= ${b.p(q.from)} AND e."time" < ${b.p(q.to)} AND e."endUserId" IS NOT NULL AND ${start}
-        GROUP BY e."endUserId") x),
+  // The returns: the return events from the window's start on (the return types' stretch of the
+  // index when named), joined to the cohorts by end user: a hash join on PostgreSQL, an automatic
+  // index on the materialized cohorts on SQLite. (Making the return periods distinct per user
+  // first, in a CTE of their own, left SQLite without that index: it then compared every cohort
+  // user with every return period, past the timeout at 400,000 events: test/explore-cost.test.ts.)
+  const sql = `WITH "c" ${MATERIALIZED} (SELECT x."u" AS "u", ${key('x."first"')} AS "ck" FROM (
+        SELECT e."endUserId" AS "u", MIN(e."time") AS "first" FROM "Event" e
+        WHERE e."accountId" = ${acct} AND e."time" >= ${b.p(q.from)} AND e."time" < ${b.p(q.to)} AND e."endUserId" IS NOT NULL${startTypes} AND ${start}
+        GROUP BY e."endUserId") x${joins} WHERE ${userFilters}),
       "r" AS (SELECT DISTINCT c."u" AS "u", c."ck" AS "ck", (${key('e."time"')} - c."ck") / ${per} AS "k"
-        FROM "c" c JOIN "Event" e ON e."accountId" = ${acct} AND e."endUserId" = c."u"
-        WHERE e."time" >= ${b.p(q.from)} AND ${back})
+        FROM "Event" e JOIN "c" c ON c."u" = e."endUserId"
+        WHERE e."accountId" = ${acct} AND e."time" >= ${b.p(q.from)} AND e."endUserId" IS NOT NULL${b.typeFilter([q.returnEvent])} AND ${back})
     SELECT c."ck" AS "ck", 0 AS "k", COUNT(*) AS "n" FROM "c" c GROUP BY c."ck"
     UNION ALL
     SELECT r."ck", r."k", COUNT(*) FROM "r" r WHERE r."k" >= 1 AND r."k" <= ${b.int(q.periods)} GROUP BY r."ck", r."k"`;
@@ -53,7 +63,7 @@ export async function runRetention(
   const b = new Builder(dialect, users);
   const sql = statement(b, c, accountId, q, now);
   const budget = budgetOf({ windowMs: Math.max(q.to, now) - q.from, dimensions: 0, userValues: sql.sql.includes('"EndUser"') });
-  const [rows] = await runStatements([sql], budget);
+  const [rows] = await runStatements([sql], budget, { hashJoins: true });
   const cohorts = new Map<number, number[]>();
   for (const r of rows!) {
     const ck = Number(r.ck);

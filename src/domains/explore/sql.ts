@@ -30,6 +30,8 @@ export class Builder {
   /** user field → alias of its EndUserValue join */
   private readonly fieldJoins = new Map<string, string>();
   private needsUser = false;
+  /** Field join aliases handed out so far (takeJoins() starts a new set, the aliases stay unique). */
+  private aliases = 0;
   constructor(
     readonly dialect: Dialect,
     readonly users: UserContext,
@@ -105,7 +107,7 @@ export class Builder {
     this.userJoin();
     let alias = this.fieldJoins.get(name);
     if (!alias) {
-      alias = `uv${this.fieldJoins.size}`;
+      alias = `uv${this.aliases++}`;
       this.fieldJoins.set(name, alias);
     }
     return alias;
@@ -128,11 +130,52 @@ export class Builder {
   }
   /** The joins the expressions built so far need (call after building them). */
   joins(): string {
+    return this.joinsOn('e."accountId"', 'e."endUserId"');
+  }
+
+  /**
+   * The joins the expressions built since the last call need, on the end user `user` (an external
+   * id) of account `account`, and a fresh start: the user parts built next get joins of their own.
+   * Funnels and retention join user values once per end user (on their first step, or cohort) and
+   * not once per event.
+   */
+  joinsOn(account: string, user: string): string {
     if (!this.needsUser) return "";
-    let sql = ` LEFT JOIN "EndUser" eu ON eu."accountId" = e."accountId" AND eu."externalId" = e."endUserId"`;
+    let sql = ` LEFT JOIN "EndUser" eu ON eu."accountId" = ${account} AND eu."externalId" = ${user}`;
     for (const [field, alias] of this.fieldJoins)
       sql += ` LEFT JOIN "EndUserValue" ${alias} ON ${alias}."endUserId" = eu."id" AND ${alias}."field" = ${this.p(field)}`;
+    this.needsUser = false;
+    this.fieldJoins.clear();
     return sql;
+  }
+
+  /**
+   * The event types the conditions admit, when they say so at their top level (an `is` on
+   * event:type without null): a bound list that lets the database read the (accountId, type, time)
+   * index instead of every event of the window. Null when any type may match.
+   */
+  static typesOf(list: readonly Condition[]): string[] | null {
+    let types = null as Set<string> | null;
+    for (const x of list) {
+      if (x.op !== "is" || x.dim.kind !== "event" || x.dim.column !== "type" || x.values.some((v) => typeof v !== "string")) continue;
+      const these = new Set(x.values as string[]);
+      const before: Set<string> | null = types;
+      types = before ? new Set([...before].filter((t) => these.has(t))) : these;
+    }
+    return types ? [...types] : null;
+  }
+
+  /** `AND e."type" IN (…)` for the union of the types each list admits ("" when one admits any). */
+  typeFilter(lists: readonly (readonly Condition[])[], alias = "e"): string {
+    const all = new Set<string>();
+    for (const l of lists) {
+      const t = Builder.typesOf(l);
+      if (!t) return "";
+      for (const x of t) all.add(x);
+    }
+    // No type at all: a list that can never match; the IN of no value is not SQL, so say it plainly.
+    if (all.size === 0) return " AND 1 = 0";
+    return ` AND ${alias}."type" IN (${[...all].map((t) => this.p(t)).join(", ")})`;
   }
 
   /** A list of conditions, all of which hold (never NULL: each atom is TRUE or FALSE). */
@@ -228,6 +271,26 @@ export class Builder {
     }
   }
 }
+
+/** Whether conditions read only the end user (user fields, segments): the same for each of a user's events. */
+export function userOnly(list: readonly Condition[]): boolean {
+  const one = (x: Condition): boolean => {
+    switch (x.op) {
+      case "or":
+        return x.conditions.every(one);
+      case "not":
+        return one(x.condition);
+      case "inSegment":
+        return true;
+      default:
+        return x.dim.kind === "user";
+    }
+  };
+  return list.every(one);
+}
+
+/** `AS MATERIALIZED`: computed once and read by several parts of the statement (both databases know the hint). */
+export const MATERIALIZED = "AS MATERIALIZED";
 
 /** A cell as the answer gives it: numbers from PostgreSQL's bigint/numeric text, booleans from SQLite's 0/1. */
 export function cell(v: unknown, kind: ValueKind): unknown {
