@@ -238,7 +238,11 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
   it("a call costs what its operation costs over POST /graphql (points by the variables: first=1000 is dearer than first=1)", async () => {
     expect((await put(a, "priced", { document: TAGS })).status).toBeLessThan(300);
     const remaining = (r: { headers: Headers }) => Number(r.headers.get("ratelimit-remaining"));
-    const overGraphql = await call(`${server.url}/graphql`, { method: "POST", headers: a.headers, body: { query: TAGS, variables: { accountId: a.accountId, first: 1000 } } });
+    const overGraphql = await call(`${server.url}/graphql`, {
+      method: "POST",
+      headers: a.headers,
+      body: { query: TAGS, variables: { accountId: a.accountId, first: 1000 } },
+    });
     const points = overGraphql.body.extensions.cost.requestedQueryCost;
     expect(points).toBeGreaterThan(1);
     const before = await run(a, "priced", "?first=1");
