@@ -23,6 +23,7 @@ import { countOperation } from "../observability/metrics.js";
 import { findUnstorableText } from "../text.js";
 import { type TextCacheLimits, textCache } from "../textCache.js";
 import type { CompiledDocuments } from "./compiled.js";
+import { inOperationSpan } from "./tracing.js";
 
 /** Query texts Yoga has accepted and executed, with their documents: a bounded LRU (src/textCache.ts). */
 export class AcceptedQueries {
@@ -169,7 +170,8 @@ export function graphqlFastPath(options: {
     }
     let result: ExecutionResult;
     try {
-      result = await op.execute(ctx, params.variables ?? {});
+      const variables = params.variables ?? {};
+      result = await inOperationSpan({ name: op.name, type: op.type, cost: () => op.cost(variables) }, () => op.execute(ctx, variables));
     } catch {
       return toYoga(ctx);
     }

@@ -7,6 +7,7 @@ import { STATUS_CODES } from "node:http";
 import type { Request, RequestHandler } from "express";
 import type { Level } from "pino";
 import { logger } from "../logger.js";
+import { traceIdsOf } from "./traceContract.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
@@ -43,6 +44,8 @@ export function requestLogging(routeLabel: (req: Request) => string): RequestHan
         route: routeLabel(req),
         ...(status >= 400 ? { title: STATUS_CODES[status] } : {}),
         ...(aborted ? { aborted: true } : {}),
+        // Written after the response, outside the request's span: its ids were kept on the response.
+        ...traceIdsOf(res),
       };
       const level = aborted && status < 500 ? "warn" : accessLevel(status);
       logger[level](line, `${req.method} ${req.originalUrl} ${status} ${ms}ms${aborted ? " (connection closed before the response ended)" : ""}`);

@@ -13,6 +13,7 @@ import { requireAccount } from "../domains/accounts/schema.js";
 import { AppError, knownError } from "../errors.js";
 import type { CompiledOperation } from "../graphql/compiled.js";
 import { maskErrors } from "../graphql/masking.js";
+import { inOperationSpan } from "../graphql/tracing.js";
 import { logger } from "../logger.js";
 import { countOperation } from "../observability/metrics.js";
 import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
@@ -253,7 +254,9 @@ async function receiveRawBody(raw: RawBody, input: RestInput, req: Request): Pro
 
 /** Runs a route's operation: counted and error-masked as POST /graphql's operations are. */
 async function execute(operation: CompiledOperation, contextValue: Context, variables: Record<string, unknown>): Promise<ExecutionResult> {
-  const result = await operation.execute(contextValue, variables);
+  const result = await inOperationSpan({ name: operation.name, type: operation.type, cost: () => operation.cost(variables) }, () =>
+    operation.execute(contextValue, variables),
+  );
   const failed = Boolean(result.errors?.length);
   countOperation(operation.name, operation.type, failed);
   return failed ? { ...result, errors: maskErrors(result.errors!) } : result;
