@@ -33,7 +33,8 @@ describe("loadConfig", () => {
   it("OTEL_*: off by default; an endpoint turns traces on; the sampler and its ratio are checked", () => {
     const c = loadConfig({});
     expect(tracingEnabled(c)).toBe(false);
-    expect(c).toMatchObject({ OTEL_SERVICE_NAME: "guidegate", OTEL_TRACES_SAMPLER: "parentbased_always_on" });
+    expect(c).toMatchObject({ OTEL_SERVICE_NAME: "guidegate", OTEL_TRACES_SAMPLER: "parentbased_always_on", OTEL_BSP_SCHEDULE_DELAY: 5000 });
+    expect(loadConfig({ OTEL_BSP_SCHEDULE_DELAY: "200" }).OTEL_BSP_SCHEDULE_DELAY).toBe(200);
     expect(c.OTEL_TRACES_SAMPLER_ARG).toBeUndefined();
     expect(tracingEnabled(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }))).toBe(true);
     expect(tracingEnabled(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces" }))).toBe(true);
@@ -77,6 +78,7 @@ describe("loadConfig", () => {
     ["OTEL_TRACES_SAMPLER", "sometimes"],
     ["OTEL_TRACES_SAMPLER_ARG", "1.5"],
     ["OTEL_SERVICE_NAME", ""],
+    ["OTEL_BSP_SCHEDULE_DELAY", "0"],
   ])("names %s when it is %s", (name, bad) => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });

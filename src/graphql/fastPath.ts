@@ -20,6 +20,7 @@ import type { Plugin } from "graphql-yoga";
 import type { LRUCache } from "lru-cache";
 import type { Context } from "../context.js";
 import { countOperation } from "../observability/metrics.js";
+import { tracing } from "../observability/tracing.js";
 import { findUnstorableText } from "../text.js";
 import { type TextCacheLimits, textCache } from "../textCache.js";
 import type { CompiledDocuments } from "./compiled.js";
@@ -171,7 +172,9 @@ export function graphqlFastPath(options: {
     let result: ExecutionResult;
     try {
       const variables = params.variables ?? {};
-      result = await inOperationSpan({ name: op.name, type: op.type, cost: () => op.cost(variables) }, () => op.execute(ctx, variables));
+      result = await (tracing
+        ? inOperationSpan({ name: op.name, type: op.type, cost: () => op.cost(variables) }, () => op.execute(ctx, variables))
+        : op.execute(ctx, variables));
     } catch {
       return toYoga(ctx);
     }
