@@ -32,7 +32,7 @@ import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from ".
 import { logger } from "./logger.js";
 import { configureMail } from "./mail/index.js";
 import { collectMetrics, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
-import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
+import { acceptRequestId, isProbe, requestLogging } from "./observability/requestLog.js";
 import { traced, tracing } from "./observability/tracing.js";
 import { openApiRouter } from "./openapi/index.js";
 import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
@@ -160,7 +160,11 @@ export function createApp(config: Config) {
     requestScope.run({ requestId: id, ip: req.ip ?? null, actor: null }, next);
   });
   // The request's span (with tracing on; not mounted otherwise), active for everything below it.
-  if (tracing) app.use(tracing.httpServer(routeLabel));
+  // Probes and scrapes are not traced: a trace every few seconds per load balancer says nothing.
+  if (tracing) {
+    const traceRequest = tracing.httpServer(routeLabel);
+    app.use((req, res, next) => (isProbe(req.path) ? next() : traceRequest(req, res, next)));
+  }
   app.use(requestLogging(routeLabel), httpMetrics(routeLabel), closeConnectionsWhileDraining(lifecycle));
   app.use(
     cors({

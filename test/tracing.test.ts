@@ -279,8 +279,11 @@ describe("OpenTelemetry traces over OTLP/HTTP", () => {
   });
 
   it("statements outside any request or job (the workers' polls) make no traces of their own", async () => {
-    // The webhook and copy-job workers poll every 100 ms; every trace exported has a request or a job at its root.
+    // The webhook and copy-job workers poll every 100 ms; every trace exported has a request or a job
+    // at its root. Health probes are not traced either (/readyz runs a statement).
+    for (const probe of ["/healthz", "/readyz"]) expect((await call(`${server.url}${probe}`)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 500));
+    expect(spans.filter((s) => s.kind === SERVER && /healthz|readyz/.test(String(s.attributes["url.path"])))).toEqual([]);
     const roots = spans.filter((s) => !s.parentSpanId);
     expect(roots.length).toBeGreaterThan(0);
     for (const root of roots) expect([SERVER, CONSUMER], `${root.name} is a root`).toContain(root.kind);

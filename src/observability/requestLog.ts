@@ -16,8 +16,11 @@ export function acceptRequestId(value: string | undefined): string | undefined {
   return value !== undefined && REQUEST_ID.test(value) ? value : undefined;
 }
 
-// Probes and scrapes every few seconds would drown the log.
+// Probes and scrapes every few seconds would drown the log (and the traces).
 const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
+
+/** A health probe or a metrics scrape: neither access-logged nor traced. */
+export const isProbe = (path: string): boolean => QUIET.has(path);
 
 /** The access line's level for a response status. */
 export function accessLevel(status: number): Level {
@@ -28,7 +31,7 @@ export function accessLevel(status: number): Level {
 
 export function requestLogging(routeLabel: (req: Request) => string): RequestHandler {
   return (req, res, next) => {
-    if (QUIET.has(req.path)) return next();
+    if (isProbe(req.path)) return next();
     const start = performance.now();
     res.once("close", () => {
       const status = res.statusCode;
