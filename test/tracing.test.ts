@@ -4,17 +4,21 @@
 // delivery (a trace of its own, linked to the request whose change queued it; its POST carries a
 // traceparent the receiver can continue). Log lines carry the trace's ids. Both databases.
 
+import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createUser } from "../src/admin.js";
 import { loadConfig } from "../src/config.js";
 import { dbKind, withTransaction } from "../src/db/index.js";
+import { operationCost } from "../src/graphql/cost.js";
 import { startTracing, tracing } from "../src/observability/tracing.js";
+import { schema } from "../src/schema/index.js";
 import { type Child, killChildren, startServerProcess } from "./childProcess.js";
 import { call, prisma, type Tenant, tenant, until } from "./helpers.js";
 
@@ -166,7 +170,6 @@ describe("OpenTelemetry traces over OTLP/HTTP", () => {
       expect(String(s.attributes["db.query.text"])).toMatch(/SELECT/i);
       expect(s.attributes["db.system.name"]).toBe(dbKind() === "postgres" ? "postgresql" : "sqlite");
     }
-    if (process.env.DUMP_TRACE) console.log(trace.map((s) => `${s.name} ${s.spanId} <- ${s.parentSpanId} ${JSON.stringify(s.attributes)}`).join("\n"));
     // The key lookup and the budget check are spans of the request too.
     expect(childrenOf(trace, root).map((s) => s.name)).toEqual(expect.arrayContaining(["identity lookup", "rate limit"]));
 
@@ -177,20 +180,46 @@ describe("OpenTelemetry traces over OTLP/HTTP", () => {
 
   it("a GraphQL call: its operation span is named by the operation, with its cost, and its statements are under it", async () => {
     const requestId = `otel-gql-${Date.now()}`;
+    const query = "query TracedTags($id: String!) { account(id: $id) { tags(first: 5) { nodes { name } } } }";
     const r = await call(`${server.url}/graphql`, {
       method: "POST",
       headers: { ...t.headers, "x-request-id": requestId },
-      body: { query: "query TracedTags($id: String!) { account(id: $id) { tags(first: 5) { nodes { name } } } }", variables: { id: t.accountId } },
+      body: { query, variables: { id: t.accountId } },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const { root, trace } = await traceOf(requestId, (tr) => tr.some((s) => s.name === "query TracedTags") && tr.some(isSql));
     expect(root.name).toBe("POST graphql");
     const operation = trace.find((s) => s.name === "query TracedTags")!;
     expect(operation.parentSpanId).toBe(root.spanId);
-    // account (1) + tags connection of 5 items, each an object (5 × 1) + the connection (1).
-    expect(operation.attributes).toMatchObject({ "graphql.operation.name": "TracedTags", "graphql.operation.type": "query" });
-    expect(operation.attributes["guidegate.graphql.cost"]).toBeGreaterThan(1);
+    // The cost is the operation's static cost (src/graphql/cost.ts) for these variables.
+    expect(operation.attributes).toMatchObject({
+      "graphql.operation.name": "TracedTags",
+      "graphql.operation.type": "query",
+      "guidegate.graphql.cost": operationCost(schema, parse(query), "TracedTags", { id: t.accountId }),
+    });
     expect(under(trace, operation).filter(isSql).length).toBeGreaterThan(0);
+  });
+
+  it("a persisted document's operation span carries its document id", async () => {
+    const text = "query TracedPersisted($id: String!) { account(id: $id) { tags(first: 2) { nodes { name } } } }";
+    const documentId = `sha256:${createHash("sha256").update(text).digest("hex")}`;
+    const stored = await call(`${server.url}/v1/accounts/${t.accountId}/graphql/documents`, {
+      method: "POST",
+      headers: t.headers,
+      body: { [documentId]: text },
+    });
+    expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+    const requestId = `otel-persisted-${Date.now()}`;
+    const r = await call(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { ...t.headers, "x-request-id": requestId },
+      body: { documentId, variables: { id: t.accountId } },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const { root, trace } = await traceOf(requestId, (tr) => tr.some((s) => s.name === "query TracedPersisted"));
+    const operation = trace.find((s) => s.name === "query TracedPersisted")!;
+    expect(operation.parentSpanId).toBe(root.spanId);
+    expect(operation.attributes).toMatchObject({ "graphql.document.id": documentId, "graphql.operation.name": "TracedPersisted" });
   });
 
   it("continues an incoming traceparent: the request's span is a child of the caller's", async () => {
@@ -261,7 +290,9 @@ describe("OpenTelemetry traces over OTLP/HTTP", () => {
     const { root } = await traceOf(requestId);
     expect((await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } })).traceparent).toMatch(new RegExp(`^00-${root.traceId}-`));
 
-    const mail = await until("the job's e-mail", async () => readdirSync(outbox).find((f) => f.includes(jobId)), 20_000);
+    // notifiedAt is set once the e-mail was written whole (the file exists a moment before its bytes).
+    await until("the job's e-mail", async () => (await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } })).notifiedAt, 20_000);
+    const mail = readdirSync(outbox).find((f) => f.includes(jobId))!;
     const header = /^traceparent: (\S+)$/im.exec(readFileSync(join(outbox, mail), "utf8"))?.[1];
     expect(header).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     const job = await until("the job's span", async () => spans.find((s) => s.name === "copy job" && s.attributes["guidegate.job.id"] === jobId));
