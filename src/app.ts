@@ -28,6 +28,7 @@ import { maskError } from "./graphql/masking.js";
 import { conditionalGets, PersistedDocuments, usePersistedDocuments } from "./graphql/persistedDocuments.js";
 import { authenticateBeforeBody, identityBeforeBody, preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
 import { storableText } from "./graphql/storableText.js";
+import { traceOperations } from "./graphql/tracing.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
 import { ingestOpenApi } from "./ingest/openapi.js";
 import { segmentRouter } from "./ingest/router.js";
@@ -35,7 +36,8 @@ import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from ".
 import { logger } from "./logger.js";
 import { configureMail } from "./mail/index.js";
 import { collectMetrics, graphqlMetricsPlugin, httpMetrics, metricsHandler, routeLabeler } from "./observability/metrics.js";
-import { acceptRequestId, requestLogging } from "./observability/requestLog.js";
+import { acceptRequestId, isProbe, requestLogging } from "./observability/requestLog.js";
+import { traced, tracing } from "./observability/tracing.js";
 import { openApiRouter } from "./openapi/index.js";
 import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
 import { createRateLimiter } from "./ratelimit.js";
@@ -75,17 +77,20 @@ export function createApp(config: Config) {
   configureMail(config);
   configurePublicUrl(config.PUBLIC_URL);
   configureWebhooks(config);
-  const rateLimiter = createRateLimiter({
-    perMinute: config.RATE_LIMIT_PER_MINUTE,
-    redisUrl: config.REDIS_URL,
-    maxRequestPoints: config.RATE_LIMIT_MAX_REQUEST_POINTS,
-  });
+  // With tracing on, each budget check is a span (a Redis round trip with REDIS_URL).
+  const rateLimiter = traced(
+    createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL, maxRequestPoints: config.RATE_LIMIT_MAX_REQUEST_POINTS }),
+    { consume: { name: "rate limit", attributes: ([accountId]) => ({ "guidegate.account_id": String(accountId), "guidegate.budget": "api" }) } },
+  );
   // Write keys are public, so ingestion draws on a budget of its own (other Redis keys), never on the API's.
-  const ingestRateLimiter = createRateLimiter({
-    perMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
-    redisUrl: config.REDIS_URL,
-    keyPrefix: "gg:rl-ingest",
-  });
+  const ingestRateLimiter = traced(
+    createRateLimiter({
+      perMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
+      redisUrl: config.REDIS_URL,
+      keyPrefix: "gg:rl-ingest",
+    }),
+    { consume: { name: "rate limit", attributes: ([accountId]) => ({ "guidegate.account_id": String(accountId), "guidegate.budget": "ingest" }) } },
+  );
   // REST documents are parsed and validated here, once; an invalid one stops start-up.
   const trusted = trustDocuments(routes, schema);
   const lifecycle = createLifecycle();
@@ -128,6 +133,8 @@ export function createApp(config: Config) {
       answerHandedOverResults(),
       recordAcceptedQueries(accepted),
       conditionalGets(),
+      // Last: it wraps whichever execute function the plugins above settled on. Only with tracing on.
+      ...(tracing ? [traceOperations(persisted)] : []),
     ],
     // CORS is the app's one policy (the cors middleware below, CORS_ORIGINS), not Yoga's own.
     cors: false,
@@ -160,6 +167,12 @@ export function createApp(config: Config) {
     // Everything this request does (REST, GraphQL, audit entries) runs in its scope.
     requestScope.run({ requestId: id, ip: req.ip ?? null, actor: null }, next);
   });
+  // The request's span (with tracing on; not mounted otherwise), active for everything below it.
+  // Probes and scrapes are not traced: a trace every few seconds per load balancer says nothing.
+  if (tracing) {
+    const traceRequest = tracing.httpServer(routeLabel);
+    app.use((req, res, next) => (isProbe(req.path) ? next() : traceRequest(req, res, next)));
+  }
   app.use(requestLogging(routeLabel), httpMetrics(routeLabel), closeConnectionsWhileDraining(lifecycle));
   app.use(
     cors({

@@ -141,6 +141,26 @@ const Env = z.object({
     .string()
     .regex(/^[\x21-\x7e]{16,}$/, "must be at least 16 visible ASCII characters without spaces (e.g. openssl rand -hex 32)")
     .optional(),
+  // OpenTelemetry traces (src/observability/tracing.ts), the SDK's own standard variables. Either
+  // endpoint turns export over OTLP/HTTP on; with neither the SDK is not even loaded. The exporter
+  // reads the endpoints (and OTEL_EXPORTER_OTLP_HEADERS / _TIMEOUT) itself; they are validated here
+  // so a typo stops start-up instead of silently exporting nothing.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+\S*$/, "must be an http(s) URL such as http://collector:4318")
+    .optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .string()
+    .regex(/^https?:\/\/[^\s/]+\S*$/, "must be an http(s) URL such as http://collector:4318/v1/traces")
+    .optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default("guidegate"),
+  OTEL_TRACES_SAMPLER: z
+    .enum(["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"])
+    .default("parentbased_always_on"),
+  // The ratio of the *traceidratio samplers (the specification's default: 1).
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+  // Longest a finished span waits in memory before it is exported (batched; the specification's default).
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
   /** Tests only: each copy-job item takes at least this long (the crash and drain tests). */
   TEST_COPY_ITEM_DELAY_MS: z.coerce.number().int().min(1).optional(),
   /** Tests only: mounts GET /__test/slow, which takes this many milliseconds. */
@@ -165,6 +185,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  */
 export const sessionDatabaseUrl = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): string =>
   isPostgresUrl(config.DATABASE_URL) && config.DATABASE_DIRECT_URL ? config.DATABASE_DIRECT_URL : config.DATABASE_URL;
+
+/** Whether OpenTelemetry export is configured (either OTLP endpoint). */
+export const tracingEnabled = (config: Pick<Config, "OTEL_EXPORTER_OTLP_ENDPOINT" | "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT">): boolean =>
+  Boolean(config.OTEL_EXPORTER_OTLP_ENDPOINT || config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);

@@ -1,6 +1,7 @@
 // Structured JSON logs (pino). One logger for the process; requests get child loggers with their id.
 import pino from "pino";
 import { currentScope } from "./audit/requestScope.js";
+import { tracing } from "./observability/tracing.js";
 
 export const logger = pino({
   level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "silent" : "info"),
@@ -10,9 +11,11 @@ export const logger = pino({
     censor: "[redacted]",
   },
   // Every line logged while a request is handled carries its id, whoever logs it (the request scope
-  // is an AsyncLocalStorage set by the app for each request).
+  // is an AsyncLocalStorage set by the app for each request), and with tracing on the trace and span
+  // it was written in, so a log line and its trace find each other.
   mixin: () => {
     const requestId = currentScope()?.requestId;
-    return requestId ? { requestId } : {};
+    const ids = tracing?.logIds();
+    return requestId ? (ids ? { requestId, ...ids } : { requestId }) : (ids ?? {});
   },
 });

@@ -18,6 +18,7 @@ import { createHttpServer } from "./httpServer.js";
 import { MessagePruner } from "./ingest/prune.js";
 import { gracefulShutdown } from "./lifecycle.js";
 import { logger } from "./logger.js";
+import { startTracing, stopTracing } from "./observability/tracing.js";
 import { DEMO_EMAIL, seedDemo } from "./seed/demo.js";
 import { consoleProgress } from "./seed/progress.js";
 
@@ -39,6 +40,11 @@ try {
   console.error((err as Error).message);
   process.exit(2);
 }
+
+// OpenTelemetry (OTEL_* variables), before the first query so Prisma's statements are traced; with
+// no endpoint set, the SDK is not loaded at all.
+if (await startTracing(config))
+  logger.info({ service: config.OTEL_SERVICE_NAME, sampler: config.OTEL_TRACES_SAMPLER }, "OpenTelemetry traces exported over OTLP/HTTP");
 
 // The database layer writes only what the domains' audit classification allows (before the demo seed writes).
 configureDatabase(writePolicy);
@@ -109,6 +115,8 @@ async function shutdown(signal: string) {
       await flushKeyUsage();
       await closeApp();
       await disconnectDb();
+      // Last: the spans of everything above are exported before the process exits.
+      await stopTracing();
     },
   });
   logger.info({ drained }, "stopped");

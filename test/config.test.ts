@@ -1,6 +1,6 @@
 // Configuration: validated once, defaults for everything, and an error that names each bad variable.
 import { describe, expect, it } from "vitest";
-import { loadConfig, sessionDatabaseUrl } from "../src/config.js";
+import { loadConfig, sessionDatabaseUrl, tracingEnabled } from "../src/config.js";
 
 describe("loadConfig", () => {
   it("has a default for everything", () => {
@@ -28,6 +28,21 @@ describe("loadConfig", () => {
   it("METRICS_TOKEN: unset by default (GET /metrics open); a token of 16 or more visible characters", () => {
     expect(loadConfig({}).METRICS_TOKEN).toBeUndefined();
     expect(loadConfig({ METRICS_TOKEN: "0123456789abcdef" }).METRICS_TOKEN).toBe("0123456789abcdef");
+  });
+
+  it("OTEL_*: off by default; an endpoint turns traces on; the sampler and its ratio are checked", () => {
+    const c = loadConfig({});
+    expect(tracingEnabled(c)).toBe(false);
+    expect(c).toMatchObject({ OTEL_SERVICE_NAME: "guidegate", OTEL_TRACES_SAMPLER: "parentbased_always_on", OTEL_BSP_SCHEDULE_DELAY: 5000 });
+    expect(loadConfig({ OTEL_BSP_SCHEDULE_DELAY: "200" }).OTEL_BSP_SCHEDULE_DELAY).toBe(200);
+    expect(c.OTEL_TRACES_SAMPLER_ARG).toBeUndefined();
+    expect(tracingEnabled(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }))).toBe(true);
+    expect(tracingEnabled(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces" }))).toBe(true);
+    expect(loadConfig({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25", OTEL_SERVICE_NAME: "api-eu" })).toMatchObject({
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: 0.25,
+      OTEL_SERVICE_NAME: "api-eu",
+    });
   });
 
   it("parses numbers and booleans from strings", () => {
@@ -58,6 +73,12 @@ describe("loadConfig", () => {
     ["METRICS_TOKEN", ""],
     ["METRICS_TOKEN", "short-token"],
     ["METRICS_TOKEN", "a token with spaces in it"],
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318 "],
+    ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "not a url"],
+    ["OTEL_TRACES_SAMPLER", "sometimes"],
+    ["OTEL_TRACES_SAMPLER_ARG", "1.5"],
+    ["OTEL_SERVICE_NAME", ""],
+    ["OTEL_BSP_SCHEDULE_DELAY", "0"],
   ])("names %s when it is %s", (name, bad) => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });

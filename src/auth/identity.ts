@@ -6,6 +6,7 @@ import { onCommit } from "../audit/recorder.js";
 import { clock } from "../clock.js";
 import { prisma } from "../db/index.js";
 import { forbidden, unauthorized } from "../errors.js";
+import { tracing } from "../observability/tracing.js";
 import { type AuthChangeWatcher, watchAuthChanges } from "./changes.js";
 import { hashKey, KEY_PREFIX_LENGTH, type KeyScope, keyMatches } from "./keys.js";
 import { recordKeyUse } from "./keyUsage.js";
@@ -118,7 +119,8 @@ export async function authenticate(credentials: Credentials, now = clock.now()):
     return hit.identity;
   }
   const before = generation;
-  const { identity, keyExpiresAt } = await lookUp(key, email, now);
+  // With tracing on, the lookup (not a cache hit) is a span of its own.
+  const { identity, keyExpiresAt } = await (tracing ? tracing.inSpan("identity lookup", {}, () => lookUp(key, email, now)) : lookUp(key, email, now));
   if (useCache && generation === before) {
     if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(cacheKey, { identity, keyExpiresAt, until: now.getTime() + cacheMs });

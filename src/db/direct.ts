@@ -20,6 +20,7 @@
 import Database from "better-sqlite3";
 import { inTransaction } from "../audit/recorder.js";
 import { isPostgresUrl, loadConfig } from "../config.js";
+import { tracing } from "../observability/tracing.js";
 import { modelColumns } from "./columns.js";
 import { sqliteFile } from "./migrate.js";
 import { sharedPool } from "./postgres.js";
@@ -101,7 +102,16 @@ export const directDialect = (): "sqlite" | "postgres" => (isPostgresUrl((url ??
 export function directRead<T>(q: DirectQuery, params: unknown[]): T[] | Promise<T[]> {
   if (inTransaction())
     throw new Error(`direct read ${q.name} inside a transaction: it would not see the transaction's own writes; read through the transaction client`);
-  return open().all<T>(q, params);
+  const t = tracing;
+  if (!t) return open().all<T>(q, params);
+  // With tracing on, a span per statement, as Prisma's db_query spans (with the SQL, never the values).
+  const postgres = directDialect() === "postgres";
+  return t.inSpan(
+    `db_query ${q.name}`,
+    { "db.system.name": postgres ? "postgresql" : "sqlite", "db.query.text": postgres ? q.postgres : q.sqlite, "db.query.name": q.name },
+    () => open().all<T>(q, params),
+    "client",
+  );
 }
 
 /** Closes the direct-read connection(s) (shutdown, tests). */

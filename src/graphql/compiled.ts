@@ -36,10 +36,13 @@ import { printPathArray } from "graphql/jsutils/printPathArray.js";
 import { printForError } from "graphql/language/printer.js";
 import { compileQuery, isCompiledQuery } from "graphql-jit";
 import type { Plugin } from "graphql-yoga";
+import { operationCost } from "./cost.js";
 
 export interface CompiledOperation {
   readonly name: string | undefined;
   readonly type: OperationTypeNode;
+  /** Its static cost (./cost.ts) for these variables (the operation's span shows it). */
+  cost(inputs: Record<string, unknown>): number;
   /** Runs the operation; variable errors come back as `errors`, as graphql-js reports them. */
   execute(contextValue: object, inputs: Record<string, unknown>): ExecutionResult | Promise<ExecutionResult>;
 }
@@ -56,6 +59,7 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
   return {
     name: operation.name?.value,
     type: operation.operation,
+    cost: (inputs) => operationCost(schema, document, operation.name?.value, inputs),
     execute(contextValue, inputs) {
       const coerced = coerce(inputs);
       if (coerced.errors) return { errors: coerced.errors.map(requestError) };

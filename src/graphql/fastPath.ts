@@ -21,10 +21,12 @@ import type { Plugin } from "graphql-yoga";
 import type { LRUCache } from "lru-cache";
 import type { Context } from "../context.js";
 import { countOperation } from "../observability/metrics.js";
+import { tracing } from "../observability/tracing.js";
 import { findUnstorableText } from "../text.js";
 import { type TextCacheLimits, textCache } from "../textCache.js";
 import type { OperationBudget } from "./budget.js";
 import type { CompiledDocuments } from "./compiled.js";
+import { inOperationSpan } from "./tracing.js";
 
 /** Query texts Yoga has accepted and executed, with their documents: a bounded LRU (src/textCache.ts). */
 export class AcceptedQueries {
@@ -180,7 +182,10 @@ export function graphqlFastPath(options: {
     }
     let result: ExecutionResult;
     try {
-      result = await op.execute(ctx, params.variables ?? {});
+      const variables = params.variables ?? {};
+      result = await (tracing
+        ? inOperationSpan({ name: op.name, type: op.type, cost: () => op.cost(variables) }, () => op.execute(ctx, variables))
+        : op.execute(ctx, variables));
     } catch {
       return toYoga(ctx);
     }

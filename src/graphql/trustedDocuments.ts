@@ -49,6 +49,7 @@ export function trustDocuments(sources: Iterable<{ name: string; document: strin
     operations.set(source, {
       name: op.name,
       type: op.type,
+      cost: op.cost,
       execute(contextValue, inputs) {
         trusted.trustedExecutions++;
         return op.execute(contextValue, inputs);

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import type { Config } from "../config.js";
 import { loadConfig } from "../config.js";
 import { logger } from "../logger.js";
+import { tracing } from "../observability/tracing.js";
 
 export interface Mail {
   to: string;
@@ -24,7 +25,9 @@ export function configureMail(c: MailConfig): void {
 /** Sends the message; resolves with where it went (`smtp`, or the .eml file written). */
 export async function sendMail(mail: Mail): Promise<{ via: "smtp" } | { via: "outbox"; file: string }> {
   const c = (config ??= loadConfig());
-  const message = { from: c.MAIL_FROM, to: mail.to, subject: mail.subject, text: mail.text };
+  // With tracing on, the message carries the trace it was sent in (a copy job's), as webhooks do.
+  const traceparent = tracing?.traceparent();
+  const message = { from: c.MAIL_FROM, to: mail.to, subject: mail.subject, text: mail.text, ...(traceparent ? { headers: { traceparent } } : {}) };
   // Loaded when the first message goes out: most processes never send one.
   const { default: nodemailer } = await import("nodemailer");
   if (c.SMTP_URL) {

@@ -7,6 +7,7 @@ import { STATUS_CODES } from "node:http";
 import type { Request, RequestHandler } from "express";
 import type { Level } from "pino";
 import { logger } from "../logger.js";
+import { traceIdsOf } from "./traceContract.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
@@ -15,8 +16,11 @@ export function acceptRequestId(value: string | undefined): string | undefined {
   return value !== undefined && REQUEST_ID.test(value) ? value : undefined;
 }
 
-// Probes and scrapes every few seconds would drown the log.
+// Probes and scrapes every few seconds would drown the log (and the traces).
 const QUIET = new Set(["/healthz", "/readyz", "/metrics"]);
+
+/** A health probe or a metrics scrape: neither access-logged nor traced. */
+export const isProbe = (path: string): boolean => QUIET.has(path);
 
 /** The access line's level for a response status. */
 export function accessLevel(status: number): Level {
@@ -27,7 +31,7 @@ export function accessLevel(status: number): Level {
 
 export function requestLogging(routeLabel: (req: Request) => string): RequestHandler {
   return (req, res, next) => {
-    if (QUIET.has(req.path)) return next();
+    if (isProbe(req.path)) return next();
     const start = performance.now();
     res.once("close", () => {
       const status = res.statusCode;
@@ -43,6 +47,8 @@ export function requestLogging(routeLabel: (req: Request) => string): RequestHan
         route: routeLabel(req),
         ...(status >= 400 ? { title: STATUS_CODES[status] } : {}),
         ...(aborted ? { aborted: true } : {}),
+        // Written after the response, outside the request's span: its ids were kept on the response.
+        ...traceIdsOf(res),
       };
       const level = aborted && status < 500 ? "warn" : accessLevel(status);
       logger[level](line, `${req.method} ${req.originalUrl} ${status} ${ms}ms${aborted ? " (connection closed before the response ended)" : ""}`);

@@ -15,8 +15,10 @@ import type { ChargeRequest } from "../graphql/budget.js";
 import type { CompiledOperation } from "../graphql/compiled.js";
 import type { CostPlan } from "../graphql/cost.js";
 import { maskErrors } from "../graphql/masking.js";
+import { inOperationSpan } from "../graphql/tracing.js";
 import { logger } from "../logger.js";
 import { countOperation } from "../observability/metrics.js";
+import { tracing } from "../observability/tracing.js";
 import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
 import { bounded } from "./bodyLimit.js";
 import { collect, isRead, sendTagged } from "./conditional.js";
@@ -297,7 +299,10 @@ async function receiveRawBody(raw: RawBody, input: RestInput, req: Request): Pro
 
 /** Runs a route's operation: counted and error-masked as POST /graphql's operations are. */
 async function execute(operation: CompiledOperation, contextValue: Context, variables: Record<string, unknown>): Promise<ExecutionResult> {
-  const result = await operation.execute(contextValue, variables);
+  // The span's arguments are built only with tracing on: nothing is allocated for it otherwise.
+  const result = await (tracing
+    ? inOperationSpan({ name: operation.name, type: operation.type, cost: () => operation.cost(variables) }, () => operation.execute(contextValue, variables))
+    : operation.execute(contextValue, variables));
   const failed = Boolean(result.errors?.length);
   countOperation(operation.name, operation.type, failed);
   return failed ? { ...result, errors: maskErrors(result.errors!) } : result;

@@ -5,6 +5,7 @@ import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest } from "../../errors.js";
 import type { CopyJobItem as ItemRow, CopyJob as JobRow } from "../../generated/sqlite/client.js";
 import { logger } from "../../logger.js";
+import { currentTraceparent } from "../../observability/tracing.js";
 import { builder } from "../../schema/builder.js";
 import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { Account, requireAccount } from "../accounts/schema.js";
@@ -129,6 +130,8 @@ builder.mutationField("copyContents", (t) =>
             requestedBy: identity.email,
             copyUserTags: input.copyUserTags ?? false,
             total: ids.length,
+            // With tracing on, the job's trace links back to this request.
+            traceparent: currentTraceparent(),
           },
         });
         await tx.copyJobItem.createMany({ data: ids.map((sourceId, position) => ({ jobId, sourceId, position })) });

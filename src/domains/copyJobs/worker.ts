@@ -18,6 +18,7 @@ import type { CopyJob } from "../../generated/sqlite/client.js";
 import { logger } from "../../logger.js";
 import { sendMail } from "../../mail/index.js";
 import { setJobQueueDepth } from "../../observability/metrics.js";
+import { tracing } from "../../observability/tracing.js";
 import { emitCopyJobFinished } from "../webhooks/emit.js";
 import { type CopyPlan, copyItem } from "./copy.js";
 import { dispatch, onDispatch, pgBoss, QUEUE, startedBoss } from "./queue.js";
@@ -137,6 +138,15 @@ export class CopyJobWorker {
 
   /** Takes the job (if free) and runs what is left of it: pending items, the final status, the e-mail. */
   async runJob(jobId: string): Promise<void> {
+    if (!tracing) return this.work(jobId);
+    // With tracing on, a job's run is a trace of its own, linked to the request that queued it.
+    const cause = await prisma.copyJob.findUnique({ where: { id: jobId }, select: { traceparent: true, accountId: true } });
+    return tracing.inLinkedTrace("copy job", { "guidegate.job.id": jobId, "guidegate.account_id": cause?.accountId }, cause?.traceparent, () =>
+      this.work(jobId),
+    );
+  }
+
+  private async work(jobId: string): Promise<void> {
     const now = new Date();
     const taken = await prisma.copyJob.updateMany({
       where: { id: jobId, notifiedAt: null, OR: [{ lockedBy: null }, { lockedUntil: { lt: now } }] },

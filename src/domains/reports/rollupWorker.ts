@@ -16,6 +16,7 @@ import { epochMs } from "../../db/columns.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
 import { logger } from "../../logger.js";
 import { setRollupLag } from "../../observability/metrics.js";
+import { tracing } from "../../observability/tracing.js";
 import { lockRollups, param, ROLLUP_TABLES, rollupStatements, tryLockRollups, watermarkOf } from "./rollups.js";
 
 const log = logger.child({ component: "rollup-worker" });
@@ -263,7 +264,16 @@ export class RollupWorker {
         lag = Math.max(lag, due.lagSeconds);
         if (!due.due) continue;
         const t0 = performance.now();
-        const n = await rollUpAccount(accountId, this.batch, due.due === "lag" ? this.ingestShare : undefined);
+        const share = due.due === "lag" ? this.ingestShare : undefined;
+        // With tracing on, each account's batch is a trace of its own (not linked: it counts the
+        // events of any number of ingest requests; an idle pass, every ROLLUP_POLL_MS, is not traced).
+        const n = await (tracing
+          ? tracing.inLinkedTrace("rollup pass", { "guidegate.account_id": accountId, "guidegate.rollup.due": due.due }, null, async (span) => {
+              const added = await rollUpAccount(accountId, this.batch, share);
+              span.setAttribute("guidegate.rollup.events", added ?? 0);
+              return added;
+            })
+          : rollUpAccount(accountId, this.batch, share));
         const ms = performance.now() - t0;
         if (due.due === "lag") this.restUntil = performance.now() + restMs(ms, this.ingestShare);
         if (n) {

@@ -7,6 +7,7 @@ import { keyValuePairs } from "../../db/insert.js";
 import { newId } from "../../ids.js";
 import { logger } from "../../logger.js";
 import { webhookDeliveriesDropped } from "../../observability/counters.js";
+import { currentTraceparent } from "../../observability/tracing.js";
 import type { EventRow } from "../events/validate.js";
 import { webhookSettings } from "./settings.js";
 import { subscribes } from "./types.js";
@@ -28,6 +29,8 @@ async function emitMany(tx: Tx, accountId: string, build: () => { type: string; 
   if (!hooks.length) return;
   const messages = build();
   const now = clock.now();
+  // With tracing on, each attempt's trace links back to the request that made the change.
+  const traceparent = currentTraceparent();
   const timestamp = now.toISOString();
   const cap = webhookSettings().maxPendingPerEndpoint;
   const rows = [];
@@ -56,6 +59,7 @@ async function emitMany(tx: Tx, accountId: string, build: () => { type: string; 
           : `not queued: the endpoint already had ${cap} pending deliveries (WEBHOOK_MAX_PENDING_PER_ENDPOINT); replay it once the endpoint catches up`,
         nextAttemptAt: queued ? now : null,
         createdAt: now,
+        traceparent,
       });
     }
     if (dropped) {

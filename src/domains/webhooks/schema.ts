@@ -7,6 +7,7 @@ import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest, notFound } from "../../errors.js";
 import type { WebhookAttempt as AttemptRow, WebhookDelivery as DeliveryRow, Webhook as HookRow } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
+import { currentTraceparent } from "../../observability/tracing.js";
 import { builder } from "../../schema/builder.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
@@ -263,10 +264,15 @@ builder.mutationField("replayWebhookDelivery", (t) =>
       await requireAccount(ctx, accountId);
       const hook = await findHook(accountId, webhookId);
       if (!hook.enabled) throw new AppError(409, `Webhook '${webhookId}' is disabled: enable it (PUT with "enabled": true) before replaying.`);
+      const traceOf = () => {
+        const traceparent = currentTraceparent();
+        return traceparent ? { traceparent } : {};
+      };
       return withTransaction(async (tx) => {
         const changed = await tx.webhookDelivery.updateMany({
           where: { id: deliveryId, webhookId, accountId, status: { not: "pending" } },
-          data: { status: "pending", error: null, round: 0, nextAttemptAt: clock.now(), deliveredAt: null },
+          // A replay's attempts link to the replaying request's trace (the original one when tracing is off).
+          data: { status: "pending", error: null, round: 0, nextAttemptAt: clock.now(), deliveredAt: null, ...traceOf() },
         });
         if (!changed.count) {
           const d = await tx.webhookDelivery.findFirst({ where: { id: deliveryId, webhookId, accountId }, select: { id: true } });

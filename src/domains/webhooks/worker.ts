@@ -18,7 +18,9 @@ import { hostname } from "node:os";
 import { requestScope } from "../../audit/requestScope.js";
 import { decrypt } from "../../crypto.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
+import type { Webhook, WebhookDelivery } from "../../generated/sqlite/client.js";
 import { logger } from "../../logger.js";
+import { tracing } from "../../observability/tracing.js";
 import { webhookSettings } from "./settings.js";
 import { signedHeaders } from "./sign.js";
 import { guardedLookup, refusedLiteral } from "./ssrf.js";
@@ -185,6 +187,19 @@ export class WebhookWorker {
   private async attempt(id: string): Promise<void> {
     const d = await prisma.webhookDelivery.findUnique({ where: { id }, include: { webhook: true } });
     if (d?.lockedBy !== this.id) return; // deleted with its endpoint, or the lease was lost
+    // With tracing on, the attempt is a trace of its own, linked to the request that queued the message.
+    const attributes = {
+      "guidegate.account_id": d.accountId,
+      "guidegate.webhook.id": d.webhookId,
+      "guidegate.delivery.id": id,
+      "guidegate.webhook.type": d.type,
+    };
+    if (tracing) return tracing.inLinkedTrace("webhook attempt", { ...attributes, "guidegate.attempt": d.attempts + 1 }, d.traceparent, () => this.make(d));
+    return this.make(d);
+  }
+
+  private async make(d: WebhookDelivery & { webhook: Webhook }): Promise<void> {
+    const id = d.id;
     if (!d.webhook.enabled) {
       await prisma.webhookDelivery.updateMany({
         where: { id, lockedBy: this.id },
@@ -194,7 +209,20 @@ export class WebhookWorker {
     }
     const settings = webhookSettings();
     const started = Date.now();
-    const outcome = await post(d.webhook.url, decrypt(d.webhook.secret), d.id, d.payload, settings.timeoutMs, settings.allowPrivate);
+    const send = () => post(d.webhook.url, decrypt(d.webhook.secret), d.id, d.payload, settings.timeoutMs, settings.allowPrivate);
+    const outcome = tracing
+      ? await tracing.inSpan(
+          "POST webhook",
+          { "http.request.method": "POST", "server.address": hostOf(d.webhook.url) },
+          async (span) => {
+            const o = await send();
+            if (o.code !== undefined) span.setAttribute("http.response.status_code", o.code);
+            if (o.error) span.setAttribute("error.type", o.error.slice(0, 100));
+            return o;
+          },
+          "client",
+        )
+      : await send();
     const at = new Date();
     const latencyMs = Date.now() - started;
     const attempt = d.attempts + 1;
@@ -251,6 +279,20 @@ export async function pruneDeliveries(now = new Date()): Promise<number> {
   return (await prisma.webhookDelivery.deleteMany({ where: { status: { not: "pending" }, createdAt: { lt: before } } })).count;
 }
 
+/** The receiver can continue the attempt's trace (tracing on): a W3C traceparent header. */
+function traceHeader(): { traceparent?: string } {
+  const traceparent = tracing?.traceparent();
+  return traceparent ? { traceparent } : {};
+}
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "invalid";
+  }
+};
+
 /** One POST of a delivery: the response code, or what went wrong (timeout, refused address, connection). */
 function post(url: string, secret: string, id: string, body: string, timeoutMs: number, allowPrivate: boolean): Promise<{ code?: number; error?: string }> {
   return new Promise((resolve) => {
@@ -271,7 +313,7 @@ function post(url: string, secret: string, id: string, body: string, timeoutMs: 
       target,
       {
         method: "POST",
-        headers: { "content-type": "application/json", "user-agent": "guidegate-webhooks/1", ...signedHeaders(secret, id, body) },
+        headers: { "content-type": "application/json", "user-agent": "guidegate-webhooks/1", ...signedHeaders(secret, id, body), ...traceHeader() },
         signal,
         ...(allowPrivate ? {} : { lookup: guardedLookup as never }),
       },
