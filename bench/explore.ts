@@ -6,7 +6,7 @@
 // SQLite, its worker threads; on PostgreSQL also the database server's processes, which other
 // work on this machine may share: the load average is printed with the table).
 //
-//   flock /work/bench.lock npm run bench:explore [-- --db sqlite|postgres|both] [--pg-events N] [--sqlite-events N] [--rounds N] [--fresh]
+//   flock /tmp/bench.lock npm run bench:explore [-- --db sqlite|postgres|both] [--pg-events N] [--sqlite-events N] [--rounds N] [--fresh]
 //
 // Seeding is set-based (INSERT ... SELECT over generate_series on PostgreSQL, a recursive series in
 // batches of 250,000 on SQLite) from an integer hash of the row number, so both databases hold the
