@@ -241,9 +241,62 @@ ON CONFLICT ("accountId", "type", "key", "day") DO UPDATE SET "users" = "EventLa
 INSERT INTO "EventUserLastSeen" ("accountId", "type", "key", "endUserId", "lastTime")
 SELECT b."accountId", b."type", b."key", b."endUserId", b."lastTime" FROM b WHERE true
 ON CONFLICT ("accountId", "type", "key", "endUserId") DO UPDATE SET "lastTime" = excluded."lastTime" WHERE excluded."lastTime" > "EventUserLastSeen"."lastTime"`;
+  if (dialect === "postgres") return [rollupSql, userStatementPg(where)];
   const statements = [rollupSql, activeSql, userSql, lastSeenCountSql, lastSeenSql];
   // SQLite binds `?` in order; each parameter appears once per statement, in order.
   return dialect === "sqlite" ? statements.map((s) => s.replace(/\$\d/g, "?")) : statements;
+}
+
+/**
+ * PostgreSQL: the four per-user statements (active users per day, per-user rows, last-seen counts,
+ * last seen) as one, which groups the batch's events per end user, day, type, domain and user keys
+ * once ("u") and derives the rest from those groups; the sub-statements are data-modifying CTEs.
+ * Every part reads the tables as they were before the statement, which is the order the separate
+ * statements need (the active-user count probes "EventUserRollup" before this batch's rows, the
+ * last-seen count probes "EventUserLastSeen" before its update). SQLite has no data-modifying CTEs:
+ * it runs them one by one.
+ */
+function userStatementPg(where: string): string {
+  const userKeys = USER_KEYS.map(userExpr).join(", ");
+  // The distinct-user key of each such type is one of its user keys, so "u" carries it.
+  for (const t of DISTINCT_TYPES) if (!KEYS[t]!.user.includes(KEYS[t]!.distinct!)) throw new Error(`${t}: its distinct key must be a user key`);
+  const key = `CASE ${DISTINCT_TYPES.map((t) => `WHEN u."type" = ${lit(t)} THEN u."${KEYS[t]!.distinct}"`).join(" ")} ELSE '' END`;
+  return `WITH u AS MATERIALIZED (
+  SELECT e."accountId" AS "accountId", e."endUserId" AS "endUserId", e."time" / ${DAY} AS "day", e."type" AS "type", COALESCE(e."domain", '') AS "domain",
+    ${USER_KEYS.map((k) => `${userExpr(k)} AS "${k}"`).join(", ")}, COUNT(*) AS "n", MAX(e."time") AS "lastTime"
+  FROM "Event" e ${where} AND e."endUserId" IS NOT NULL
+  GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}),
+active AS (
+  INSERT INTO "EventActiveUserCount" ("accountId", "type", "day", "users")
+  SELECT b."accountId", b."type", b."day", COUNT(*) FROM (
+    SELECT DISTINCT u."accountId", u."type", u."day", u."endUserId" COLLATE "C" AS "endUserId" FROM u WHERE u."type" IN (${DAILY_TYPES.map(lit).join(", ")})) b
+  WHERE NOT EXISTS (SELECT 1 FROM "EventUserRollup" r WHERE r."accountId" = b."accountId" AND r."endUserId" = b."endUserId" AND r."day" = b."day" AND r."type" = b."type")
+  GROUP BY b."accountId", b."type", b."day"
+  ON CONFLICT ("accountId", "type", "day") DO UPDATE SET "users" = "EventActiveUserCount"."users" + excluded."users"),
+b AS MATERIALIZED (
+  SELECT u."accountId", u."type", ${key} AS "key", u."endUserId", MAX(u."lastTime") AS "lastTime"
+  FROM u WHERE u."type" IN (${DISTINCT_TYPES.map(lit).join(", ")})
+  GROUP BY u."accountId", u."type", ${key}, u."endUserId"),
+w AS (SELECT b."accountId", b."type", b."key", b."lastTime",
+  -- A primary-key probe per pair (a join could scan the whole table: its cost would follow history).
+  (SELECT s."lastTime" FROM "EventUserLastSeen" s WHERE s."accountId" = b."accountId" AND s."type" = b."type" AND s."key" = b."key" AND s."endUserId" = b."endUserId") AS "was"
+  FROM b),
+c AS (SELECT * FROM w WHERE w."was" IS NULL OR w."lastTime" > w."was"),
+counts AS (
+  INSERT INTO "EventLastSeenCount" ("accountId", "type", "key", "day", "users")
+  SELECT d."accountId", d."type", d."key", d."day", SUM(d."delta") FROM (
+    SELECT c."accountId" AS "accountId", c."type" AS "type", c."key" AS "key", c."lastTime" / ${DAY} AS "day", 1 AS "delta" FROM c
+    UNION ALL
+    SELECT c."accountId", c."type", c."key", c."was" / ${DAY}, -1 FROM c WHERE c."was" IS NOT NULL) d
+  GROUP BY d."accountId", d."type", d."key", d."day" HAVING SUM(d."delta") <> 0
+  ON CONFLICT ("accountId", "type", "key", "day") DO UPDATE SET "users" = "EventLastSeenCount"."users" + excluded."users"),
+seen AS (
+  INSERT INTO "EventUserLastSeen" ("accountId", "type", "key", "endUserId", "lastTime")
+  SELECT b."accountId", b."type", b."key", b."endUserId", b."lastTime" FROM b
+  ON CONFLICT ("accountId", "type", "key", "endUserId") DO UPDATE SET "lastTime" = excluded."lastTime" WHERE excluded."lastTime" > "EventUserLastSeen"."lastTime")
+INSERT INTO "EventUserRollup" ("accountId", "endUserId", "day", "type", "domain", ${quoted(USER_KEYS)}, "n", "lastTime")
+SELECT u."accountId", u."endUserId", u."day", u."type", u."domain", ${USER_KEYS.map((k) => `u."${k}"`).join(", ")}, u."n", u."lastTime" FROM u
+ON CONFLICT (${quoted(USER_PK)}) DO UPDATE SET "n" = "EventUserRollup"."n" + excluded."n", "lastTime" = CASE WHEN excluded."lastTime" > "EventUserRollup"."lastTime" THEN excluded."lastTime" ELSE "EventUserRollup"."lastTime" END`;
 }
 
 // ---- erasure -----------------------------------------------------------------------------------------
