@@ -155,25 +155,52 @@ export const distinctKeyExpr = `CASE ${DISTINCT_TYPES.map((t) => `WHEN e."type" 
 
 /**
  * The statements that add the events of one account (`$1`) with ids in (`$2`, `$3`] to the rollups:
- * INSERT ... SELECT ... GROUP BY per grain (hours, days, day totals) and per end user, each an upsert
- * that adds its counts to the rows already there. Grouped by every primary-key column, so no
- * statement touches a row twice. The rollup worker runs them past the watermark; the rebuild runs
+ * INSERT ... SELECT ... GROUP BY, one for every grain of "EventRollup" (the events grouped per hour
+ * once, the other grains summed from those groups) and one per end-user table, each an upsert that
+ * adds its counts to the rows already there. Grouped by every primary-key column, so no statement
+ * touches a row twice. The rollup worker runs them past the watermark; the rebuild runs
  * them over every event after deleting the account's rows.
  */
 export function rollupStatements(dialect: Dialect): string[] {
   const where = `WHERE e."accountId" = $1 AND e."id" > $2 AND e."id" <= $3`;
-  const keys = ROLLUP_KEYS.map(rollupExpr).join(", ");
-  const addCounts = `ON CONFLICT (${quoted(ROLLUP_PK)}) DO UPDATE SET "n" = "EventRollup"."n" + excluded."n"`;
-  const rollupSql = (grain: number, bucket: string, keyExprs: string, groupKeys: string, opts: { types?: string; allDomains?: boolean } = {}) =>
-    `INSERT INTO "EventRollup" ("accountId", "type", "grain", "bucket", "domain", ${quoted(ROLLUP_KEYS)}, "n")
-SELECT e."accountId", e."type", ${grain}, ${bucket}, ${opts.allDomains ? "''" : `COALESCE(e."domain", '')`}, ${keyExprs}, COUNT(*)
-FROM "Event" e ${where}${opts.types ? ` AND e."type" IN (${opts.types})` : ""}
-GROUP BY e."accountId", e."type", ${bucket}${opts.allDomains ? "" : `, COALESCE(e."domain", '')`}, ${groupKeys}
-${addCounts}`;
+  // Every grain of "EventRollup" in one statement that reads the batch's events once: "h" counts
+  // them per hour, domain, type and keys (the finest grain), and the day, day-total, narrow and
+  // all-domain rows are sums of its rows (an hour lies in one UTC day: hour / 24 = time / DAY).
+  // Five statements that each read and grouped the events made most of a batch's time. The grain
+  // is part of the primary key, so no row is touched twice. MATERIALIZED: "h" is computed once
+  // (both databases would inline a CTE read once; this one is read five times).
+  const cols = quoted(ROLLUP_KEYS);
+  const hKeys = ROLLUP_KEYS.map((k) => `${rollupExpr(k)} AS "${k}"`).join(", ");
+  const hGroup = ROLLUP_KEYS.map(rollupExpr).join(", ");
   const none = (k: RollupKey) => (k === "useful" ? "-1" : "''");
   const narrowed = ROLLUP_KEYS.filter((k) => NARROW_TYPES.some((t) => KEYS[t]!.narrow!.includes(k)));
-  const narrowKeys = ROLLUP_KEYS.map((k) => (narrowed.includes(k) ? rollupExpr(k) : none(k))).join(", ");
-  const totalsKeys = ROLLUP_KEYS.map((k) => (k === "outcome" ? rollupExpr(k) : k === "useful" ? "-1" : "''")).join(", ");
+  const keep = (pick: (k: RollupKey) => boolean) => ROLLUP_KEYS.map((k) => (pick(k) ? `h."${k}"` : none(k))).join(", ");
+  const kept = (pick: (k: RollupKey) => boolean) =>
+    ROLLUP_KEYS.filter(pick)
+      .map((k) => `, h."${k}"`)
+      .join("");
+  const day = `(h."hour" / 24) * 24`;
+  const rollupSql = `WITH h AS MATERIALIZED (
+  SELECT e."accountId" AS "accountId", e."type" AS "type", e."time" / ${HOUR} AS "hour", COALESCE(e."domain", '') AS "domain", ${hKeys}, COUNT(*) AS "n"
+  FROM "Event" e ${where}
+  GROUP BY e."accountId", e."type", e."time" / ${HOUR}, COALESCE(e."domain", ''), ${hGroup})
+INSERT INTO "EventRollup" ("accountId", "type", "grain", "bucket", "domain", ${cols}, "n")
+SELECT * FROM (
+  SELECT h."accountId", h."type", 1, h."hour", h."domain", ${keep(() => true)}, h."n" FROM h
+  UNION ALL
+  SELECT h."accountId", h."type", 24, ${day}, h."domain", ${keep(() => true)}, SUM(h."n") FROM h
+  GROUP BY h."accountId", h."type", ${day}, h."domain"${kept(() => true)}
+  UNION ALL
+  SELECT h."accountId", h."type", ${TOTALS}, ${day}, h."domain", ${keep((k) => k === "outcome")}, SUM(h."n") FROM h
+  GROUP BY h."accountId", h."type", ${day}, h."domain", h."outcome"
+  UNION ALL
+  SELECT h."accountId", h."type", ${NARROW}, ${day}, h."domain", ${keep((k) => narrowed.includes(k))}, SUM(h."n") FROM h
+  WHERE h."type" IN (${NARROW_TYPES.map(lit).join(", ")})
+  GROUP BY h."accountId", h."type", ${day}, h."domain"${kept((k) => narrowed.includes(k))}
+  UNION ALL
+  SELECT h."accountId", h."type", ${ALL_DOMAINS}, ${day}, '', ${keep(() => true)}, SUM(h."n") FROM h
+  GROUP BY h."accountId", h."type", ${day}${kept(() => true)}) r WHERE true
+ON CONFLICT (${quoted(ROLLUP_PK)}) DO UPDATE SET "n" = "EventRollup"."n" + excluded."n"`;
   const userKeys = USER_KEYS.map(userExpr).join(", ");
   const userSql = `INSERT INTO "EventUserRollup" ("accountId", "endUserId", "day", "type", "domain", ${quoted(USER_KEYS)}, "n", "lastTime")
 SELECT e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}, COUNT(*), MAX(e."time")
@@ -214,19 +241,62 @@ ON CONFLICT ("accountId", "type", "key", "day") DO UPDATE SET "users" = "EventLa
 INSERT INTO "EventUserLastSeen" ("accountId", "type", "key", "endUserId", "lastTime")
 SELECT b."accountId", b."type", b."key", b."endUserId", b."lastTime" FROM b WHERE true
 ON CONFLICT ("accountId", "type", "key", "endUserId") DO UPDATE SET "lastTime" = excluded."lastTime" WHERE excluded."lastTime" > "EventUserLastSeen"."lastTime"`;
-  const statements = [
-    rollupSql(1, `(e."time" / ${HOUR})`, keys, keys),
-    rollupSql(24, `((e."time" / ${DAY}) * 24)`, keys, keys),
-    rollupSql(TOTALS, `((e."time" / ${DAY}) * 24)`, totalsKeys, rollupExpr("outcome")),
-    rollupSql(NARROW, `((e."time" / ${DAY}) * 24)`, narrowKeys, narrowed.map(rollupExpr).join(", "), { types: NARROW_TYPES.map(lit).join(", ") }),
-    rollupSql(ALL_DOMAINS, `((e."time" / ${DAY}) * 24)`, keys, keys, { allDomains: true }),
-    activeSql,
-    userSql,
-    lastSeenCountSql,
-    lastSeenSql,
-  ];
+  if (dialect === "postgres") return [rollupSql, userStatementPg(where)];
+  const statements = [rollupSql, activeSql, userSql, lastSeenCountSql, lastSeenSql];
   // SQLite binds `?` in order; each parameter appears once per statement, in order.
   return dialect === "sqlite" ? statements.map((s) => s.replace(/\$\d/g, "?")) : statements;
+}
+
+/**
+ * PostgreSQL: the four per-user statements (active users per day, per-user rows, last-seen counts,
+ * last seen) as one, which groups the batch's events per end user, day, type, domain and user keys
+ * once ("u") and derives the rest from those groups; the sub-statements are data-modifying CTEs.
+ * Every part reads the tables as they were before the statement, which is the order the separate
+ * statements need (the active-user count probes "EventUserRollup" before this batch's rows, the
+ * last-seen count probes "EventUserLastSeen" before its update). SQLite has no data-modifying CTEs:
+ * it runs them one by one.
+ */
+function userStatementPg(where: string): string {
+  const userKeys = USER_KEYS.map(userExpr).join(", ");
+  // The distinct-user key of each such type is one of its user keys, so "u" carries it.
+  for (const t of DISTINCT_TYPES) if (!KEYS[t]!.user.includes(KEYS[t]!.distinct!)) throw new Error(`${t}: its distinct key must be a user key`);
+  const key = `CASE ${DISTINCT_TYPES.map((t) => `WHEN u."type" = ${lit(t)} THEN u."${KEYS[t]!.distinct}"`).join(" ")} ELSE '' END`;
+  return `WITH u AS MATERIALIZED (
+  SELECT e."accountId" AS "accountId", e."endUserId" AS "endUserId", e."time" / ${DAY} AS "day", e."type" AS "type", COALESCE(e."domain", '') AS "domain",
+    ${USER_KEYS.map((k) => `${userExpr(k)} AS "${k}"`).join(", ")}, COUNT(*) AS "n", MAX(e."time") AS "lastTime"
+  FROM "Event" e ${where} AND e."endUserId" IS NOT NULL
+  GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}),
+active AS (
+  INSERT INTO "EventActiveUserCount" ("accountId", "type", "day", "users")
+  SELECT b."accountId", b."type", b."day", COUNT(*) FROM (
+    SELECT DISTINCT u."accountId", u."type", u."day", u."endUserId" COLLATE "C" AS "endUserId" FROM u WHERE u."type" IN (${DAILY_TYPES.map(lit).join(", ")})) b
+  WHERE NOT EXISTS (SELECT 1 FROM "EventUserRollup" r WHERE r."accountId" = b."accountId" AND r."endUserId" = b."endUserId" AND r."day" = b."day" AND r."type" = b."type")
+  GROUP BY b."accountId", b."type", b."day"
+  ON CONFLICT ("accountId", "type", "day") DO UPDATE SET "users" = "EventActiveUserCount"."users" + excluded."users"),
+b AS MATERIALIZED (
+  SELECT u."accountId", u."type", ${key} AS "key", u."endUserId", MAX(u."lastTime") AS "lastTime"
+  FROM u WHERE u."type" IN (${DISTINCT_TYPES.map(lit).join(", ")})
+  GROUP BY u."accountId", u."type", ${key}, u."endUserId"),
+w AS (SELECT b."accountId", b."type", b."key", b."lastTime",
+  -- A primary-key probe per pair (a join could scan the whole table: its cost would follow history).
+  (SELECT s."lastTime" FROM "EventUserLastSeen" s WHERE s."accountId" = b."accountId" AND s."type" = b."type" AND s."key" = b."key" AND s."endUserId" = b."endUserId") AS "was"
+  FROM b),
+c AS (SELECT * FROM w WHERE w."was" IS NULL OR w."lastTime" > w."was"),
+counts AS (
+  INSERT INTO "EventLastSeenCount" ("accountId", "type", "key", "day", "users")
+  SELECT d."accountId", d."type", d."key", d."day", SUM(d."delta") FROM (
+    SELECT c."accountId" AS "accountId", c."type" AS "type", c."key" AS "key", c."lastTime" / ${DAY} AS "day", 1 AS "delta" FROM c
+    UNION ALL
+    SELECT c."accountId", c."type", c."key", c."was" / ${DAY}, -1 FROM c WHERE c."was" IS NOT NULL) d
+  GROUP BY d."accountId", d."type", d."key", d."day" HAVING SUM(d."delta") <> 0
+  ON CONFLICT ("accountId", "type", "key", "day") DO UPDATE SET "users" = "EventLastSeenCount"."users" + excluded."users"),
+seen AS (
+  INSERT INTO "EventUserLastSeen" ("accountId", "type", "key", "endUserId", "lastTime")
+  SELECT b."accountId", b."type", b."key", b."endUserId", b."lastTime" FROM b
+  ON CONFLICT ("accountId", "type", "key", "endUserId") DO UPDATE SET "lastTime" = excluded."lastTime" WHERE excluded."lastTime" > "EventUserLastSeen"."lastTime")
+INSERT INTO "EventUserRollup" ("accountId", "endUserId", "day", "type", "domain", ${quoted(USER_KEYS)}, "n", "lastTime")
+SELECT u."accountId", u."endUserId", u."day", u."type", u."domain", ${USER_KEYS.map((k) => `u."${k}"`).join(", ")}, u."n", u."lastTime" FROM u
+ON CONFLICT (${quoted(USER_PK)}) DO UPDATE SET "n" = "EventUserRollup"."n" + excluded."n", "lastTime" = CASE WHEN excluded."lastTime" > "EventUserRollup"."lastTime" THEN excluded."lastTime" ELSE "EventUserRollup"."lastTime" END`;
 }
 
 // ---- erasure -----------------------------------------------------------------------------------------
