@@ -88,6 +88,11 @@ describe("cost plans", () => {
       `query($a: String!) { account(id: $a) { analytics { funnel(input: { steps: [{}, {}], breakdown: "event:domain", ${month} }) { breakdown } } } }`,
     );
     expect(funnel).toBe(2 + 600);
+    // The question's weight prices its whole answer: the groups and steps it selects are aggregates of its scan.
+    const withSteps = cost(
+      `query($a: String!) { account(id: $a) { analytics { funnel(input: { steps: [{}, {}], breakdown: "event:domain", ${month} }) { breakdown groups { steps { step users } } } } } }`,
+    );
+    expect(withSteps).toBe(funnel);
   });
 
   it("reports weigh their window's days of rollups", () => {

@@ -4,7 +4,8 @@
 // argument (the variable's value, the operation's default for it, or the argument's default); the
 // list children of a field that has one (a connection's `nodes` and `edges`) take its size; any other
 // list counts DEFAULT_LIST_SIZE items. A field may declare its own cost instead of the 1 of an object
-// (`extensions: { cost: (args) => units }`): the reports and the Explore questions weigh what they scan.
+// (`extensions: { cost: (args) => units }`): the reports and the Explore questions weigh what they scan,
+// and that weight prices the field's whole selection (its rows are aggregates of the scan).
 //
 // Why our own walk rather than @pothos/plugin-complexity (not installed; it checks a limit during
 // validation and keeps no per-request number for an answer's `extensions.cost`) or armor's cost
@@ -166,6 +167,10 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
   const fieldCost = (node: FieldNode, field: GraphQLField<unknown, unknown>, inherited: Part | null): Part => {
     const named = getNamedType(field.type);
     if (isLeafType(named) || !node.selectionSet) return 0;
+    // A field that weighs what it scans (a report, an Explore question) is priced by that alone: the
+    // rows it answers are aggregates of that scan, so its `limit` is a page size, not a read bound
+    // (a report asked with limit=10000 reads the same rollups as with limit=10).
+    if (field.extensions?.cost) return ownCost(node, field);
     const size = sizeOf(node, field);
     if (isListType(getNullableType(field.type)))
       return times(size ?? inherited ?? DEFAULT_LIST_SIZE, sum([ownCost(node, field), selectionCost(node.selectionSet, named, null, [])]));

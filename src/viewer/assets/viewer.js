@@ -18,8 +18,10 @@ const PAGE_SIZE = 25;
 const PAGE_ROWS = 10_000;
 /** Rows loaded for one view when the API pages them (it answers `cursor` while more follow). */
 const MAX_ROWS = 100_000;
-/** Content pages (of 1,000) read for titles; past this, ids are shown as they are. */
-const CONTENT_PAGES = 10;
+/** Content pages (of 100) read for titles; past 10,000 items, ids are shown as they are. */
+const CONTENT_PAGES = 100;
+const CONTENT_TITLES =
+  "query ContentTitles($account: String!, $after: String) { account(id: $account) { contents(first: 100, after: $after) { nodes { id title type } pageInfo { hasNextPage endCursor } } } }";
 // Okabe-Ito: told apart with the common colour-vision deficiencies.
 const COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#F0E442", "#000000"];
 
@@ -104,9 +106,11 @@ async function graphql(query, variables = {}) {
 }
 
 /**
- * The account's content titles (flows for the flow picker, labels for content and flow ids), from
- * the REST content list: pages of 1,000 are one request each (a GraphQL page that large is over the
- * query-cost limit), and the page reads only id, title and type.
+ * The account's content titles (flows for the flow picker, labels for content and flow ids): pages
+ * of 100 over GraphQL selecting only id, title and type. A request is charged what it may read
+ * (objects, not bytes): such a page costs 1 point of the account's budget a minute, where a REST
+ * content page of 1,000, which answers every field with each item's tags, costs 113 (and a GraphQL
+ * page of 1,000 is past the query-cost guard's static limit).
  */
 function contentOf(account) {
   let loaded = state.content.get(account);
@@ -115,11 +119,10 @@ function contentOf(account) {
       const map = new Map();
       let cursor = null;
       for (let i = 0; i < CONTENT_PAGES; i++) {
-        const q = new URLSearchParams({ limit: "1000" });
-        if (cursor) q.set("cursor", cursor);
-        const page = await (await api(`/v1/accounts/${encodeURIComponent(account)}/content?${q}`)).json();
-        for (const c of page.data) map.set(c.id, { title: c.title, type: c.type });
-        cursor = page.cursor;
+        const data = await graphql(CONTENT_TITLES, { account, after: cursor });
+        const page = data.account.contents;
+        for (const c of page.nodes) map.set(c.id, { title: c.title, type: c.type });
+        cursor = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
         if (!cursor) break;
       }
       return map;
