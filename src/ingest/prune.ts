@@ -10,7 +10,7 @@
 import type PgBoss from "pg-boss";
 import { clock } from "../clock.js";
 import { dbKind } from "../db/index.js";
-import { pgBoss } from "../domains/copyJobs/queue.js";
+import { createQueueOnce, pgBoss } from "../domains/copyJobs/queue.js";
 import { logger } from "../logger.js";
 import { pruneMessages } from "./idempotency.js";
 
@@ -23,22 +23,9 @@ const claimedSlots = new Map<string, number>();
 
 let queueReady: Promise<void> | undefined;
 
-/**
- * Creates the queue once per process. Instances starting together may collide creating it (pg-boss
- * makes a table per queue: a deadlock or a duplicate); createQueue is a no-op once the queue exists,
- * so a failed attempt is made again.
- */
+/** Creates the queue once per process (retried when instances starting together collide: createQueueOnce). */
 function ensureQueue(boss: PgBoss): Promise<void> {
-  queueReady ??= (async () => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await boss.createQueue(PRUNE_QUEUE, { name: PRUNE_QUEUE, retryLimit: 3, retryDelay: 60, expireInSeconds: SLOT_SECONDS });
-      } catch (err) {
-        if (attempt >= 5) throw err;
-        await new Promise((r) => setTimeout(r, 100 * attempt + Math.random() * 100));
-      }
-    }
-  })().catch((err) => {
+  queueReady ??= createQueueOnce(boss, PRUNE_QUEUE, { retryLimit: 3, retryDelay: 60, expireInSeconds: SLOT_SECONDS }).catch((err) => {
     queueReady = undefined;
     throw err;
   });

@@ -21,10 +21,26 @@ export function pgBoss(): Promise<PgBoss> {
     const b = new PgBossClass({ connectionString: config.DATABASE_URL, schema: "pgboss", max: config.JOB_QUEUE_POOL_SIZE, schedule: false });
     b.on("error", (err) => log.error({ err }, "pg-boss error"));
     await b.start();
-    await b.createQueue(QUEUE, { name: QUEUE, retryLimit: 8, retryDelay: 1, retryBackoff: true, expireInSeconds: 3600 });
+    await createQueueOnce(b, QUEUE, { retryLimit: 8, retryDelay: 1, retryBackoff: true, expireInSeconds: 3600 });
     return b;
   })();
   return boss;
+}
+
+/**
+ * Creates a pg-boss queue if it is missing. Instances starting together may collide creating it
+ * (pg-boss makes a table per queue: a deadlock, 40P01, or a duplicate); createQueue is a no-op once
+ * the queue exists, so a failed attempt is made again, a few times, after a short random wait.
+ */
+export async function createQueueOnce(b: PgBoss, name: string, options: Omit<PgBoss.Queue, "name">): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await b.createQueue(name, { name, ...options });
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt + Math.random() * 100));
+    }
+  }
 }
 
 /** The process's pg-boss if it was started, else undefined (stopping a worker must not start one). */
