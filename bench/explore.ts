@@ -316,6 +316,7 @@ await new Promise((r) => http.once("listening", r));
 const { port } = http.address() as import("node:net").AddressInfo;
 const headers = { "x-service-integration-key": key, "x-service-user": "bench@example.com", "content-type": "application/json" };
 
+// The 28 seeded days, [first, today): a date-only endDate includes its whole day.
 const window = { startDate: day(first), endDate: day(today - DAY) };
 const QUESTIONS: { name: string; route: string; target: number; body: Record<string, unknown> }[] = [
   {

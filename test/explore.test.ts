@@ -2,7 +2,14 @@
 // default order, paging, CSV), every bad input a 400 naming the body path, tenant isolation, and
 // randomized questions compared with an in-memory oracle written from the contract's words (time
 // buckets in DST zones, odd window edges, users without the field, erased users, segments).
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dbKind, withTransaction } from "../src/db/index.js";
+import { Checker, parseQuery } from "../src/domains/explore/input.js";
+import { runQuery } from "../src/domains/explore/query.js";
+import { rollupAnswers } from "../src/domains/explore/rollup.js";
+import { TOTALS } from "../src/domains/reports/rollups.js";
+import { catchUpRollups, rebuildRollups, rollUpAccount } from "../src/domains/reports/rollupWorker.js";
 import { evaluate, type Rule } from "../src/domains/segments/rules.js";
 import { seeded } from "../src/seed/random.js";
 import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
@@ -211,12 +218,12 @@ interface Question {
 }
 const parseDate = (s: string) => Date.parse(`${s.replace(" ", "T")}${s.length === 10 ? "T00:00" : ""}Z`);
 
-function oracle(q: Question): { columns: string[]; rows: unknown[][]; totals: unknown[] } {
+function oracle(q: Question, events: Ev[] = stored): { columns: string[]; rows: unknown[][]; totals: unknown[] } {
   const from = parseDate(q.startDate);
   const to = parseDate(q.endDate) + (q.endDate.length === 10 ? DAY : 0);
   const tz = q.timeZone ?? "UTC";
   const dims = q.dimensions ?? [];
-  const matching = stored.filter((e) => e.time >= from && e.time < to && (q.filters ?? []).every((c) => holds(e, c)));
+  const matching = events.filter((e) => e.time >= from && e.time < to && (q.filters ?? []).every((c) => holds(e, c)));
   const metric = (list: Ev[], m: string): unknown => {
     const users = new Set(list.map((e) => e.endUserId).filter((u) => u !== null)).size;
     const field = m.split(":")[1] as "step" | "resultCount";
@@ -522,6 +529,178 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
     });
     expect(g.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
   });
+});
+
+// ---- query from the rollups ----------------------------------------------------------------------------
+
+describe("query from the rollups (events and users per UTC day and type)", () => {
+  // January: Europe/London is at offset 0 too, so its questions take the rollups as well.
+  const D0 = Date.UTC(2026, 0, 5);
+  const TEMPLATES: Record<string, unknown>[] = [
+    { type: "flow_started", flowId: "f1", widget: "beacon" },
+    { type: "flow_completed", flowId: "f1", widget: "beacon" },
+    { type: "flow_step", flowId: "f2", step: 2 },
+    { type: "selfhelp_search", searchTerm: "tax", resultCount: 1 },
+    { type: "popup_shown", contentId: "c1" },
+    { type: "beacon_clicked", contentId: "c2" },
+    { type: "user_action", actionId: "export" },
+    { type: "task_completed", flowId: "f2" },
+  ];
+  /** Events over the 8 days from D0 (some on the millisecond before or at a midnight), 25 end users, a tenth anonymous. */
+  const events = (n: number, seed: number) => {
+    const r = seeded(seed);
+    return Array.from({ length: n }, () => {
+      const time = r.chance(0.1) ? D0 + (1 + r.int(7)) * DAY - r.int(2) : D0 + r.int(8 * DAY);
+      return { ...r.pick(TEMPLATES), time, ...(r.chance(0.1) ? {} : { endUserId: `r${r.int(25)}` }) };
+    });
+  };
+  const WINDOWS: [string, string][] = [
+    ["2026-01-06", "2026-01-09"], // whole days
+    ["2026-01-05 13:30", "2026-01-13 06:00"], // partial edges; the end day's rollup rows (nothing counted later)
+    ["2026-01-05 13:30", "2026-01-10 12:00"], // the end day raw (counted events later)
+    ["2026-01-07 20:00", "2026-01-08 04:00"], // across one midnight, no whole day
+    ["2026-01-01", "2026-01-20"], // past every event
+    ["2026-01-08 10:00", "2026-01-08 11:00"], // inside a day: the raw path
+  ];
+  const QUESTIONS: Omit<Question, "startDate" | "endDate">[] = [
+    { metrics: ["events", "users"], interval: "day", dimensions: ["event:type"] },
+    { metrics: ["users", "eventsPerUser", "events"], interval: "day" },
+    { metrics: ["events"], dimensions: ["event:type"], filters: [["isNot", "event:type", ["flow_step", null]]] },
+    {
+      metrics: ["events", "users"],
+      interval: "day",
+      dimensions: ["event:type"],
+      filters: [["is", "event:type", ["flow_started", "user_action", "popup_shown"]]],
+    },
+    { metrics: ["users", "events"] },
+    { metrics: ["eventsPerUser", "users"], interval: "day", dimensions: ["event:type"], timeZone: "Europe/London" },
+    { metrics: ["events"], interval: "day", filters: [["is", "event:type", ["selfhelp_search"]]], timeZone: "Etc/UTC" },
+    {
+      metrics: ["events"],
+      filters: [
+        ["is", "event:type", ["flow_step"]],
+        ["isNot", "event:type", ["flow_step"]],
+      ],
+    },
+  ];
+  let t: Tenant;
+  const none = { fields: new Map(), segments: new Map() };
+
+  /** Every question over every window: the answer (from the rollups) equals the raw path's exactly, and the oracle's. */
+  async function expectExact(label: string) {
+    const evs = (await prisma.event.findMany({ where: { accountId: t.accountId } })).map((e) => ({ ...e, time: Number(e.time) }));
+    let fast = 0;
+    for (const [startDate, endDate] of WINDOWS)
+      for (const base of QUESTIONS) {
+        const q: Question = { ...base, startDate, endDate };
+        const what = `${label}: ${JSON.stringify(q)}`;
+        const parsed = parseQuery(new Checker("body"), q);
+        if (rollupAnswers(parsed, parsed.from, parsed.to)) fast++;
+        const got = await ask(t, q);
+        expect(got.status, `${what} → ${got.text}`).toBe(200);
+        const reference = await runQuery(dbKind(), new Checker("body"), t.accountId, parsed, none, { raw: true });
+        expect(got.body, what).toEqual(JSON.parse(JSON.stringify(reference)));
+        const want = oracle(q, evs);
+        expect(rounded(got.body.rows), what).toEqual(rounded(want.rows));
+        expect(got.body.totals.map(round), what).toEqual(want.totals.map(round));
+      }
+    // All but the window inside a day take the rollups.
+    expect(fast).toBe((WINDOWS.length - 1) * QUESTIONS.length);
+  }
+  const post = async (body: unknown[]) => {
+    const r = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body });
+    expect(r.status, r.text).toBe(202);
+  };
+  const erase = async (id: string) => expect((await req(`/api/v1/${t.accountId}/endUsers/${id}`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+
+  beforeAll(async () => {
+    t = await tenant("explore-rollups");
+    await post(events(700, 1));
+  });
+
+  it("is exact with the rollups part way, late events and erased end users; then caught up; paging and CSV as the raw path's", async () => {
+    // The worker part way; then more events, many with times long past (late arrivals), and an
+    // end user erased (their rollup rows move to the pseudonym; their events not counted yet too).
+    expect(await rollUpAccount(t.accountId, 300)).toBe(300);
+    await post(events(250, 2));
+    await erase("r3");
+    await expectExact("part way");
+    expect(await catchUpRollups(t.accountId)).toBe(650);
+    await expectExact("caught up");
+    await post(events(60, 3));
+    await erase("r4");
+    await expectExact("caught up, then late events");
+    // Pages walked with a cursor and the CSV give the rows of the one answer.
+    const q = { metrics: ["events", "users"], interval: "day", dimensions: ["event:type"], startDate: "2026-01-05 13:30", endDate: "2026-01-13 06:00" };
+    const all = (await ask(t, q)).body;
+    const walked: unknown[][] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: { rows: unknown[][]; cursor: string | null } } = await ask(t, { ...q, limit: 7, ...(cursor ? { cursor } : {}) });
+      walked.push(...page.body.rows);
+      cursor = page.body.cursor;
+    } while (cursor);
+    expect(walked).toEqual(all.rows);
+    const csv = await ask(t, q, "?format=csv");
+    expect(csv.text).toBe(`${[all.columns, ...all.rows].map((r: unknown[]) => r.join(",")).join("\r\n")}\r\n`);
+  }, 120_000);
+
+  it("reads the rollups (a changed count shows), and a rebuild puts them right", async () => {
+    await catchUpRollups(t.accountId);
+    const q = { metrics: ["events", "users"], interval: "day", dimensions: ["event:type"], startDate: "2026-01-06", endDate: "2026-01-06" };
+    const before = (await ask(t, q)).body;
+    const row = before.rows.find((r: unknown[]) => r[1] === "popup_shown");
+    await withTransaction(async (tx) => {
+      const bucket = (D0 + DAY) / 3_600_000;
+      await tx.eventRollup.updateMany({ where: { accountId: t.accountId, type: "popup_shown", grain: TOTALS, bucket }, data: { n: { increment: 1_000 } } });
+      await tx.eventActiveUserCount.updateMany({
+        where: { accountId: t.accountId, type: "popup_shown", day: (D0 + DAY) / DAY },
+        data: { users: { increment: 100 } },
+      });
+    });
+    const changed = (await ask(t, q)).body;
+    const domains = await prisma.eventRollup.count({ where: { accountId: t.accountId, type: "popup_shown", grain: TOTALS, bucket: (D0 + DAY) / 3_600_000 } });
+    expect(changed.rows.find((r: unknown[]) => r[1] === "popup_shown")).toEqual([row[0], "popup_shown", row[2] + 1_000 * domains, row[3] + 100]);
+    expect(changed.totals).toEqual([before.totals[0] + 1_000 * domains, before.totals[1]]);
+    await rebuildRollups(t.accountId);
+    expect((await ask(t, q)).body).toEqual(before);
+  }, 60_000);
+
+  it("the migration that added the rows over every type computes them from the per-user rows as the worker does", async () => {
+    await rebuildRollups(t.accountId);
+    const rows = async () => {
+      const where = { accountId: t.accountId };
+      const key = (r: object) => JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? Number(v) : v));
+      return (
+        await Promise.all([
+          prisma.eventActiveUserCount.findMany({ where }),
+          prisma.eventUserLastSeen.findMany({ where }),
+          prisma.eventLastSeenCount.findMany({ where: { ...where, users: { not: 0 } } }),
+        ])
+      ).map((list) => list.map(key).sort());
+    };
+    const built = await rows();
+    expect(built[0]!.some((r) => r.includes('"type":""'))).toBe(true);
+    expect(built[1]!.some((r) => r.includes('"type":""'))).toBe(true);
+    const sql = readFileSync(`prisma/migrations/${dbKind()}/20261126010000_any_type_user_counts/migration.sql`, "utf8");
+    await withTransaction(async (tx) => {
+      // What the rows were before it: searches' day counts only, no rows over every type.
+      await tx.eventActiveUserCount.deleteMany({ where: { accountId: t.accountId, type: { not: "selfhelp_search" } } });
+      await tx.eventUserLastSeen.deleteMany({ where: { accountId: t.accountId, type: "" } });
+      await tx.eventLastSeenCount.deleteMany({ where: { accountId: t.accountId, type: "" } });
+      const only = (s: string) =>
+        s.replace(
+          / FROM "(EventUserRollup|EventUserLastSeen)"( WHERE)?/,
+          (_m, table, w) => ` FROM "${table}" WHERE "accountId" = '${t.accountId}'${w ? " AND" : ""}`,
+        );
+      for (const statement of sql
+        .split(";")
+        .map((x) => x.replace(/^\s*--.*$/gm, "").trim())
+        .filter(Boolean))
+        await tx.$executeRawUnsafe(only(statement));
+    });
+    expect(await rows()).toEqual(built);
+  }, 60_000);
 });
 
 // ---- funnel ------------------------------------------------------------------------------------------

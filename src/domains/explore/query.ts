@@ -1,9 +1,13 @@
 // `query`: metrics over the matching events of a window, grouped by time buckets and dimensions.
-// One statement for the page of rows and one for the totals, in one snapshot (./run.ts). The
-// events are read raw (always exact, whatever the rollups' lag).
+// One statement for the page of rows and one for the totals, in one snapshot (./run.ts). Events
+// and distinct end users per UTC day and event type come from the reports' rollups (./rollup.ts);
+// every other question reads the events raw. Both are exact, whatever the rollups' lag.
 import { createHash } from "node:crypto";
+import { prisma } from "../../db/index.js";
+import { watermarkOf } from "../reports/rollups.js";
 import { bucketsOf, labelOfKey, offsetsOf } from "./buckets.js";
 import type { Checker, Metric, QueryQuestion, ValueKind } from "./input.js";
+import { rollupAnswers, rollupBodies } from "./rollup.js";
 import { budgetOf, runStatements } from "./run.js";
 import { Builder, cell, type Statement, type UserContext } from "./sql.js";
 
@@ -53,7 +57,8 @@ const encodeCursor = (offset: number, q: QueryQuestion, from: number, to: number
 /**
  * The statements: the page (all rows with `allRows`) and the totals. `from`/`to` are the window
  * (a cursor's, so that every page answers the same window). With an interval, the first column is
- * the bucket key (./buckets.ts); the caller turns it into its label.
+ * the bucket key (./buckets.ts); the caller turns it into its label. `watermark`: the account's
+ * rollup watermark when the rollups answer (./rollup.ts), null for the raw events.
  */
 function statements(
   b: Builder,
@@ -63,7 +68,18 @@ function statements(
   from: number,
   to: number,
   page: { offset: number; limit: number } | null,
+  watermark: number | null,
 ): { rows: Statement; totals: Statement; kinds: ValueKind[] } {
+  if (watermark !== null) {
+    const { rows, totals } = rollupBodies(b, c, accountId, q, from, to, watermark);
+    // Time (its key), event:type, then the metrics.
+    const kinds: ValueKind[] = [
+      ...(q.interval ? ["number" as const] : []),
+      ...q.dimensions.map(() => "text" as const),
+      ...q.metrics.map(() => "number" as const),
+    ];
+    return { rows: ordered(b, q, rows, kinds, page), totals: b.finish(totals), kinds };
+  }
   const acct = b.p(accountId);
   const window = `e."accountId" = ${acct} AND e."time" >= ${b.p(from)} AND e."time" < ${b.p(to)}`;
   // The totals group nothing: they join only the user values the filters read (a user dimension's
@@ -80,7 +96,6 @@ function statements(
   const matching = `SELECT e."id" AS "id", e."endUserId" AS "u", e."step" AS "step", e."resultCount" AS "rc"${key}${dimCols}
     FROM "Event" e${joins} WHERE ${window} AND ${where}`;
   const metrics = q.metrics.map((m, i) => `${METRIC_SQL[m]} AS "m${i}"`).join(", ");
-  const t0 = q.interval ? 1 : 0;
   const groups = [...(q.interval ? [`m."k"`] : []), ...dims.map((_, i) => `m."d${i}"`)];
   const named = groups.map((g, i) => `${g} AS "c${i}"`);
   const body = groups.length
@@ -89,7 +104,15 @@ function statements(
       `WITH "m" AS (${matching}) SELECT ${metrics} FROM "m" m`;
   // Column kinds, in answer order: time (its key), dimensions, metrics.
   const kinds: ValueKind[] = [...(q.interval ? ["number" as const] : []), ...dims.map((d) => d.kind), ...q.metrics.map(() => "number" as const)];
-  const outName = (i: number) => (i < t0 + dims.length ? `"c${i}"` : `"m${i - t0 - dims.length}"`);
+  const rows = ordered(b, q, body, kinds, page);
+  const totals = b.finish(`WITH "m" AS (${totalsMatching}) SELECT ${metrics} FROM "m" m`);
+  return { rows, totals, kinds };
+}
+
+/** The rows' statement: `body` (columns c0… for time and dimensions, then m0… for the metrics) in the question's order, and the page. */
+function ordered(b: Builder, q: QueryQuestion, body: string, kinds: readonly ValueKind[], page: { offset: number; limit: number } | null): Statement {
+  const groups = kinds.length - q.metrics.length;
+  const outName = (i: number) => (i < groups ? `"c${i}"` : `"m${i - groups}"`);
   const order = q.orderBy
     .map(({ column, desc }) => {
       // Code point order: PostgreSQL's "C" collation (SQLite's default BINARY is that already); nulls sort first.
@@ -98,9 +121,7 @@ function statements(
     })
     .join(", ");
   const paging = page ? ` LIMIT ${b.p(page.limit + 1)} OFFSET ${b.p(page.offset)}` : "";
-  const rows = b.finish(`SELECT * FROM (${body}) q ORDER BY ${order}${paging}`);
-  const totals = b.finish(`WITH "m" AS (${totalsMatching}) SELECT ${metrics} FROM "m" m`);
-  return { rows, totals, kinds };
+  return b.finish(`SELECT * FROM (${body}) q ORDER BY ${order}${paging}`);
 }
 
 /** Cells in code point order, nulls first (what the SQL ORDER BY does). */
@@ -122,13 +143,14 @@ const ZERO: Record<Metric, number | null> = {
   "avg:resultCount": null,
 };
 
+/** Answers a question (`raw`: from the raw events only, the reference the rollups' answers are tested against). */
 export async function runQuery(
   dialect: "sqlite" | "postgres",
   c: Checker,
   accountId: string,
   q: QueryQuestion,
   users: UserContext,
-  opts: { allRows?: boolean } = {},
+  opts: { allRows?: boolean; raw?: boolean } = {},
 ): Promise<QueryAnswer> {
   const at = q.cursor && !opts.allRows ? decodeCursor(c, q) : { offset: 0, from: q.from, to: q.to };
   const b = new Builder(dialect, users);
@@ -136,7 +158,9 @@ export async function runQuery(
   // An interval and no other dimension: every bucket (at most 1,000) is listed, zeros included, so
   // the rows are completed, ordered and paged here; otherwise the database orders and pages.
   const zeroFilled = q.interval !== null && q.dimensions.length === 0;
-  const { rows: rowsSql, totals: totalsSql, kinds } = statements(b, c, accountId, q, at.from, at.to, zeroFilled ? null : page);
+  // The watermark read first: the planner then sees how few events lie above it (SourceParams).
+  const watermark = !opts.raw && rollupAnswers(q, at.from, at.to) ? await watermarkOf(prisma, accountId) : null;
+  const { rows: rowsSql, totals: totalsSql, kinds } = statements(b, c, accountId, q, at.from, at.to, zeroFilled ? null : page, watermark);
   const budget = budgetOf({ windowMs: at.to - at.from, dimensions: q.dimensions.length, userValues: rowsSql.sql.includes('"EndUser"') });
   const [rawRows, rawTotals] = await runStatements([rowsSql, totalsSql], budget);
   const width = q.columns.length;

@@ -9,11 +9,14 @@
 // - "EventUserRollup": events counted per account, end user, UTC day, type, domain and the keys the
 //   per-user and distinct-user reports need (flow, content, action, step), with the latest time.
 //   Distinct-user counts stay exact: they count distinct end users over these rows.
-// - Distinct users without a row per (key, end user, day), for the reports that count them:
-//   "EventUserLastSeen" (per type and its distinct-user key, each end user's latest counted event)
-//   with "EventLastSeenCount" (how many end users were last seen on each day: the end users of a
-//   window that reaches the latest counted event are a sum over its days), and
-//   "EventActiveUserCount" (distinct end users per type and day, all domains).
+// - Distinct users without a row per (key, end user, day), for the reports and Explore questions
+//   that count them: "EventUserLastSeen" (per type and its distinct-user key, each end user's
+//   latest counted event) with "EventLastSeenCount" (how many end users were last seen on each day:
+//   the end users of a window that reaches the latest counted event are a sum over its days), and
+//   "EventActiveUserCount" (distinct end users per type and day, all domains, every type). Each
+//   also has rows of type ANY_TYPE ('', and key ''): the same over every type together, for
+//   Explore's distinct users per day and per window (src/domains/explore/rollup.ts). Every reader
+//   of these tables names the types it reads, so those rows reach no report.
 //
 // Each type keeps only the keys its reports read (a flow_completed's widget is read by none), which
 // is what makes rows fold. '' stands for "none" in key columns (event strings are never empty), so
@@ -37,13 +40,10 @@ const CONTENT = ["contentId"] as const;
  * Per type: the keys of its "EventRollup" rows and of its "EventUserRollup" rows; `narrow`, fewer
  * keys its day rows are also kept by (grain NARROW) when its rollup keys make many rows per day
  * that most of its reports do not read; `distinct`, the
- * key its distinct-user report counts end users by ("EventUserLastSeen"); `daily`, distinct end
- * users per day are counted ("EventActiveUserCount").
+ * key its distinct-user report counts end users by ("EventUserLastSeen"). (Distinct end users per
+ * day, "EventActiveUserCount", are counted for every type.)
  */
-export const KEYS: Record<
-  string,
-  { rollup: readonly RollupKey[]; user: readonly UserKey[]; narrow?: readonly RollupKey[]; distinct?: DistinctKey; daily?: true }
-> = {
+export const KEYS: Record<string, { rollup: readonly RollupKey[]; user: readonly UserKey[]; narrow?: readonly RollupKey[]; distinct?: DistinctKey }> = {
   // contentId of a play only when played from a guided popup (guidedPopups counts those per popup).
   // `narrow`: day rows by flow alone as well (NARROW), for the reports that count plays per flow.
   flow_started: { rollup: ["flowId", "widget", "contentId"], user: FLOW, narrow: FLOW, distinct: "flowId" },
@@ -52,7 +52,7 @@ export const KEYS: Record<
   flow_failed: { rollup: FLOW, user: FLOW },
   flow_step: { rollup: FLOW, user: ["flowId", "step"] },
   flow_feedback: { rollup: ["flowId", "useful"], user: [] },
-  selfhelp_search: { rollup: ["searchTerm", "outcome"], user: [], daily: true },
+  selfhelp_search: { rollup: ["searchTerm", "outcome"], user: [] },
   selfhelp_content_viewed: { rollup: CONTENT, user: [] },
   task_started: { rollup: FLOW, user: FLOW },
   task_completed: { rollup: FLOW, user: FLOW },
@@ -147,9 +147,14 @@ export function userExpr(k: UserKey): string {
   return k === "step" ? keepIf(has, `COALESCE(e."step", 0)`, "0") : keepIf(has, `COALESCE(e."${k}", '')`, "''");
 }
 
-/** The types whose end users are counted distinct by a key (EventUserLastSeen), and per day (EventActiveUserCount). */
+/** The types whose end users are counted distinct by a key (EventUserLastSeen). */
 export const DISTINCT_TYPES = Object.keys(KEYS).filter((t) => KEYS[t]!.distinct);
-export const DAILY_TYPES = Object.keys(KEYS).filter((t) => KEYS[t]!.daily);
+/**
+ * The type (and key) of the distinct-user rows over every type together: "EventActiveUserCount"
+ * (distinct end users per day, whatever the type), "EventUserLastSeen" and "EventLastSeenCount"
+ * (each end user's latest counted event of any type). Event types are never empty.
+ */
+export const ANY_TYPE = "";
 /** An event's distinct-user key (EventUserLastSeen."key"): its flow, content or action by type, '' for none. */
 export const distinctKeyExpr = `CASE ${DISTINCT_TYPES.map((t) => `WHEN e."type" = ${lit(t)} THEN COALESCE(e."${KEYS[t]!.distinct}", '')`).join(" ")} ELSE '' END`;
 
@@ -207,22 +212,21 @@ SELECT e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."do
 FROM "Event" e ${where} AND e."endUserId" IS NOT NULL
 GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}
 ON CONFLICT (${quoted(USER_PK)}) DO UPDATE SET "n" = "EventUserRollup"."n" + excluded."n", "lastTime" = CASE WHEN excluded."lastTime" > "EventUserRollup"."lastTime" THEN excluded."lastTime" ELSE "EventUserRollup"."lastTime" END`;
-  // Distinct users per type and day: (type, day, end user) pairs of the batch with no per-user row
-  // of that type and day yet are new. Before userSql, which adds those rows.
+  // Distinct users per type and day, and per day over every type (ANY_TYPE): the batch's (type,
+  // day, end user) triples with no per-user row of that type and day yet are new ("fresh"). Before
+  // userSql, which adds those rows.
   const userC = dialect === "postgres" ? ` COLLATE "C"` : "";
-  const activeSql = `INSERT INTO "EventActiveUserCount" ("accountId", "type", "day", "users")
-SELECT b."accountId", b."type", b."day", COUNT(*) FROM (
-  SELECT DISTINCT e."accountId" AS "accountId", e."type" AS "type", e."time" / ${DAY} AS "day", e."endUserId"${userC} AS "endUserId"
-  FROM "Event" e ${where} AND e."endUserId" IS NOT NULL AND e."type" IN (${DAILY_TYPES.map(lit).join(", ")})) b
-WHERE NOT EXISTS (SELECT 1 FROM "EventUserRollup" u WHERE u."accountId" = b."accountId" AND u."endUserId" = b."endUserId" AND u."day" = b."day" AND u."type" = b."type")
-GROUP BY b."accountId", b."type", b."day"
-ON CONFLICT ("accountId", "type", "day") DO UPDATE SET "users" = "EventActiveUserCount"."users" + excluded."users"`;
-  // Each end user's latest event per type and distinct key in the batch ("b"), and where it moves
-  // an end user's latest counted event later ("c": "was" is the one before, NULL for a new pair).
-  const latest = `WITH b AS (
+  const activeSql = `WITH fresh AS MATERIALIZED (${freshSql(`SELECT DISTINCT e."accountId" AS "accountId", e."type" AS "type", e."time" / ${DAY} AS "day", e."endUserId"${userC} AS "endUserId"
+  FROM "Event" e ${where} AND e."endUserId" IS NOT NULL`)})
+${activeInsert("fresh")}`;
+  // Each end user's latest event per type and distinct key in the batch, and of any type ("b"), and
+  // where it moves an end user's latest counted event later ("c": "was" is the one before, NULL for
+  // a new pair). The batch's events are read once ("g": per type, key and end user).
+  const latest = `WITH g AS MATERIALIZED (
   SELECT e."accountId" AS "accountId", e."type" AS "type", ${distinctKeyExpr} AS "key", e."endUserId" AS "endUserId", MAX(e."time") AS "lastTime"
-  FROM "Event" e ${where} AND e."endUserId" IS NOT NULL AND e."type" IN (${DISTINCT_TYPES.map(lit).join(", ")})
-  GROUP BY e."accountId", e."type", ${distinctKeyExpr}, e."endUserId")`;
+  FROM "Event" e ${where} AND e."endUserId" IS NOT NULL
+  GROUP BY e."accountId", e."type", ${distinctKeyExpr}, e."endUserId"),
+b AS (${latestOf("g")})`;
   // The end users last seen per day: +1 on the new latest day, −1 on the one before. Before lastSeenSql.
   const lastSeenCountSql = `${latest},
 w AS (SELECT b."accountId", b."type", b."key", b."lastTime",
@@ -248,6 +252,43 @@ ON CONFLICT ("accountId", "type", "key", "endUserId") DO UPDATE SET "lastTime" =
 }
 
 /**
+ * The batch's distinct (accountId, type, day, endUserId) triples (`triples`, a SELECT) with "new": 1
+ * when no per-user row of that end user, day and type is there yet (a primary-key prefix probe each).
+ */
+const freshSql = (triples: string) => `SELECT p."accountId", p."type", p."day", p."endUserId",
+    CASE WHEN EXISTS (SELECT 1 FROM "EventUserRollup" x WHERE x."accountId" = p."accountId" AND x."endUserId" = p."endUserId" AND x."day" = p."day" AND x."type" = p."type") THEN 0 ELSE 1 END AS "new"
+  FROM (${triples}) p`;
+
+/**
+ * Adds the new end users of the batch (`fresh`: freshSql) to "EventActiveUserCount": per type and
+ * day, and per day over every type (ANY_TYPE). An end user and day is new over every type when it
+ * is new for each of its types in the batch and has no per-user row of another type that day
+ * either: only those are probed again (by the (accountId, endUserId, day) prefix). Counts of 0 are
+ * not written (an update that adds nothing would still write the row).
+ */
+const activeInsert = (fresh: string) => `INSERT INTO "EventActiveUserCount" ("accountId", "type", "day", "users")
+SELECT * FROM (
+  SELECT f."accountId", f."type", f."day", SUM(f."new") FROM ${fresh} f GROUP BY f."accountId", f."type", f."day" HAVING SUM(f."new") > 0
+  UNION ALL
+  SELECT a."accountId", '${ANY_TYPE}', a."day", COUNT(*) FROM (
+    SELECT f."accountId" AS "accountId", f."day" AS "day", f."endUserId" AS "endUserId" FROM ${fresh} f
+    GROUP BY f."accountId", f."day", f."endUserId" HAVING MIN(f."new") = 1) a
+  WHERE NOT EXISTS (SELECT 1 FROM "EventUserRollup" x WHERE x."accountId" = a."accountId" AND x."endUserId" = a."endUserId" AND x."day" = a."day")
+  GROUP BY a."accountId", a."day") r WHERE true
+ON CONFLICT ("accountId", "type", "day") DO UPDATE SET "users" = "EventActiveUserCount"."users" + excluded."users"`;
+
+/**
+ * Each end user's latest event in the batch per type and distinct key (the DISTINCT_TYPES), and of
+ * any type (ANY_TYPE, key ''), from `g`: the batch's latest event per type, key and end user.
+ */
+const latestOf = (
+  g: string,
+) => `SELECT g."accountId" AS "accountId", g."type" AS "type", g."key" AS "key", g."endUserId" AS "endUserId", g."lastTime" AS "lastTime"
+  FROM ${g} g WHERE g."type" IN (${DISTINCT_TYPES.map(lit).join(", ")})
+  UNION ALL
+  SELECT g."accountId", '${ANY_TYPE}', '${ANY_TYPE}', g."endUserId", MAX(g."lastTime") FROM ${g} g GROUP BY g."accountId", g."endUserId"`;
+
+/**
  * PostgreSQL: the four per-user statements (active users per day, per-user rows, last-seen counts,
  * last seen) as one, which groups the batch's events per end user, day, type, domain and user keys
  * once ("u") and derives the rest from those groups; the sub-statements are data-modifying CTEs.
@@ -266,17 +307,12 @@ function userStatementPg(where: string): string {
     ${USER_KEYS.map((k) => `${userExpr(k)} AS "${k}"`).join(", ")}, COUNT(*) AS "n", MAX(e."time") AS "lastTime"
   FROM "Event" e ${where} AND e."endUserId" IS NOT NULL
   GROUP BY e."accountId", e."endUserId", e."time" / ${DAY}, e."type", COALESCE(e."domain", ''), ${userKeys}),
-active AS (
-  INSERT INTO "EventActiveUserCount" ("accountId", "type", "day", "users")
-  SELECT b."accountId", b."type", b."day", COUNT(*) FROM (
-    SELECT DISTINCT u."accountId", u."type", u."day", u."endUserId" COLLATE "C" AS "endUserId" FROM u WHERE u."type" IN (${DAILY_TYPES.map(lit).join(", ")})) b
-  WHERE NOT EXISTS (SELECT 1 FROM "EventUserRollup" r WHERE r."accountId" = b."accountId" AND r."endUserId" = b."endUserId" AND r."day" = b."day" AND r."type" = b."type")
-  GROUP BY b."accountId", b."type", b."day"
-  ON CONFLICT ("accountId", "type", "day") DO UPDATE SET "users" = "EventActiveUserCount"."users" + excluded."users"),
-b AS MATERIALIZED (
+fresh AS MATERIALIZED (${freshSql(`SELECT DISTINCT u."accountId", u."type", u."day", u."endUserId" COLLATE "C" AS "endUserId" FROM u`)}),
+active AS (${activeInsert("fresh")}),
+g AS MATERIALIZED (
   SELECT u."accountId", u."type", ${key} AS "key", u."endUserId", MAX(u."lastTime") AS "lastTime"
-  FROM u WHERE u."type" IN (${DISTINCT_TYPES.map(lit).join(", ")})
-  GROUP BY u."accountId", u."type", ${key}, u."endUserId"),
+  FROM u GROUP BY u."accountId", u."type", ${key}, u."endUserId"),
+b AS MATERIALIZED (${latestOf("g")}),
 w AS (SELECT b."accountId", b."type", b."key", b."lastTime",
   -- A primary-key probe per pair (a join could scan the whole table: its cost would follow history).
   (SELECT s."lastTime" FROM "EventUserLastSeen" s WHERE s."accountId" = b."accountId" AND s."type" = b."type" AND s."key" = b."key" AND s."endUserId" = b."endUserId") AS "was"

@@ -44,7 +44,7 @@ export interface SourceParams {
 }
 
 /** Events the rollups do not count yet: above the watermark the statement sees. */
-const aboveWatermark = (alias: string, p: SourceParams) =>
+export const aboveWatermark = (alias: string, p: SourceParams) =>
   sql` AND ${raw(alias)}."id" > ${p.watermark ?? 0} AND ${raw(alias)}."id" > (SELECT COALESCE(MAX(w."eventId"), 0) FROM "RollupWatermark" w WHERE w."accountId" = ${p.accountId})`;
 
 type Range = [number, number];
@@ -88,7 +88,11 @@ export function daySegments(from: number, to: number): { days: Range | null; raw
   };
 }
 
-/** Every event type: "all types" is spelt out, so raw reads use the (accountId, type, time) index, never a scan of the account's events. */
+/**
+ * Every event type: "all types" is spelt out, so raw reads use the (accountId, type, time) index,
+ * never a scan of the account's events. (And the rollups' rows over every type, ANY_TYPE, are
+ * never read as a type of their own.)
+ */
 const ALL_TYPES = Object.keys(KEYS);
 
 const typeCondition = (alias: string, list: readonly string[]) => {
@@ -277,7 +281,7 @@ export interface UserRange {
  * event is in the window exactly when it is at or after the window's start; the day counts answer.
  * Read in the statement, in the snapshot of the rest (a one-time filter on each branch).
  */
-const countedAfterEnd = (p: SourceParams, types: readonly string[]) =>
+export const countedAfterEnd = (p: SourceParams, types: readonly string[]) =>
   sql`EXISTS (SELECT 1 FROM "Event" x WHERE x."accountId" = ${p.accountId}${typeCondition("x", types)} AND x."time" >= ${p.to.getTime()}
     AND x."id" <= (SELECT COALESCE(MAX(w."eventId"), 0) FROM "RollupWatermark" w WHERE w."accountId" = ${p.accountId}))`;
 
@@ -330,7 +334,7 @@ export function distinctUserSource(p: SourceParams, types: readonly string[], ke
 export function dailyUserSource(p: SourceParams, type: string, dialect: "sqlite" | "postgres"): Prisma.Sql {
   const slow = sql`SELECT d."day" AS "day", COUNT(*) AS "users"
     FROM (SELECT e."day" AS "day", e."endUserId" AS "endUserId" FROM ${userSource(p, [type], dialect)} e GROUP BY e."day", e."endUserId") d GROUP BY d."day"`;
-  if (!allEvents(p) || !KEYS[type]?.daily) return slow;
+  if (!allEvents(p) || !KEYS[type]) return slow;
   const from = p.from.getTime();
   const to = p.to.getTime();
   const wholeFrom = Math.min(Math.ceil(from / DAY) * DAY, to);
