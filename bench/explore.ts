@@ -233,6 +233,8 @@ function measureInChild(seededMs: number): never {
   writeFileSync(values.out!, JSON.stringify({ ...out, seededMs }));
   process.exit(0);
 }
+// The result file (and the SQLite seed) live here, also in a fresh checkout.
+mkdirSync("data/bench", { recursive: true });
 let dropRun = async () => {};
 if (kind === "postgres") {
   const template = `gg_bench_explore_${cacheKey}`;
@@ -270,7 +272,6 @@ if (kind === "postgres") {
     await pgAdmin(`DROP DATABASE IF EXISTS ${run} WITH (FORCE)`);
   };
 } else {
-  mkdirSync("data/bench", { recursive: true });
   const cached = `data/bench/explore-seed-${cacheKey}.db`;
   if (!existsSync(cached) || values.fresh) {
     const current = new RegExp(`^explore-seed-v${SEED_VERSION}_\\d+_${cacheKey.split("_").at(-1)}\\.db$`);

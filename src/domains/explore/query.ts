@@ -162,7 +162,7 @@ export async function runQuery(
   const watermark = !opts.raw && rollupAnswers(q, at.from, at.to) ? await watermarkOf(prisma, accountId) : null;
   const { rows: rowsSql, totals: totalsSql, kinds } = statements(b, c, accountId, q, at.from, at.to, zeroFilled ? null : page, watermark);
   const budget = budgetOf({ windowMs: at.to - at.from, dimensions: q.dimensions.length, userValues: rowsSql.sql.includes('"EndUser"') });
-  const [rawRows, rawTotals] = await runStatements([rowsSql, totalsSql], budget);
+  const [rawRows, rawTotals] = await runStatements([rowsSql, totalsSql], budget, { noJit: watermark !== null });
   const width = q.columns.length;
   let rows = rawRows!.map((r) => {
     const values = Object.values(r);

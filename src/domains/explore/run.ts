@@ -63,6 +63,14 @@ const tooCostly = (ms: number) =>
  */
 export interface Plan {
   hashJoins?: boolean;
+  /**
+   * No JIT compilation: for `query` from the rollups (./rollup.ts), whose statements read a few
+   * hundred rows but carry raw-event branches that run only when a one-time condition holds (a
+   * window ending before the latest counted event). The planner costs those branches as if they
+   * ran (a COUNT(DISTINCT) over the window's events), past jit_above_cost, and compiling the
+   * statement took ~140 ms of its ~150 (3M events): the 2 ms of work it then does needs none.
+   */
+  noJit?: boolean;
 }
 
 /** PostgreSQL's memory for each sort or hash of a question (see runPostgres). */
@@ -81,6 +89,7 @@ async function runPostgres(statements: readonly Statement[], ms: number, plan: P
     await client.query(`SET LOCAL statement_timeout = ${Math.floor(ms)}`);
     // Transaction-local: the pooled connection goes back with the server's defaults.
     if (plan.hashJoins) await client.query("SET LOCAL enable_nestloop = off");
+    if (plan.noJit) await client.query("SET LOCAL jit = off");
     // A question's sorts and hash tables over a month of events: at the default 4 MB they spill to
     // disk (140 MB of external merge for a day × type question over 3M events, 80 MB for weekly
     // retention). Per sort or hash node of this transaction only; questions run at most a pool's

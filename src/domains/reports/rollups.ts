@@ -229,8 +229,9 @@ ${activeInsert("fresh")}`;
 b AS (${latestOf("g")})`;
   // The end users last seen per day: +1 on the new latest day, −1 on the one before. Before lastSeenSql.
   const lastSeenCountSql = `${latest},
-w AS (SELECT b."accountId", b."type", b."key", b."lastTime",
+w AS MATERIALIZED (SELECT b."accountId", b."type", b."key", b."lastTime",
   -- A primary-key probe per pair (a join could scan the whole table: its cost would follow history).
+  -- MATERIALIZED: once per pair (inlined, PostgreSQL ran it once per use of "was", up to three times).
   (SELECT s."lastTime" FROM "EventUserLastSeen" s WHERE s."accountId" = b."accountId" AND s."type" = b."type" AND s."key" = b."key" AND s."endUserId" = b."endUserId") AS "was"
   FROM b),
 c AS (SELECT * FROM w WHERE w."was" IS NULL OR w."lastTime" > w."was")
@@ -313,8 +314,9 @@ g AS MATERIALIZED (
   SELECT u."accountId", u."type", ${key} AS "key", u."endUserId", MAX(u."lastTime") AS "lastTime"
   FROM u GROUP BY u."accountId", u."type", ${key}, u."endUserId"),
 b AS MATERIALIZED (${latestOf("g")}),
-w AS (SELECT b."accountId", b."type", b."key", b."lastTime",
+w AS MATERIALIZED (SELECT b."accountId", b."type", b."key", b."lastTime",
   -- A primary-key probe per pair (a join could scan the whole table: its cost would follow history).
+  -- MATERIALIZED: once per pair (inlined, PostgreSQL ran it once per use of "was", up to three times).
   (SELECT s."lastTime" FROM "EventUserLastSeen" s WHERE s."accountId" = b."accountId" AND s."type" = b."type" AND s."key" = b."key" AND s."endUserId" = b."endUserId") AS "was"
   FROM b),
 c AS (SELECT * FROM w WHERE w."was" IS NULL OR w."lastTime" > w."was"),
