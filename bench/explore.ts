@@ -424,5 +424,7 @@ const result: Result = {
     answer: samples[i]!.answer,
   })),
 };
+// data/bench/ is made by the SQLite seed; a PostgreSQL-only run on a new checkout has none yet.
+mkdirSync("data/bench", { recursive: true });
 writeFileSync(values.out ?? `data/bench/explore-${kind}.json`, JSON.stringify(result));
 process.exit(0);
