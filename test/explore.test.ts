@@ -913,6 +913,22 @@ describe("POST /v1/accounts/{accountId}/analytics/retention", () => {
       expect(got.status, got.text).toBe(200);
       expect(got.body, JSON.stringify(q)).toEqual(retentionOracle(q, Date.now()));
     }
+    // A window over both stretches of events: by week or month each user's return periods fit one
+    // BIGINT's bits on PostgreSQL; by day (250 periods) they do not, and the periods are grouped.
+    for (const period of ["day", "week", "month"] as const) {
+      const q: RetentionQ = {
+        startEvent: { filters: [] },
+        period,
+        periods: 12,
+        filters: [],
+        timeZone: "America/New_York",
+        startDate: "2026-03-04",
+        endDate: "2026-11-04",
+      };
+      const got = await retention(a, q);
+      expect(got.status, got.text).toBe(200);
+      expect(got.body, JSON.stringify(q)).toEqual(retentionOracle(q, Date.now()));
+    }
   });
 
   it("answers 400 naming the body path for bad retention questions", async () => {
