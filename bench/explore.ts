@@ -233,8 +233,6 @@ function measureInChild(seededMs: number): never {
   writeFileSync(values.out!, JSON.stringify({ ...out, seededMs }));
   process.exit(0);
 }
-// The result file (and the SQLite seed) live here, also in a fresh checkout.
-mkdirSync("data/bench", { recursive: true });
 let dropRun = async () => {};
 if (kind === "postgres") {
   const template = `gg_bench_explore_${cacheKey}`;
@@ -272,6 +270,7 @@ if (kind === "postgres") {
     await pgAdmin(`DROP DATABASE IF EXISTS ${run} WITH (FORCE)`);
   };
 } else {
+  mkdirSync("data/bench", { recursive: true });
   const cached = `data/bench/explore-seed-${cacheKey}.db`;
   if (!existsSync(cached) || values.fresh) {
     const current = new RegExp(`^explore-seed-v${SEED_VERSION}_\\d+_${cacheKey.split("_").at(-1)}\\.db$`);
@@ -426,5 +425,7 @@ const result: Result = {
     answer: samples[i]!.answer,
   })),
 };
+// data/bench/ is made by the SQLite seed; a PostgreSQL-only run on a new checkout has none yet.
+mkdirSync("data/bench", { recursive: true });
 writeFileSync(values.out ?? `data/bench/explore-${kind}.json`, JSON.stringify(result));
 process.exit(0);

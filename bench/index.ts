@@ -23,6 +23,8 @@
 //                 [--connections 8] [--warmup 2] [--contents 5000]
 //
 // Benchmarks must never run two at once on this machine: run every invocation under flock as above.
+// On 2 cores, `BENCH_SERVER_CPUS=1 flock /tmp/bench.lock taskset -c 0 npm run bench …` keeps the
+// servers on one core and the load generator on the other (bench/serverProcess.ts pinned()).
 //
 // Databases: SQLite is a fresh file under data/bench/; PostgreSQL is a fresh database created on the
 // server named by BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres) and
@@ -42,7 +44,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { LoadGenerator, type LoadResult, type LoadSpec } from "./loadgen.js";
-import { cpuMs, memoryMb, type ServerProcess, startServerProcess } from "./serverProcess.js";
+import { cpuMs, memoryMb, pinned, type ServerProcess, startServerProcess } from "./serverProcess.js";
 
 type DbKind = "sqlite" | "postgres";
 
@@ -205,7 +207,7 @@ async function poolerUrl(direct: string): Promise<string | null> {
 
 /** The raw-SQL baseline in a process of its own (it prints {"port":N} once listening). */
 async function startRawServer(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "bench/rawServer.ts"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(...pinned(process.execPath, ["--import", "tsx", "bench/rawServer.ts"]), { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<number>((done, fail) => {
     let buf = "";
     proc.stdout.on("data", (d: Buffer) => {

@@ -33,11 +33,22 @@ export function startCommand(): { nodeArgs: string[]; env: Record<string, string
   return { nodeArgs: m[2]!.trim().split(" ").filter(Boolean), env };
 }
 
+/**
+ * A server's command line, on the CPUs named by BENCH_SERVER_CPUS (`taskset -c`, which execs the
+ * command: the pid stays the server's) when set. On a 2-core machine a server pinned to one core and
+ * the load generator to the other (`BENCH_SERVER_CPUS=1 taskset -c 0 npm run bench`) stop taking
+ * each other's core mid-request, which moved a 5-second run's CPU ms per request by ±30 % here.
+ */
+export function pinned(command: string, args: string[]): [string, string[]] {
+  const cpus = process.env.BENCH_SERVER_CPUS;
+  return cpus ? ["taskset", ["-c", cpus, command, ...args]] : [command, args];
+}
+
 /** Builds dist/ (when a source changed) and starts the server as `npm start` does, with `env` (PORT and HOST are set here) and any extra node flags. */
 export async function startServerProcess(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerProcess> {
   runNode(["scripts/build.mjs"]);
   const start = startCommand();
-  const proc = spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, "dist/main.js"], {
+  const proc = spawn(...pinned(process.execPath, [...start.nodeArgs, ...nodeArgs, "dist/main.js"]), {
     cwd: root,
     env: { ...start.env, ...env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "inherit"],

@@ -123,6 +123,9 @@ describe("Explore's bounded cost", () => {
         const [nestloop, workMem] = [(await c.query("SHOW enable_nestloop")).rows[0], (await c.query("SHOW work_mem")).rows[0]];
         expect(nestloop.enable_nestloop).toBe("on");
         expect(workMem.work_mem).not.toBe("64MB");
+        // And every other planner setting a question changes is back at the session's value.
+        const changed = await c.query(`SELECT name FROM pg_settings WHERE name IN ('enable_sort', 'jit', 'statement_timeout') AND setting <> reset_val`);
+        expect(changed.rows).toEqual([]);
       } finally {
         c.release();
       }

@@ -64,13 +64,12 @@ const tooCostly = (ms: number) =>
 export interface Plan {
   hashJoins?: boolean;
   /**
-   * No JIT compilation: for `query` from the rollups (./rollup.ts), whose statements read a few
-   * hundred rows but carry raw-event branches that run only when a one-time condition holds (a
-   * window ending before the latest counted event). The planner costs those branches as if they
-   * ran (a COUNT(DISTINCT) over the window's events), past jit_above_cost, and compiling the
-   * statement took ~140 ms of its ~150 (3M events): the 2 ms of work it then does needs none.
+   * For groupings whose size the planner cannot know (retention's returns per end user and period:
+   * it estimates a computed period key at one value per event, so one group per event, and sorts
+   * every event, 3M rows spilled to disk, instead of hashing the ~250,000 groups there are):
+   * sorts are taken only where nothing else answers.
    */
-  noJit?: boolean;
+  hashAggregates?: boolean;
 }
 
 /** PostgreSQL's memory for each sort or hash of a question (see runPostgres). */
@@ -89,12 +88,16 @@ async function runPostgres(statements: readonly Statement[], ms: number, plan: P
     await client.query(`SET LOCAL statement_timeout = ${Math.floor(ms)}`);
     // Transaction-local: the pooled connection goes back with the server's defaults.
     if (plan.hashJoins) await client.query("SET LOCAL enable_nestloop = off");
-    if (plan.noJit) await client.query("SET LOCAL jit = off");
+    if (plan.hashAggregates) await client.query("SET LOCAL enable_sort = off");
     // A question's sorts and hash tables over a month of events: at the default 4 MB they spill to
     // disk (140 MB of external merge for a day × type question over 3M events, 80 MB for weekly
     // retention). Per sort or hash node of this transaction only; questions run at most a pool's
     // worth at once.
     await client.query(`SET LOCAL work_mem = '${EXPLORE_WORK_MEM}'`);
+    // No JIT compilation: these statements are planned at a cost past jit_above_cost (millions of
+    // rows), and compiling their expressions took 100 to 280 ms of each funnel, retention or query
+    // statement over 3M events, more than the compiled code saved in their one pass.
+    await client.query("SET LOCAL jit = off");
     const out: Record<string, unknown>[][] = [];
     for (const s of statements) out.push((await client.query(s.sql, s.params)).rows);
     await client.query("COMMIT");

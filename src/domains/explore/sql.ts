@@ -81,6 +81,15 @@ export class Builder {
           : `(CAST(strftime('%Y', ${local} / 1000, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%m', ${local} / 1000, 'unixepoch') AS INTEGER) - 1)`;
     }
   }
+  /**
+   * An end user's id where it is grouped, sorted, made distinct or joined on: in code point order on
+   * PostgreSQL (`COLLATE "C"`: byte comparisons; the database's own collation sorts through
+   * strcoll, a fifth of a funnel's time over 3M events). Equality is the same in every
+   * deterministic collation, so the answers are too. SQLite compares bytes already (BINARY).
+   */
+  userKey(expr: string): string {
+    return this.dialect === "postgres" ? `${expr} COLLATE "C"` : expr;
+  }
   /** Case-insensitive "contains any of" (the values lower-cased here). */
   containsAny(expr: string, values: readonly string[]): string {
     const fn = this.dialect === "postgres" ? "strpos" : "instr";
