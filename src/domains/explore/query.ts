@@ -119,7 +119,7 @@ function statements(
   const totalsWhere = b.where(q.filters, c);
   const totalsJoins = b.joinsOn('e."accountId"', 'e."endUserId"');
   const totalsMatching = `SELECT e."id" AS "id", ${u} AS "u", e."step" AS "step", e."resultCount" AS "rc"
-    FROM "Event" e${totalsJoins} WHERE ${window} AND ${totalsWhere}`;
+    FROM ${b.eventsOf(q.filters)}${totalsJoins} WHERE ${window} AND ${totalsWhere}`;
   const where = b.where(q.filters, c);
   const key = q.interval ? `${b.bucketKey(b.local('e."time"', offsetsOf(from, to, q.timeZone)), q.interval)}` : null;
   // Two levels for the rows too when a metric counts distinct users or a dimension reads the end
@@ -145,7 +145,7 @@ function statements(
     const innerCols = [...(key ? [`${key} AS "k"`] : []), ...eventDims.flatMap((d, i) => (d ? [`${d.expr} AS "d${i}"`] : []))];
     const innerKeys = [`m."u"`, ...(key ? [`m."k"`] : []), ...eventDims.flatMap((d, i) => (d ? [`m."d${i}"`] : []))];
     const matching = `SELECT ${u} AS "u", e."step" AS "step", e."resultCount" AS "rc"${innerCols.map((x) => `, ${x}`).join("")}
-      FROM "Event" e${joins} WHERE ${window} AND ${where}`;
+      FROM ${b.eventsOf(q.filters)}${joins} WHERE ${window} AND ${where}`;
     const inner = `SELECT ${innerKeys.join(", ")}, ${perUser(q.metrics)} FROM (${matching}) m GROUP BY ${innerKeys.join(", ")}`;
     // The user dimensions, on the inner groups' end users.
     const dims = q.dimensions.map((d, i) => {
@@ -165,7 +165,7 @@ function statements(
     const joins = b.joins();
     const dimCols = dims.map((d, i) => `, ${d.expr} AS "d${i}"`).join("");
     const matching = `SELECT e."id" AS "id", ${u} AS "u", e."step" AS "step", e."resultCount" AS "rc"${key ? `, ${key} AS "k"` : ""}${dimCols}
-      FROM "Event" e${joins} WHERE ${window} AND ${where}`;
+      FROM ${b.eventsOf(q.filters)}${joins} WHERE ${window} AND ${where}`;
     const metrics = q.metrics.map((m, i) => `${METRIC_SQL[m]} AS "m${i}"`).join(", ");
     const groups = [...(q.interval ? [`m."k"`] : []), ...dims.map((_, i) => `m."d${i}"`)];
     const named = groups.map((g, i) => `${g} AS "c${i}"`);

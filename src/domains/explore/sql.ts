@@ -174,6 +174,18 @@ export class Builder {
     return types ? [...types] : null;
   }
 
+  /**
+   * The events table (alias e) of a `query` whose conditions are `filters`. On SQLite, when they
+   * name no event type, through the (accountId, id, type) index: no index leads with the time, and
+   * where sqlite_stat1 has no row for the (accountId, type, time, endUserId) index (its migration
+   * rebuilt it) SQLite took that one for `accountId = ?` and looked every row up from it (5.2 s
+   * against 0.7 s for a `contains` question over 1M events). The id index reads the account's rows
+   * in rowid order, near a plain scan when one account holds the table and far less when many do.
+   */
+  eventsOf(filters: readonly Condition[]): string {
+    return this.dialect === "sqlite" && !Builder.typesOf(filters) ? `"Event" e INDEXED BY "Event_accountId_id_type_idx"` : `"Event" e`;
+  }
+
   /** `AND e."type" IN (…)` for the union of the types each list admits ("" when one admits any). */
   typeFilter(lists: readonly (readonly Condition[])[], alias = "e"): string {
     const all = new Set<string>();
