@@ -50,6 +50,8 @@ const TWO_LEVEL_SQL: Record<Metric, string> = {
  */
 const COARSE = new Set(["type", "widget", "domain", "useful", "endUserId"]);
 /** The per-user group's aggregates the metrics read (over the matching events `m`). */
+/** The metrics' select list (m0, m1, …) in one of the two forms. */
+const metricList = (q: QueryQuestion, form: Record<Metric, string>) => q.metrics.map((m, i) => `${form[m]} AS "m${i}"`).join(", ");
 function perUser(metrics: readonly Metric[]): string {
   const out = [`COUNT(*) AS "n"`];
   if (metrics.some((m) => m === "sum:step" || m === "avg:step")) out.push(`SUM(m."step") AS "ss"`, `COUNT(m."step") AS "sn"`);
@@ -154,7 +156,7 @@ function statements(
     });
     const userJoins = b.joinsOn(acct, 'i."u"');
     const groups = [...(key ? [`i."k"`] : []), ...dims.map((d) => d.expr)];
-    const metrics = q.metrics.map((m, i) => `${TWO_LEVEL_SQL[m]} AS "m${i}"`).join(", ");
+    const metrics = metricList(q, TWO_LEVEL_SQL);
     const named = groups.map((g, i) => `${g} AS "c${i}"`);
     body = groups.length
       ? `SELECT ${named.join(", ")}, ${metrics} FROM (${inner}) i${userJoins} GROUP BY ${groups.join(", ")}`
@@ -166,7 +168,7 @@ function statements(
     const dimCols = dims.map((d, i) => `, ${d.expr} AS "d${i}"`).join("");
     const matching = `SELECT e."id" AS "id", ${u} AS "u", e."step" AS "step", e."resultCount" AS "rc"${key ? `, ${key} AS "k"` : ""}${dimCols}
       FROM ${b.eventsOf(q.filters)}${joins} WHERE ${window} AND ${where}`;
-    const metrics = q.metrics.map((m, i) => `${METRIC_SQL[m]} AS "m${i}"`).join(", ");
+    const metrics = metricList(q, METRIC_SQL);
     const groups = [...(q.interval ? [`m."k"`] : []), ...dims.map((_, i) => `m."d${i}"`)];
     const named = groups.map((g, i) => `${g} AS "c${i}"`);
     body = groups.length
@@ -180,8 +182,8 @@ function statements(
   const rows = ordered(b, q, body, kinds, page);
   const totals = b.finish(
     distinct && b.dialect === "postgres"
-      ? `SELECT ${q.metrics.map((m, i) => `${TWO_LEVEL_SQL[m]} AS "m${i}"`).join(", ")} FROM (SELECT m."u", ${perUser(q.metrics)} FROM (${totalsMatching}) m GROUP BY m."u") i`
-      : `SELECT ${q.metrics.map((m, i) => `${METRIC_SQL[m]} AS "m${i}"`).join(", ")} FROM (${totalsMatching}) m`,
+      ? `SELECT ${metricList(q, TWO_LEVEL_SQL)} FROM (SELECT m."u", ${perUser(q.metrics)} FROM (${totalsMatching}) m GROUP BY m."u") i`
+      : `SELECT ${metricList(q, METRIC_SQL)} FROM (${totalsMatching}) m`,
   );
   return { rows, totals, kinds };
 }

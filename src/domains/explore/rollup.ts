@@ -89,12 +89,12 @@ export function rollupBodies(
   // rows may hold events past the window, and the window's end users are not a sum of day counts.
   const later = inline(b, countedAfterEnd(p, []));
   const tail = inline(b, aboveWatermark("e", p));
-  const user = b.dialect === "postgres" ? `e."endUserId" COLLATE "C"` : `e."endUserId"`;
+  const user = b.userKey('e."endUserId"');
   // The events above the watermark by the (accountId, id, type) index, from the watermark on. SQLite
   // chose the (accountId, type, time, endUserId) index instead, covering and so "cheaper": every
   // event of the window's index range, 1M at the bench's size (~250 ms for no row). PostgreSQL sees
   // the watermark (SourceParams) and walks the id index.
-  const above = b.dialect === "sqlite" ? `"Event" e INDEXED BY "Event_accountId_id_type_idx"` : `"Event" e`;
+  const above = b.eventsInIdOrder();
   const day = `e."time" / ${DAY}`;
   const t = (expr: string) => (byType ? `, ${expr} AS "t"` : "");
   const tg = (expr: string) => (byType ? `, ${expr}` : "");

@@ -183,7 +183,11 @@ export class Builder {
    * in rowid order, near a plain scan when one account holds the table and far less when many do.
    */
   eventsOf(filters: readonly Condition[]): string {
-    return this.dialect === "sqlite" && !Builder.typesOf(filters) ? `"Event" e INDEXED BY "Event_accountId_id_type_idx"` : `"Event" e`;
+    return Builder.typesOf(filters) ? `"Event" e` : this.eventsInIdOrder();
+  }
+  /** The events table (alias e), on SQLite read through the (accountId, id, type) index by name (see eventsOf). */
+  eventsInIdOrder(): string {
+    return this.dialect === "sqlite" ? `"Event" e INDEXED BY "Event_accountId_id_type_idx"` : `"Event" e`;
   }
 
   /** `AND e."type" IN (…)` for the union of the types each list admits ("" when one admits any). */
