@@ -20,8 +20,11 @@
 // server's db_queries_total). It never passes or fails.
 //
 //   flock /tmp/bench.lock npm run bench [-- --db sqlite|postgres|both] [--duration 10] [--requests 20000]
-//                 [--connections 8] [--warmup 2] [--contents 5000]
+//                 [--connections 8] [--warmup 2] [--contents 5000] [--tracing on|off]
 //
+// --tracing on (the default) measures the routes again on a server with OpenTelemetry tracing on
+// (every request sampled, spans exported over OTLP/HTTP to a sink in the bench process) and prints
+// its CPU ms per request beside the rows above, which run with tracing off (no SDK loaded).
 // Benchmarks must never run two at once on this machine: run every invocation under flock as above.
 // On 2 cores, `BENCH_SERVER_CPUS=1 flock /tmp/bench.lock taskset -c 0 npm run bench …` keeps the
 // servers on one core and the load generator on the other (bench/serverProcess.ts pinned()).
@@ -37,6 +40,8 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -65,6 +70,8 @@ interface Options {
   connections: number;
   warmup: number;
   contents: number;
+  /** Measure the read routes again on a server with tracing on (OTLP to a sink in this process). */
+  tracing: boolean;
 }
 
 const OPTIONS = {
@@ -74,6 +81,7 @@ const OPTIONS = {
   connections: { type: "string", default: "8" },
   warmup: { type: "string", default: "2" },
   contents: { type: "string", default: "5000" },
+  tracing: { type: "string", default: "on" },
 } as const;
 
 function parseOptions(): Options {
@@ -92,6 +100,7 @@ function parseOptions(): Options {
   if (values.db !== undefined && !["sqlite", "postgres", "both"].includes(values.db)) {
     throw new UsageError("--db must be sqlite, postgres or both");
   }
+  if (values.tracing !== "on" && values.tracing !== "off") throw new UsageError("--tracing must be on or off");
   return {
     db: values.db as Options["db"],
     duration: positive("duration"),
@@ -99,6 +108,31 @@ function parseOptions(): Options {
     connections: positive("connections"),
     warmup: positive("warmup"),
     contents: positive("contents"),
+    tracing: values.tracing === "on",
+  };
+}
+
+/**
+ * An OTLP/HTTP traces receiver that keeps nothing (the bench's tracing-on runs): it answers every
+ * export and counts the spans in it (the JSON encoding's "spanId" keys; parents are "parentSpanId").
+ */
+async function startSpanSink(): Promise<{ url: string; spans: () => number; close: () => Promise<void> }> {
+  let spans = 0;
+  const server = createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => (body += chunk));
+    req.on("end", () => {
+      for (let i = body.indexOf('"spanId"'); i !== -1; i = body.indexOf('"spanId"', i + 8)) spans++;
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((ready) => server.listen(0, "127.0.0.1", ready));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans: () => spans,
+    close: () => new Promise<void>((closed) => server.close(() => closed())),
   };
 }
 
@@ -150,6 +184,8 @@ function runChild(kind: DbKind, opts: Options): Promise<number> {
     String(opts.warmup),
     "--contents",
     String(opts.contents),
+    "--tracing",
+    opts.tracing ? "on" : "off",
   ];
   const child = spawn(process.execPath, args, { stdio: "inherit" });
   return new Promise((done) => child.on("exit", (code, signal) => done(code ?? (signal ? 1 : 0))));
@@ -560,11 +596,33 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
       process.stderr.write(`${rate(r.result.requestsPerSecond)} req/s\n`);
       rows.push({ c, guidegate: g, raw: r, problems: problems.get(c)! });
     }
+    /** A guidegate case's call, sent to another guidegate server. */
+    const on = (server: ServerProcess, call: HttpCall): HttpCall => ({ ...call, url: call.url.replace(guidegate.base, server.base) });
+    // The same reads on a server with tracing on: every request sampled (the SDK's default,
+    // parentbased_always_on), its spans exported over OTLP/HTTP to a sink in this process that
+    // keeps nothing. Started only now, so it stood by during nothing else.
+    const tracedRows: { label: string; off: Measured; on: Measured }[] = [];
+    let spansReceived = 0;
+    if (opts.tracing) {
+      const sink = await startSpanSink();
+      open.push(sink.close);
+      const traced = await startServerProcess({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: "guidegate-bench", JOB_WORKER: "false" });
+      open.push(traced.stop);
+      for (const c of cases.filter((c) => c.route !== "saved endpoint")) {
+        const label = `${c.route}${c.limit === null ? "" : ` ${c.limit}`}`;
+        process.stderr.write(`bench ${kind}: ${label}: tracing on: `);
+        const m = await measure(loadgen, traced, on(traced, c.guidegate), opts);
+        process.stderr.write(`${rate(m.result.requestsPerSecond)} req/s\n`);
+        tracedRows.push({ label, off: rows.find((r) => r.c === c)!.guidegate, on: m });
+      }
+      // The batch processor exports every few seconds: what the runs above sent.
+      await traced.stop();
+      spansReceived = sink.spans();
+    }
     // The pooled server on the read routes, each run right after the direct server with unnamed
     // statements (and beside the direct server's run above).
     const pooledRows: { label: string; direct: Measured; unnamed: Measured; pooled: Measured }[] = [];
     if (pooled && unnamed) {
-      const on = (server: ServerProcess, call: HttpCall): HttpCall => ({ ...call, url: call.url.replace(guidegate.base, server.base) });
       for (const c of cases.filter((c) => c.route !== "GraphQL content")) {
         const label = `${c.route}${c.limit === null ? "" : ` ${c.limit}`}`;
         process.stderr.write(`bench ${kind}: ${label}: direct, unnamed statements: `);
@@ -638,6 +696,19 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
       }
     } else if (kind === "postgres")
       console.log("PgBouncer vs direct: not measured (no pooler answers at BENCH_PGBOUNCER_URL; bash scripts/pgbouncer.sh starts one)");
+    if (tracedRows.length) {
+      console.log(
+        `the cost of tracing on (OTEL_EXPORTER_OTLP_ENDPOINT set, every request sampled, spans sent over OTLP/HTTP to a sink in this process: ` +
+          `${spansReceived.toLocaleString("en")} spans received); the runs above are tracing off (no SDK loaded):`,
+      );
+      for (const r of tracedRows) {
+        const [on, off] = [r.on.cpuMsPerRequest, r.off.cpuMsPerRequest];
+        console.log(
+          `  ${r.label.padEnd(22)} CPU ms/req ${fixed(on, 3)} on, ${fixed(off, 3)} off (${on >= off ? "+" : ""}${fixed((on / off - 1) * 100, 0)} %); ` +
+            `req/s ${rate(r.on.result.requestsPerSecond)} on, ${rate(r.off.result.requestsPerSecond)} off`,
+        );
+      }
+    }
     console.log("");
     console.log("ratio = guidegate req/s ÷ raw req/s (the target); CPU ratio = raw CPU ms/req ÷ guidegate CPU ms/req (1.00: as cheap as raw).");
     console.log("CPU ms/req = the server process's user + system time (/proc/<pid>/stat, 10 ms ticks) over the measured run ÷ its requests;");

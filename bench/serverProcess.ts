@@ -46,6 +46,8 @@ export function pinned(command: string, args: string[]): [string, string[]] {
 
 /** Builds dist/ (when a source changed) and starts the server as `npm start` does, with `env` (PORT and HOST are set here) and any extra node flags. */
 export async function startServerProcess(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<ServerProcess> {
+  // BENCH_SERVER_NODE_ARGS: node flags for every server of a run, e.g. "--cpu-prof --cpu-prof-dir=data/bench/prof".
+  nodeArgs = [...nodeArgs, ...(process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean)];
   runNode(["scripts/build.mjs"]);
   const start = startCommand();
   const proc = spawn(...pinned(process.execPath, [...start.nodeArgs, ...nodeArgs, "dist/main.js"]), {
@@ -69,6 +71,8 @@ export async function startServerProcess(env: NodeJS.ProcessEnv, nodeArgs: strin
     base: `http://127.0.0.1:${port}`,
     pid: proc.pid!,
     stop: async () => {
+      // Stopped already (a second call): its exit event has come and gone.
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise((r) => proc.once("exit", r));
       proc.kill("SIGTERM");
       await exited;
