@@ -7,7 +7,7 @@
 // and the peak belongs to that route alone. Figures only: it never passes or fails.
 //
 //   npm run bench:bulk [-- --db sqlite|postgres|both] [--items 10000] [--route <name>] [--warm-up 100]
-//                  [--server-args="<node flags>"]
+//                  [--server-args="<node flags>"] [--ops create,update,list]
 //
 // Targets (issue "Bulk writes at database speed"): ≤ 2 s per request, ≤ 300 MB peak RSS,
 // ≤ 10 statements per 1,000 items.
@@ -26,8 +26,11 @@ const { values } = parseArgs({
     "warm-up": { type: "string", default: "100" },
     // e.g. --server-args="--cpu-prof --cpu-prof-dir=data/bench/prof" or --server-args=--max-old-space-size=256
     "server-args": { type: "string", default: "" },
+    // Which measured requests to make, e.g. --ops create (with --server-args="--cpu-prof …": a profile of one request).
+    ops: { type: "string", default: "create,update,list" },
   },
 });
+const OPS = new Set(values.ops!.split(","));
 const N = Number(values.items);
 const WARM_UP = Number(values["warm-up"]);
 
@@ -245,8 +248,9 @@ async function benchRoute(kind: "sqlite" | "postgres", route: Route): Promise<Js
     }
     const created = await send(route.create.method, route.create.path, route.create.body(N));
     row("create", created, route.create.status);
-    if (route.update) row("update", await send(route.update.method, route.update.path, route.update.body(N, created.body)), route.update.status);
-    if (route.list) row("list 10,000", await send("GET", route.list), [200]);
+    if (route.update && OPS.has("update"))
+      row("update", await send(route.update.method, route.update.path, route.update.body(N, created.body)), route.update.status);
+    if (route.list && OPS.has("list")) row("list 10,000", await send("GET", route.list), [200]);
   } finally {
     await server.stop();
   }

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { directRead } from "../src/db/direct.js";
 import { dbKind, onQuery, withTransaction } from "../src/db/index.js";
 import { contentPage } from "../src/domains/content/page.js";
-import { endUserWith } from "../src/domains/endUsers/read.js";
+import { endUsersWith, endUserWith } from "../src/domains/endUsers/read.js";
 import { orderedContentFor, segmentRow } from "../src/domains/segments/read.js";
 import { newId } from "../src/ids.js";
 import { makeContent } from "./factories/content.js";
@@ -136,6 +136,8 @@ describe("direct rows are Prisma's rows", () => {
       include: { values: { orderBy: { field: "asc" } }, actions: { orderBy: { actionId: "asc" } } },
     });
     expect(direct).toEqual(viaPrisma);
+    // The bulk form: the same row, unknown ids left out.
+    expect(await endUsersWith(u.accountId, ["nobody", "ext-1"], { values: true, actions: true })).toEqual([viaPrisma]);
     expect(await segmentRow(u.accountId, segmentId)).toEqual(await prisma.segment.findUnique({ where: { id: segmentId } }));
     const ordered = await orderedContentFor(segmentId, u.accountId, "ext-1", null);
     expect(ordered).toEqual(await prisma.content.findMany({ where: { id: content.id } }));
@@ -144,6 +146,43 @@ describe("direct rows are Prisma's rows", () => {
   it("refuses to run inside a transaction, where it would not see the transaction's own writes", async () => {
     await expect(withTransaction(async () => contentPage(t.accountId, {}, "createdAt", null, 1, null))).rejects.toThrow(/inside a transaction/);
     expect(() => directRead({ name: "outside", sqlite: "SELECT 1 AS x", postgres: "SELECT 1 AS x" }, [])).not.toThrow();
+  });
+});
+
+describe("a bulk update's reply", () => {
+  it("reads the updated end users back in one statement per 1,000 (not Prisma's findMany with includes), as GET shows them", async () => {
+    const u = await tenant("bulk-readback");
+    const schema = await call(`${server.url}${pathA(u)}/endUserSchema`, {
+      method: "PUT",
+      headers: u.headers,
+      body: [
+        { name: "plan", type: "string" },
+        { name: "score", type: "double" },
+      ],
+    });
+    expect(schema.status, schema.text).toBe(200);
+    const ids = Array.from({ length: 1_200 }, (_, i) => `bulk-${i}`);
+    const put = (body: unknown) => call(`${server.url}${pathA(u)}/endUsers`, { method: "PUT", headers: u.headers, body });
+    expectJson(await put(ids.map((id, i) => ({ id, custom: { plan: i % 2 ? "pro" : "free", score: i } }))), 201);
+    const reads: string[] = [];
+    const stop = onQuery((sql) => {
+      if (/FROM "EndUser"/.test(sql) && !/^\s*(INSERT|UPDATE|DELETE)/i.test(sql)) reads.push(sql);
+    });
+    let updated: Reply;
+    try {
+      // Only `score` changes: the reply shows `plan` too, as stored.
+      updated = await put(ids.map((id, i) => ({ id, custom: { score: i + 0.5 } })));
+    } finally {
+      stop();
+    }
+    expectJson(updated, 200);
+    const readBack = reads.filter((sql) => sql.includes('u."externalId" = ANY') || sql.includes("json_each"));
+    expect(readBack).toHaveLength(2);
+    expect(reads.filter((sql) => /LEFT JOIN|"EndUserValue"/.test(sql) && !readBack.includes(sql))).toEqual([]);
+    expect(updated.body.data).toHaveLength(1_200);
+    expect(updated.body.data[7]).toEqual((await call(`${server.url}${pathA(u)}/endUsers/bulk-7`, { headers: u.headers })).body);
+    expect(updated.body.data[7].custom).toEqual({ plan: "pro", score: 7.5 });
+    expect(updated.body.data.map((r: { id: string }) => r.id)).toEqual(ids);
   });
 });
 

@@ -8,7 +8,8 @@ import { asPrismaRow, directDialect, directRead } from "../../db/direct.js";
 
 type Row = Record<string, unknown>;
 
-function sql(dialect: "sqlite" | "postgres", values: boolean, actions: boolean): string {
+/** `many`: the end users whose external ids are the second parameter (an array on PostgreSQL, JSON text on SQLite). */
+function sql(dialect: "sqlite" | "postgres", values: boolean, actions: boolean, many: boolean): string {
   const obj = (cols: string[], alias: string) =>
     `${dialect === "postgres" ? "json_build_object" : "json_object"}(${cols.map((c) => `'${c}', ${alias}."${c}"`).join(", ")})`;
   // Ordered by key (code points): the same answer on both databases, whatever the insertion order.
@@ -24,27 +25,50 @@ function sql(dialect: "sqlite" | "postgres", values: boolean, actions: boolean):
       .join(", ")}` +
     (values ? `, ${agg("EndUserValue", "v", columnNames("EndUserValue"), "field")} AS "values"` : "") +
     (actions ? `, ${agg("EndUserAction", "a", columnNames("EndUserAction"), "actionId")} AS "actions"` : "") +
-    ` FROM "EndUser" u WHERE u."accountId" = ${p(1)} AND u."externalId" = ${p(2)}`
+    ` FROM "EndUser" u WHERE u."accountId" = ${p(1)} AND ` +
+    (!many
+      ? `u."externalId" = ${p(2)}`
+      : dialect === "postgres"
+        ? `u."externalId" = ANY(CAST($2 AS TEXT[]))`
+        : `u."externalId" IN (SELECT value FROM json_each(?))`)
   );
 }
 
 const statements = new Map<string, { name: string; sqlite: string; postgres: string }>();
 
-/** The end user `externalId` of the account, with `values` and/or `actions` as Prisma returns them; null when none. */
-export async function endUserWith(accountId: string, externalId: string, with_: { values: boolean; actions: boolean }): Promise<Row | null> {
+function statement(with_: { values: boolean; actions: boolean }, many: boolean) {
   const dialect = directDialect();
-  const key = `${dialect}:${with_.values}:${with_.actions}`;
+  const key = `${dialect}:${with_.values}:${with_.actions}:${many}`;
   let stmt = statements.get(key);
   if (!stmt) {
-    const text = sql(dialect, with_.values, with_.actions);
-    stmt = { name: `end_user_${Number(with_.values)}${Number(with_.actions)}`, sqlite: text, postgres: text };
+    const text = sql(dialect, with_.values, with_.actions, many);
+    stmt = { name: `end_user${many ? "s" : ""}_${Number(with_.values)}${Number(with_.actions)}`, sqlite: text, postgres: text };
     statements.set(key, stmt);
   }
-  const [row] = await directRead<Row>(stmt, [accountId, externalId]);
-  if (!row) return null;
+  return stmt;
+}
+
+/** A row of the statement as Prisma returns it. SQLite's JSON has no booleans (0/1) and both carry times as text: converted by column type. */
+function shaped(row: Row, with_: { values: boolean; actions: boolean }): Row {
   asPrismaRow("EndUser", row);
-  // SQLite's JSON has no booleans (0/1) and both carry times as text: converted by column type.
   if (with_.values) row.values = (JSON.parse(row.values as string) as Row[]).map((v) => asPrismaRow("EndUserValue", v));
   if (with_.actions) row.actions = (JSON.parse(row.actions as string) as Row[]).map((a) => asPrismaRow("EndUserAction", a));
   return row;
+}
+
+/** The end user `externalId` of the account, with `values` and/or `actions` as Prisma returns them; null when none. */
+export async function endUserWith(accountId: string, externalId: string, with_: { values: boolean; actions: boolean }): Promise<Row | null> {
+  const [row] = await directRead<Row>(statement(with_, false), [accountId, externalId]);
+  return row ? shaped(row, with_) : null;
+}
+
+/**
+ * The end users of the account among `externalIds` (any order; unknown ids are left out), each as
+ * endUserWith returns one: a bulk write's reply for the users it updated, in one statement per call
+ * instead of Prisma's findMany with includes (which mapped each row at ~25 µs: 10,000 users with
+ * their values took ~0.5 s of an update on PostgreSQL).
+ */
+export async function endUsersWith(accountId: string, externalIds: readonly string[], with_: { values: boolean; actions: boolean }): Promise<Row[]> {
+  const ids = directDialect() === "postgres" ? externalIds : JSON.stringify(externalIds);
+  return (await directRead<Row>(statement(with_, true), [accountId, ids])).map((row) => shaped(row, with_));
 }

@@ -31,7 +31,7 @@ import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
 import { eraseEndUsersFromRollups } from "../reports/rollups.js";
 import { anonymiseWebhookMessages, emitEndUsersDeleted } from "../webhooks/emit.js";
 import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./fields.js";
-import { endUserWith } from "./read.js";
+import { endUsersWith, endUserWith } from "./read.js";
 
 const ID_MAX = 256;
 const ACTION_ID_MAX = 128;
@@ -428,8 +428,10 @@ function groupByFields<T>(items: T[], fieldsOf: (t: T) => string[]): { fields: s
 /**
  * Puts each written user on its result, shaped as the query's selection reads it. Users this request
  * created already carry what was written (every column the reply can select); the updated ones are
- * read back, in slices of 1,000: Prisma maps each row synchronously (~25 µs a row), and a 2,000-user
- * slice with its values held the event loop for ~300 ms; between slices other requests get their turn.
+ * read back, in slices of 1,000 (between slices other requests get their turn): what the REST
+ * routes select (the user with values and/or actions) in one statement per slice on the driver
+ * (./read.ts), any other selection through Prisma, which maps each row synchronously (~25 µs a
+ * row: a 2,000-user slice with its values held the event loop for ~300 ms).
  */
 async function attachEndUsers(accountId: string, results: EndUserItem[], ctx: object, info: GraphQLResolveInfo, path: string[]) {
   const ok = results.filter((r) => r.statusCode < 300 && r.id);
@@ -438,11 +440,15 @@ async function attachEndUsers(accountId: string, results: EndUserItem[], ctx: ob
   const query = queryFromInfo({ context: ctx, info, path, typeName: "EndUser" });
   const toRead = ok.filter((r) => !r.record);
   const byId = new Map<string, unknown>();
+  const include = directInclude(query);
   for (const part of chunksOf(
     toRead.map((r) => r.id!),
     1_000,
   )) {
-    for (const r of await prisma.endUser.findMany({ ...query, where: { accountId, externalId: { in: part } } })) byId.set(r.externalId, r);
+    const rows = include
+      ? await endUsersWith(accountId, part, include)
+      : await prisma.endUser.findMany({ ...query, where: { accountId, externalId: { in: part } } });
+    for (const r of rows) byId.set(r.externalId as string, r);
   }
   for (const r of toRead) r.record = byId.get(r.id!) ?? null;
 }
