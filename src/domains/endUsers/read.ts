@@ -29,8 +29,8 @@ function sql(dialect: "sqlite" | "postgres", values: boolean, actions: boolean, 
     (!many
       ? `u."externalId" = ${p(2)}`
       : dialect === "postgres"
-        ? `u."externalId" = ANY(CAST($2 AS TEXT[]))`
-        : `u."externalId" IN (SELECT value FROM json_each(?))`)
+        ? `u."externalId" = ANY(CAST(${p(2)} AS TEXT[]))`
+        : `u."externalId" IN (SELECT value FROM json_each(${p(2)}))`)
   );
 }
 
