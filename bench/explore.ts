@@ -19,6 +19,7 @@ import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import { commandCpuMs } from "./serverProcess.js";
 
 const { values } = parseArgs({
   options: {
@@ -355,21 +356,7 @@ const QUESTIONS: { name: string; route: string; target: number; body: Record<str
 ];
 
 /** utime + stime of every postgres process, in ms (the database server's CPU; others' work included). */
-function postgresCpuMs(): number | null {
-  if (kind !== "postgres") return null;
-  let ticks = 0;
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "postgres") continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return ticks * 10; // USER_HZ is 100 on Linux
-}
+const postgresCpuMs = (): number | null => (kind === "postgres" ? commandCpuMs("postgres") : null);
 
 const samples = QUESTIONS.map(() => ({ ms: [] as number[], cpu: 0, db: 0, answer: "" }));
 const load0 = loadavg()[0]!;

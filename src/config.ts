@@ -24,6 +24,10 @@ const Env = z.object({
     .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL (the database itself, not the pooler)")
     .optional(),
   DATABASE_PREPARED_STATEMENTS: bool.default(true),
+  // Without named statements, the direct reads run as PL/pgSQL functions the service creates on first
+  // use (`gg_read_<hash>`, src/db/readFunctions.ts): PostgreSQL caches their plans per server
+  // connection. false: plain unnamed statements, planned on every call (no CREATE FUNCTION needed).
+  DATABASE_READ_FUNCTIONS: bool.default(true),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),
   JOB_QUEUE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(3),
