@@ -82,8 +82,25 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     const audit = () => req(`/v1/accounts/${t.accountId}/auditlogs`, { method: "POST", headers: t.headers, body: {} });
     expect(personal((await audit()).text)).toEqual([ID, SECRET_VALUE]);
 
+    const row = await prisma.endUser.findFirstOrThrow({ where: { accountId: t.accountId, externalId: ID } });
+    const bob = await prisma.endUser.findFirstOrThrow({ where: { accountId: t.accountId, externalId: "bob" } });
+    const actions = await req(`/v1/accounts/${t.accountId}/endUsers`, {
+      method: "PUT",
+      headers: t.headers,
+      body: [{ id: ID, userActionCount: { export: 3 } }],
+    });
+    expect(actions.status).toBeLessThan(300);
+    const children = async (endUserId: string) => [
+      await prisma.endUserValue.count({ where: { endUserId } }),
+      await prisma.endUserAction.count({ where: { endUserId } }),
+    ];
+    expect(await children(row.id)).toEqual([1, 1]);
+
     const del = await req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(ID)}`, { method: "DELETE", headers: t.headers });
     expect(del.status).toBe(204);
+    // Their values and actions went with them (explicitly: no foreign key cascades them on PostgreSQL); Bob's stay.
+    expect(await children(row.id)).toEqual([0, 0]);
+    expect(await children(bob.id)).toEqual([1, 0]);
 
     const after = await allReports(t);
     for (const r of REPORTS)
@@ -108,7 +125,7 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     expect(personal(log.text)).toEqual([]);
     const entries = log.body.data as { action: string; resourceType: string; resourceId: string; details: unknown }[];
     const mine = entries.filter((e) => e.resourceType === "endUser" && e.resourceId.startsWith("erased_"));
-    expect(mine.map((e) => e.action).sort()).toEqual(["create", "delete"]);
+    expect(mine.map((e) => e.action).sort()).toEqual(["create", "delete", "update"]);
     expect(new Set(mine.map((e) => e.resourceId)).size).toBe(1);
     for (const e of mine) expect(e.details).toEqual({ erased: true });
 

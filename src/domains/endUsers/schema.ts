@@ -6,7 +6,7 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
 import { eraseAuditTrail } from "../../audit/recorder.js";
 import type { Context } from "../../context.js";
-import { prisma, type Tx, withTransaction } from "../../db/index.js";
+import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
 import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { EndUserAction, Prisma } from "../../generated/sqlite/client.js";
@@ -405,11 +405,25 @@ async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promi
   const rows = await tx.endUser.findMany({ where: { accountId, id: { in: rowIds } }, select: { id: true, accountId: true, externalId: true } });
   const erased = rows.map((row) => ({ row, pseudonym: newPseudonym() }));
   await tx.endUser.deleteMany({ where: { accountId, id: { in: rowIds } } });
+  await deleteChildren(tx, rowIds);
   const pseudonyms = erased.map((e) => ({ endUserId: e.row.externalId, pseudonym: e.pseudonym }));
   await anonymiseEvents(tx, accountId, pseudonyms);
   await eraseEndUsersFromRollups(tx, accountId, pseudonyms);
   await anonymiseWebhookMessages(tx, accountId, pseudonyms);
   await eraseAuditTrail("EndUser", erased);
+}
+
+/**
+ * The values and actions of deleted end users, after them (the same lock order as a write: the end
+ * user's row first). No foreign key cascades them on PostgreSQL (migration
+ * 20261126070000_end_user_children_without_foreign_key); raw statements, so that the audit does not
+ * fold the erased values into the entry that eraseAuditTrail strips anyway.
+ */
+async function deleteChildren(tx: Tx, rowIds: string[]): Promise<void> {
+  const ids = JSON.stringify(rowIds);
+  const list = dbKind() === "postgres" ? "(SELECT json_array_elements_text($1::json))" : "(SELECT value FROM json_each(?))";
+  await tx.$executeRawUnsafe(`DELETE FROM "EndUserValue" WHERE "endUserId" IN ${list}`, ids);
+  await tx.$executeRawUnsafe(`DELETE FROM "EndUserAction" WHERE "endUserId" IN ${list}`, ids);
 }
 
 /** Groups items that name the same set of fields, so one delete serves each group. */
