@@ -339,13 +339,18 @@ export async function eraseAuditTrail(model: string, rows: { row: Row; pseudonym
   }
   for (const [account, pairs] of byAccount) {
     const m = await keyValuePairs(scope.tx, dialect, pairs);
-    const sql =
-      dialect === "postgres"
-        ? `UPDATE "AuditLog" l SET "resourceId" = m.v, "details" = $2 FROM ${m.from} m
-           WHERE l."accountId" IS NOT DISTINCT FROM $3 AND l."resourceType" = $4 AND l."resourceId" = m.k`
-        : `UPDATE "AuditLog" SET "resourceId" = m.v, "details" = ? FROM ${m.from} AS m
+    if (dialect === "postgres") {
+      // `= $4`, not IS NOT DISTINCT FROM: only equality can use the (accountId, resourceType,
+      // resourceId) index; with IS NOT DISTINCT FROM each of a chunk's 1,000 pairs scanned the
+      // account's entries (3 s a chunk with 10,000 of them).
+      const sql = `UPDATE "AuditLog" l SET "resourceId" = m.v, "details" = $2 FROM ${m.from} m
+           WHERE ${account === null ? `l."accountId" IS NULL` : `l."accountId" = $4`} AND l."resourceType" = $3 AND l."resourceId" = m.k`;
+      await scope.tx.$executeRawUnsafe(sql, ...m.params, details, a.type, ...(account === null ? [] : [account]));
+    } else {
+      const sql = `UPDATE "AuditLog" SET "resourceId" = m.v, "details" = ? FROM ${m.from} AS m
            WHERE "AuditLog"."accountId" IS ? AND "AuditLog"."resourceType" = ? AND "AuditLog"."resourceId" = m.k`;
-    await scope.tx.$executeRawUnsafe(sql, ...m.params, details, account, a.type);
+      await scope.tx.$executeRawUnsafe(sql, ...m.params, details, account, a.type);
+    }
   }
 }
 
