@@ -502,7 +502,7 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     const seeded = await seedBench(opts.contents);
     // Planner statistics, as autovacuum keeps them on a live database: without them PostgreSQL
     // estimates the account's 5,000 contents at a dozen rows, and a custom plan (every unnamed
-    // statement's: the pooled server's) sorts the whole account for a page of 10 (3.6 ms against
+    // statement's, and a read function's first five) sorts the whole account for a page of 10 (3.6 ms against
     // 0.2 ms), where a named statement's generic plan happens to walk the index.
     if (kind === "postgres") await prisma.$queryRawUnsafe("ANALYZE");
     await prisma.$disconnect();
@@ -628,7 +628,7 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
       await traced.stop();
       spansReceived = sink.spans();
     }
-    // The pooled server on the read routes, each run right after the direct server with unnamed
+    // The pooled server on the read routes, each run right after the direct server without named
     // statements (and beside the direct server's run above).
     const pooledRows: { label: string; direct: Measured; unnamed: Measured; pooled: Measured }[] = [];
     if (pooled && unnamed) {
@@ -693,7 +693,8 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
       console.log(
         "read routes through PgBouncer (transaction mode, DATABASE_PREPARED_STATEMENTS=false: the reads run as functions) vs direct " +
           "(target: within 10 %); `unnamed` = the direct server without named statements, as the pooled one. CPU ms per request of " +
-          "the server + PostgreSQL + PgBouncer (processes sharing the machine's cores: req/s follows their sum):",
+          "the server + PostgreSQL (its processes alive at the end of the run: a backend that exits meanwhile drops out) + PgBouncer " +
+          "(processes sharing the machine's cores: req/s follows their sum):",
       );
       for (const r of pooledRows) {
         const rps = (m: Measured) => m.result.requestsPerSecond;

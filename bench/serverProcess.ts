@@ -95,7 +95,8 @@ export function cpuMs(pid: number): number {
 
 /**
  * CPU time, user + system in ms, of every process whose command is `comm` ("postgres": the database
- * server's backends and its background processes; "pgbouncer"): other clients' work included.
+ * server's backends and its background processes; "pgbouncer"): other clients' work included, and
+ * a process that exits between two readings takes its time with it (a difference undercounts).
  */
 export function commandCpuMs(comm: string): number {
   let ticks = 0;
