@@ -14,7 +14,8 @@
 // statements gets functions of its own. A function that was dropped (42883) or whose result no
 // longer matches its tables after a migration (42804) is created again. Where the service may not
 // create functions (42501), or a statement cannot be one (two result columns of one name; a type a
-// function cannot declare, 42P13), the statement runs plain (unnamed). Functions are a cache: dropping them is always safe.
+// function cannot declare, 42P13), the statement runs plain (unnamed). Functions are a cache:
+// dropping them is always safe.
 import { createHash, randomBytes } from "node:crypto";
 import type pg from "pg";
 import { logger } from "../logger.js";
