@@ -78,6 +78,25 @@ export interface StoredValue {
   time: Date | null;
 }
 
+/**
+ * The clear text of values this request has just encrypted, by the object that carries the stored
+ * columns: a write's reply shows what it wrote without decrypting it again (10,000 AES-GCM
+ * decryptions, 50 ms of a bulk create). Held only as long as that object lives.
+ */
+const clearTextOf = new WeakMap<object, string>();
+
+const encrypted = (stored: StoredValue, clear: string): StoredValue => {
+  clearTextOf.set(stored, clear);
+  return stored;
+};
+
+/** `row`, built from `stored` (its columns spread into it), known to hold the same clear text. */
+export function withClearText<T extends object>(stored: StoredValue, row: T): T {
+  const clear = clearTextOf.get(stored);
+  if (clear !== undefined) clearTextOf.set(row, clear);
+  return row;
+}
+
 /** Checks a value against its field's type and returns the columns to store, or the problem. */
 export function encodeValue(field: SchemaField, value: unknown, path = "custom"): { stored: StoredValue } | { problem: string } {
   const bad = (what: string) => ({ problem: `${path}.${field.name} must be ${what}` });
@@ -87,7 +106,8 @@ export function encodeValue(field: SchemaField, value: unknown, path = "custom")
     case "encrypted_string":
       if (typeof value !== "string") return bad("a string");
       if (value.length > STRING_VALUE_MAX) return bad(`at most ${STRING_VALUE_MAX} characters`);
-      return { stored: { ...base, text: field.type === "encrypted_string" ? encrypt(value) : value } };
+      if (field.type === "string") return { stored: { ...base, text: value } };
+      return { stored: encrypted({ ...base, text: encrypt(value) }, value) };
     case "double":
       if (typeof value !== "number" || !Number.isFinite(value)) return bad("a number");
       return { stored: { ...base, num: value } };
@@ -106,7 +126,7 @@ export function decodeValue(v: StoredValue): unknown {
     case "string":
       return v.text;
     case "encrypted_string":
-      return v.text == null ? null : decrypt(v.text);
+      return v.text == null ? null : (clearTextOf.get(v) ?? decrypt(v.text));
     case "double":
       return v.num;
     case "boolean":

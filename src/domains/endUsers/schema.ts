@@ -30,7 +30,7 @@ import { Account, requireAccount } from "../accounts/schema.js";
 import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
 import { eraseEndUsersFromRollups } from "../reports/rollups.js";
 import { anonymiseWebhookMessages, emitEndUsersDeleted } from "../webhooks/emit.js";
-import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue } from "./fields.js";
+import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue, withClearText } from "./fields.js";
 import { endUsersWith, endUserWith } from "./read.js";
 
 const ID_MAX = 256;
@@ -344,7 +344,9 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
           }
         }
         const rows = valid.flatMap((v) =>
-          [...v.values.entries()].filter(([, s]) => s !== null).map(([field, s]) => ({ endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })),
+          [...v.values.entries()]
+            .filter(([, s]) => s !== null)
+            .map(([field, s]) => withClearText(s!, { endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })),
         );
         if (rows.length) await tx.endUserValue.createMany({ data: rows });
         for (const r of rows) fresh.get(r.endUserId)?.values.push(r);
