@@ -8,12 +8,10 @@ import { getDatamodel } from "../generated/pothos-types.js";
 
 type Row = Record<string, unknown>;
 
-const MAX_PARAMS = 30_000; // under SQLite's 32,766 and PostgreSQL's 65,535
-
 export type Dialect = "sqlite" | "postgres";
 
 /** Rows per statement of JSON rows or arrays (no bind limit; this bounds one statement's memory). */
-const PG_ROWS = 10_000;
+const ROWS_PER_STATEMENT = 10_000;
 const PG_TYPES: Record<string, string> = {
   String: "text",
   Int: "integer",
@@ -118,8 +116,8 @@ export async function insertRows(
             return copy;
           })
         : chunk;
-    for (let i = 0; i < rows.length; i += PG_ROWS) {
-      const chunk = rows.slice(i, i + PG_ROWS);
+    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
       const json = JSON.stringify(jsonRows(chunk));
       if (!opts.skipDuplicates) {
         await db.$executeRawUnsafe(sql + tail, json);
@@ -139,8 +137,8 @@ export async function insertRows(
   // grammar needs it between a SELECT and an ON CONFLICT clause.)
   const picks = columns.map((_, i) => `value ->> ${i}`).join(", ");
   const sql = `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(", ")}) SELECT ${picks} FROM json_each(?) WHERE true${tail}`;
-  for (let i = 0; i < rows.length; i += PG_ROWS) {
-    const chunk = rows.slice(i, i + PG_ROWS);
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
     const json = JSON.stringify(chunk.map((r) => columns.map((c) => sqlValue(r[c], dialect))));
     if (!opts.skipDuplicates) {
       await db.$executeRawUnsafe(sql, json);
@@ -155,9 +153,8 @@ export async function insertRows(
 
 /**
  * UPDATEs rows of `model`, each with its own values, matched on the `match` columns: one statement
- * per group of rows that set the same columns (and per MAX_PARAMS / PG_ROWS rows), joining the
- * table to the list of values (`UPDATE ... FROM`; PostgreSQL reads the list from one array per
- * column, SQLite from a VALUES list). Returns how many rows changed.
+ * per group of rows that set the same columns (and per 10,000 rows), joining the table to the list
+ * of values (`UPDATE ... FROM`, the list one JSON parameter). Returns how many rows changed.
  */
 export async function updateRows(db: RawClient, dialect: Dialect, model: string, match: string[], rows: Row[]): Promise<number> {
   const groups = new Map<string, Row[]>();
@@ -176,31 +173,27 @@ export async function updateRows(db: RawClient, dialect: Dialect, model: string,
     if (!set.length) continue;
     const columns = [...match, ...set];
     const q = (c: string) => `"${c}"`;
-    if (dialect === "postgres") {
-      const types = columnTypes(model, columns);
-      const sql = `UPDATE ${q(model)} AS t SET ${set.map((c) => `${q(c)} = v.${q(c)}`).join(", ")} FROM unnest(${types
-        .map((t, i) => `$${i + 1}::${t}[]`)
-        .join(", ")}) AS v(${columns.map(q).join(", ")}) WHERE ${match.map((c) => `t.${q(c)} = v.${q(c)}`).join(" AND ")}`;
-      for (let i = 0; i < group.length; i += PG_ROWS) {
-        const chunk = group.slice(i, i + PG_ROWS);
-        changed += await db.$executeRawUnsafe(sql, ...columns.map((c) => chunk.map((r) => sqlValue(r[c], dialect))));
-      }
-      continue;
-    }
-    // SQLite names the columns of a VALUES list column1, column2, ...
-    const v = (c: string) => `v.column${columns.indexOf(c) + 1}`;
-    const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
-    for (let i = 0; i < group.length; i += perStatement) {
-      const chunk = group.slice(i, i + perStatement);
-      const params: unknown[] = [];
-      const tuples = chunk.map((r) => {
-        for (const c of columns) params.push(sqlValue(r[c], dialect));
-        return `(${columns.map(() => "?").join(", ")})`;
-      });
-      const sql = `UPDATE ${q(model)} SET ${set.map((c) => `${q(c)} = ${v(c)}`).join(", ")} FROM (VALUES ${tuples.join(", ")}) AS v WHERE ${match
-        .map((c) => `${q(model)}.${q(c)} = ${v(c)}`)
-        .join(" AND ")}`;
-      changed += await db.$executeRawUnsafe(sql, ...params);
+    // The group's rows as one JSON parameter, as insertRows sends them (10,000 rows a statement):
+    // PostgreSQL reads records typed by the schema, SQLite arrays by position.
+    const from =
+      dialect === "postgres"
+        ? `json_to_recordset($1::json) AS v(${columnTypes(model, columns)
+            .map((t, i) => `${q(columns[i]!)} ${t}`)
+            .join(", ")})`
+        : `(SELECT ${columns.map((c, i) => `value ->> ${i} AS ${q(c)}`).join(", ")} FROM json_each(?)) AS v`;
+    const target = dialect === "postgres" ? `${q(model)} AS t` : q(model);
+    const t = dialect === "postgres" ? "t" : q(model);
+    const sql = `UPDATE ${target} SET ${set.map((c) => `${q(c)} = v.${q(c)}`).join(", ")} FROM ${from} WHERE ${match
+      .map((c) => `${t}.${q(c)} = v.${q(c)}`)
+      .join(" AND ")}`;
+    for (let i = 0; i < group.length; i += ROWS_PER_STATEMENT) {
+      const chunk = group.slice(i, i + ROWS_PER_STATEMENT);
+      const json = JSON.stringify(
+        dialect === "postgres"
+          ? chunk.map((r) => Object.fromEntries(columns.map((c) => [c, sqlValue(r[c], dialect)])))
+          : chunk.map((r) => columns.map((c) => sqlValue(r[c], dialect))),
+      );
+      changed += await db.$executeRawUnsafe(sql, json);
     }
   }
   return changed;
