@@ -286,6 +286,27 @@ export function routedClient<C extends object>(reader: C, writer: C, serializeWr
 }
 
 /**
+ * createMany of complete rows of a fastInsert model (its domain's `fastInsert`), audited exactly as
+ * the extension audits `createMany`, without passing the rows through Prisma's client: its query
+ * extensions deep-clone their arguments first (the 50,000 value rows of a 10,000-user write, and
+ * the garbage of the copy). Inside withTransaction() only. Returns how many rows were written
+ * (with `skipDuplicates`, fewer when a concurrent write took some keys first).
+ */
+export async function createRows(model: string, rows: Row[], opts: { skipDuplicates?: boolean } = {}): Promise<number> {
+  const scope = txScope.getStore();
+  if (!scope) throw new Error(`${model} createRows outside withTransaction(): changes to audited data must go through it`);
+  if (!rows.length) return 0;
+  const args = { data: rows, ...(opts.skipDuplicates ? { skipDuplicates: true } : {}) };
+  if (!fastInsertable(model, args)) throw new Error(`createRows(${model}): not a fastInsert model, or rows that name different columns`);
+  const kind = classification[model]?.kind;
+  if (kind === "child" && opts.skipDuplicates) throw new Error(`createRows(${model}): skipDuplicates is for audited models`);
+  const unused = () => Promise.reject(new Error(`createRows(${model}): the fast insert answers it`));
+  if (kind === "child") return ((await recordChild(scope, model, "createMany", args, unused)) as { count: number }).count;
+  if (kind === "audited") return ((await recordWrite(scope, model, "createMany", args, unused)) as { count: number }).count;
+  throw new Error(`createRows(${model}): model ${model} is not audited`);
+}
+
+/**
  * Updates rows of an audited model, each with its own values, in a few statements instead of one
  * per row (src/db/insert.ts `updateRows`), and records each row's entry as `update` would: the
  * identity columns match the rows, the other columns are what changed. Inside withTransaction()

@@ -4,10 +4,10 @@
 
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
-import { eraseAuditTrail } from "../../audit/recorder.js";
+import { createRows, eraseAuditTrail } from "../../audit/recorder.js";
 import type { Context } from "../../context.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
-import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
+import { ConcurrentChange, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { EndUserAction, Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
@@ -329,7 +329,8 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
         }
       }
       created.sort((a, b) => (a.externalId < b.externalId ? -1 : 1));
-      if ((await insertSkippingDuplicates(tx.endUser, created)) < created.length) throw new ConcurrentChange("an end user was created by a concurrent request");
+      if ((await createRows("EndUser", created, { skipDuplicates: true })) < created.length)
+        throw new ConcurrentChange("an end user was created by a concurrent request");
       // A new user's reply is exactly what this transaction writes (below): no read-back.
       const fresh = new Map<string, NewUser>(created.map((u) => [u.id, { ...u, values: [], actions: [] }]));
       for (const part of chunksOf([...existing.values()])) await tx.endUser.updateMany({ where: { id: { in: part } }, data: { updatedAt: now } });
@@ -348,7 +349,7 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
             .filter(([, s]) => s !== null)
             .map(([field, s]) => withClearText(s!, { endUserId: rowId.get(v.externalId)!, accountId, field, ...s! })),
         );
-        if (rows.length) await tx.endUserValue.createMany({ data: rows });
+        await createRows("EndUserValue", rows);
         for (const r of rows) fresh.get(r.endUserId)?.values.push(r);
       }
 
@@ -383,7 +384,7 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
           }
         }
         if (stored.size) for (const b of blocks) await tx.endUserAction.deleteMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } });
-        await tx.endUserAction.createMany({ data: rows });
+        await createRows("EndUserAction", rows);
         for (const r of rows) fresh.get(r.endUserId)?.actions.push(r as ActionRow);
       }
       for (const v of valid) {
