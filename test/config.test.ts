@@ -9,7 +9,13 @@ describe("loadConfig", () => {
     expect(c.TEST_SLOW_ROUTE_MS).toBeUndefined();
     expect(c.ROLLUP_SHARE_WHILE_INGESTING).toBe(0.25);
     expect(loadConfig({ ROLLUP_SHARE_WHILE_INGESTING: "0.5" }).ROLLUP_SHARE_WHILE_INGESTING).toBe(0.5);
-    expect(c).toMatchObject({ DATABASE_POOL_SIZE: 10, DATABASE_POOL_TIMEOUT_MS: 5000, JOB_QUEUE_POOL_SIZE: 3, DATABASE_PREPARED_STATEMENTS: true, DATABASE_READ_FUNCTIONS: true });
+    expect(c).toMatchObject({
+      DATABASE_POOL_SIZE: 10,
+      DATABASE_POOL_TIMEOUT_MS: 5000,
+      JOB_QUEUE_POOL_SIZE: 3,
+      DATABASE_PREPARED_STATEMENTS: true,
+      DATABASE_READ_FUNCTIONS: true,
+    });
     expect(c.DATABASE_DIRECT_URL).toBeUndefined();
     expect(loadConfig({ DATABASE_DIRECT_URL: "postgresql://db:5432/x", DATABASE_PREPARED_STATEMENTS: "false" })).toMatchObject({
       DATABASE_DIRECT_URL: "postgresql://db:5432/x",
