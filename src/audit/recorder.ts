@@ -286,24 +286,27 @@ export function routedClient<C extends object>(reader: C, writer: C, serializeWr
 }
 
 /**
- * createMany of complete rows of a fastInsert model (its domain's `fastInsert`), audited exactly as
- * the extension audits `createMany`, without passing the rows through Prisma's client: its query
- * extensions deep-clone their arguments first (the 50,000 value rows of a 10,000-user write, and
- * the garbage of the copy). Inside withTransaction() only. Returns how many rows were written
- * (with `skipDuplicates`, fewer when a concurrent write took some keys first).
+ * createMany as a multi-row INSERT, audited exactly as the extension audits `createMany`, without
+ * passing the rows through Prisma's client: its query extensions deep-clone their arguments first
+ * (the 50,000 value rows of a 10,000-user write, and the garbage of the copy). For complete rows of
+ * a fastInsert model (its domain's `fastInsert`), or, with `skipDuplicates`, of any audited model:
+ * rows that collide with a unique key are skipped (ON CONFLICT DO NOTHING) and only the rows written
+ * are audited. Inside withTransaction() only. Returns how many rows were written: with
+ * `skipDuplicates`, fewer than given means a concurrent insert won the race.
  */
 export async function createRows(model: string, rows: Row[], opts: { skipDuplicates?: boolean } = {}): Promise<number> {
   const scope = txScope.getStore();
   if (!scope) throw new Error(`${model} createRows outside withTransaction(): changes to audited data must go through it`);
   if (!rows.length) return 0;
   const args = { data: rows, ...(opts.skipDuplicates ? { skipDuplicates: true } : {}) };
-  if (!fastInsertable(model, args)) throw new Error(`createRows(${model}): not a fastInsert model, or rows that name different columns`);
   const kind = classification[model]?.kind;
-  if (kind === "child" && opts.skipDuplicates) throw new Error(`createRows(${model}): skipDuplicates is for audited models`);
+  // The paths of recordWrite and recordChild that answer without Prisma's query.
+  const fast =
+    kind === "audited" ? opts.skipDuplicates || fastInsertable(model, args) : kind === "child" && !opts.skipDuplicates && fastInsertable(model, args);
+  if (!fast) throw new Error(`createRows(${model}): not an audited model, or rows it cannot insert directly`);
   const unused = () => Promise.reject(new Error(`createRows(${model}): the fast insert answers it`));
-  if (kind === "child") return ((await recordChild(scope, model, "createMany", args, unused)) as { count: number }).count;
-  if (kind === "audited") return ((await recordWrite(scope, model, "createMany", args, unused)) as { count: number }).count;
-  throw new Error(`createRows(${model}): model ${model} is not audited`);
+  const record = kind === "child" ? recordChild : recordWrite;
+  return ((await record(scope, model, "createMany", args, unused)) as { count: number }).count;
 }
 
 /**

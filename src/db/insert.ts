@@ -22,6 +22,17 @@ const PG_TYPES: Record<string, string> = {
 };
 let fieldTypes: Map<string, Map<string, string>> | undefined;
 
+/** A column's Prisma type (String, Int, DateTime, BigInt...), from the datamodel. */
+function fieldType(model: string, column: string): string | undefined {
+  fieldTypes ??= new Map(
+    Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [
+      name,
+      new Map(m.fields.filter((f) => f.kind === "scalar").map((f) => [f.name, f.type])),
+    ]),
+  );
+  return fieldTypes.get(model)?.get(column);
+}
+
 let updatedAtFields: Map<string, string[]> | undefined;
 function updatedAtColumns(model: string): string[] {
   updatedAtFields ??= new Map(
@@ -32,14 +43,8 @@ function updatedAtColumns(model: string): string[] {
 
 /** The PostgreSQL types of a model's columns, from the Prisma datamodel (as the migrations create them). */
 function columnTypes(model: string, columns: string[]): string[] {
-  fieldTypes ??= new Map(
-    Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [
-      name,
-      new Map(m.fields.filter((f) => f.kind === "scalar").map((f) => [f.name, f.type])),
-    ]),
-  );
   return columns.map((c) => {
-    const type = PG_TYPES[fieldTypes!.get(model)?.get(c) ?? ""];
+    const type = PG_TYPES[fieldType(model, c) ?? ""];
     if (!type) throw new Error(`insertRows(${model}): no PostgreSQL type known for column ${c}`);
     return type;
   });
@@ -92,54 +97,12 @@ export async function insertRows(
       : "";
   const keyOf = (r: Row) => identity.map((c) => String(r[c])).join("\u0000");
   const inserted: Row[] = [];
-  if (dialect === "postgres") {
-    // The rows as one JSON parameter (`json_to_recordset`): a statement costs one parameter instead
-    // of one per value, which PostgreSQL parses and plans much faster (a 30,000-row insert: ~3x),
-    // and JSON.stringify encodes 10,000 rows in ~20 ms where the driver's array encoding of the
-    // same values as one array per column (`unnest`) took ~100. JSON.stringify writes dates as the
-    // ISO text Prisma stores; text that JSON cannot carry into PostgreSQL (NUL, unpaired
-    // surrogates) is refused at the REST, GraphQL and Segment boundaries (src/text.ts).
-    const names = columns.map((c) => `"${c}"`).join(", ");
-    const record = columnTypes(model, columns)
-      .map((t, i) => `"${columns[i]}" ${t}`)
-      .join(", ");
-    const sql = `INSERT INTO "${model}" (${names}) SELECT ${names} FROM json_to_recordset($1::json) AS r(${record})`;
-    // JSON has no bigint: those columns go as decimal text, converted on copies of the rows, so that
-    // JSON.stringify runs without a replacer (a call per key and value: 140 ms of a 10,000-user
-    // create's 50,000 value rows, which have no bigint column at all).
-    const bigints = columns.filter((c) => fieldTypes!.get(model)?.get(c) === "BigInt");
-    const jsonRows = (chunk: Row[]) =>
-      bigints.length && chunk.some((r) => bigints.some((c) => typeof r[c] === "bigint"))
-        ? chunk.map((r) => {
-            const copy = { ...r };
-            for (const c of bigints) if (typeof copy[c] === "bigint") copy[c] = String(copy[c]);
-            return copy;
-          })
-        : chunk;
-    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-      const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
-      const json = JSON.stringify(jsonRows(chunk));
-      if (!opts.skipDuplicates) {
-        await db.$executeRawUnsafe(sql + tail, json);
-        inserted.push(...chunk);
-        continue;
-      }
-      const written = new Set(((await db.$queryRawUnsafe(sql + tail, json)) as Row[]).map(keyOf));
-      inserted.push(...chunk.filter((r) => written.has(keyOf(r))));
-    }
-    return { count: inserted.length, inserted };
-  }
-  // SQLite: the same idea, each row a JSON array read back by position (`value ->> i`, typed by the
-  // column's affinity as a bound value would be). One bound parameter instead of one per value:
-  // Prisma's raw-query path and the driver handled each of 30,000 values a statement, about a fifth
-  // of a 10,000-user create with the garbage they left; and one SQL text per model and columns,
-  // where the VALUES list's length made a new one for every chunk size. (`WHERE true`: SQLite's
-  // grammar needs it between a SELECT and an ON CONFLICT clause.)
-  const picks = columns.map((_, i) => `value ->> ${i}`).join(", ");
-  const sql = `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(", ")}) SELECT ${picks} FROM json_each(?) WHERE true${tail}`;
+  const names = columns.map((c) => `"${c}"`).join(", ");
+  // (`WHERE true`: SQLite's grammar needs it between a SELECT and an ON CONFLICT clause.)
+  const sql = `INSERT INTO "${model}" (${names}) SELECT ${names} FROM ${jsonRowsFrom(dialect, model, columns, "r")} WHERE true${tail}`;
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
-    const json = JSON.stringify(chunk.map((r) => columns.map((c) => sqlValue(r[c], dialect))));
+    const json = rowsJson(dialect, model, columns, chunk);
     if (!opts.skipDuplicates) {
       await db.$executeRawUnsafe(sql, json);
       inserted.push(...chunk);
@@ -149,6 +112,46 @@ export async function insertRows(
     inserted.push(...chunk.filter((r) => written.has(keyOf(r))));
   }
   return { count: inserted.length, inserted };
+}
+
+// Bulk writes send a statement's rows as one JSON parameter, read back as a table in the statement.
+// PostgreSQL (`json_to_recordset`): a statement costs one parameter instead of one per value, which
+// PostgreSQL parses and plans much faster (a 30,000-row insert: ~3x), and JSON.stringify encodes
+// 10,000 rows in ~20 ms where the driver's array encoding of the same values as one array per
+// column (`unnest`) took ~100. SQLite (`json_each`, each row an array read by position, typed by
+// the column's affinity as a bound value would be): Prisma's raw-query path and the driver handled
+// each of up to 30,000 bound values a statement, about a fifth of a 10,000-user create with the
+// garbage they left, and a VALUES list's length made a new SQL text for every chunk size. Text that
+// JSON cannot carry (NUL, unpaired surrogates) is refused at the REST, GraphQL and Segment
+// boundaries (src/text.ts).
+
+/** The FROM item (named `alias`) that reads `columns` of rows sent as rowsJson's parameter. */
+function jsonRowsFrom(dialect: Dialect, model: string, columns: string[], alias: string): string {
+  if (dialect === "sqlite") return `(SELECT ${columns.map((c, i) => `value ->> ${i} AS "${c}"`).join(", ")} FROM json_each(?)) AS ${alias}`;
+  const record = columnTypes(model, columns)
+    .map((t, i) => `"${columns[i]}" ${t}`)
+    .join(", ");
+  return `json_to_recordset($1::json) AS ${alias}(${record})`;
+}
+
+/**
+ * One statement's rows (each with exactly `columns`) as its JSON parameter. PostgreSQL: the rows
+ * themselves (JSON.stringify writes dates as the ISO text Prisma stores); JSON has no bigint, so
+ * those columns go as decimal text, on copies of the rows, and JSON.stringify runs without a
+ * replacer (a call per key and value: 140 ms of a 10,000-user create's 50,000 value rows, which
+ * have no bigint column at all). SQLite: arrays of the values as Prisma stores them there.
+ */
+function rowsJson(dialect: Dialect, model: string, columns: string[], chunk: Row[]): string {
+  if (dialect === "sqlite") return JSON.stringify(chunk.map((r) => columns.map((c) => sqlValue(r[c], dialect))));
+  const bigints = columns.filter((c) => fieldType(model, c) === "BigInt");
+  if (!bigints.length || !chunk.some((r) => bigints.some((c) => typeof r[c] === "bigint"))) return JSON.stringify(chunk);
+  return JSON.stringify(
+    chunk.map((r) => {
+      const copy = { ...r };
+      for (const c of bigints) if (typeof copy[c] === "bigint") copy[c] = String(copy[c]);
+      return copy;
+    }),
+  );
 }
 
 /**
@@ -173,27 +176,13 @@ export async function updateRows(db: RawClient, dialect: Dialect, model: string,
     if (!set.length) continue;
     const columns = [...match, ...set];
     const q = (c: string) => `"${c}"`;
-    // The group's rows as one JSON parameter, as insertRows sends them (10,000 rows a statement):
-    // PostgreSQL reads records typed by the schema, SQLite arrays by position.
-    const from =
-      dialect === "postgres"
-        ? `json_to_recordset($1::json) AS v(${columnTypes(model, columns)
-            .map((t, i) => `${q(columns[i]!)} ${t}`)
-            .join(", ")})`
-        : `(SELECT ${columns.map((c, i) => `value ->> ${i} AS ${q(c)}`).join(", ")} FROM json_each(?)) AS v`;
     const target = dialect === "postgres" ? `${q(model)} AS t` : q(model);
     const t = dialect === "postgres" ? "t" : q(model);
-    const sql = `UPDATE ${target} SET ${set.map((c) => `${q(c)} = v.${q(c)}`).join(", ")} FROM ${from} WHERE ${match
+    const sql = `UPDATE ${target} SET ${set.map((c) => `${q(c)} = v.${q(c)}`).join(", ")} FROM ${jsonRowsFrom(dialect, model, columns, "v")} WHERE ${match
       .map((c) => `${t}.${q(c)} = v.${q(c)}`)
       .join(" AND ")}`;
     for (let i = 0; i < group.length; i += ROWS_PER_STATEMENT) {
-      const chunk = group.slice(i, i + ROWS_PER_STATEMENT);
-      const json = JSON.stringify(
-        dialect === "postgres"
-          ? chunk.map((r) => Object.fromEntries(columns.map((c) => [c, sqlValue(r[c], dialect)])))
-          : chunk.map((r) => columns.map((c) => sqlValue(r[c], dialect))),
-      );
-      changed += await db.$executeRawUnsafe(sql, json);
+      changed += await db.$executeRawUnsafe(sql, rowsJson(dialect, model, columns, group.slice(i, i + ROWS_PER_STATEMENT)));
     }
   }
   return changed;

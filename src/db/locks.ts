@@ -58,13 +58,3 @@ export class ConcurrentChange extends Error {
     super(`concurrent change: ${what}`);
   }
 }
-
-/**
- * `createMany` that skips rows colliding with a unique key (ON CONFLICT DO NOTHING, both databases;
- * implemented by the audit recorder's multi-row insert, which audits only the rows written).
- * Returns how many rows were written: fewer than given means a concurrent insert won the race.
- */
-export async function insertSkippingDuplicates<T>(delegate: { createMany(args: { data: T[] }): Promise<{ count: number }> }, data: T[]): Promise<number> {
-  if (!data.length) return 0;
-  return (await delegate.createMany({ data, skipDuplicates: true } as { data: T[] })).count;
-}

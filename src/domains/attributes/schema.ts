@@ -2,12 +2,14 @@
 // descriptions change once added) and its records. A record is keyed by a primary attribute's name
 // and value and carries secondary attributes (`additionalAttributes`), each checked against the
 // schema's type and stored typed in its own row, so searches by any attribute use an index.
+
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
+import { createRows } from "../../audit/recorder.js";
 import { currentScope } from "../../audit/requestScope.js";
 import { dbKind, prisma, type Reader, withTransaction } from "../../db/index.js";
 import { sqlValue } from "../../db/insert.js";
-import { ConcurrentChange, insertSkippingDuplicates, lockAccount, lockRows } from "../../db/locks.js";
+import { ConcurrentChange, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
@@ -317,7 +319,7 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
         created.push({ id: nid, accountId, attributeName: v.name, attributeValue: v.value, createdAt: now, updatedAt: now, updatedBy: actor });
       }
     }
-    if ((await insertSkippingDuplicates(tx.attributeRecord, created)) < created.length)
+    if ((await createRows("AttributeRecord", created, { skipDuplicates: true })) < created.length)
       throw new ConcurrentChange("an integration attribute was created by a concurrent request");
     const updated = valid.filter((v) => existing.has(pairKey(v.name, v.value))).map((v) => rowId.get(v)!);
     for (const part of chunksOf(updated)) await tx.attributeRecord.updateMany({ where: { id: { in: part } }, data: { updatedAt: now, updatedBy: actor } });

@@ -2,9 +2,10 @@
 // a folder brings its whole tree (parents first, the tree kept), tags are matched by name in the
 // destination (created as USER tags when missing) when the job copies them, and every copy is
 // owned by the destination user.
+
 import { randomUUID } from "node:crypto";
+import { createRows } from "../../audit/recorder.js";
 import type { Tx } from "../../db/index.js";
-import { insertSkippingDuplicates } from "../../db/locks.js";
 import { AppError } from "../../errors.js";
 import { newId } from "../../ids.js";
 
@@ -111,7 +112,7 @@ async function destinationTags(tx: Tx, accountId: string, names: string[]): Prom
     .filter((n) => !have.has(n))
     .map((name) => ({ id: newId("t"), accountId, name, type: "USER", description: null, createdAt: now, updatedAt: now }));
   // A concurrent writer may create one of them first: its row is used instead.
-  if (missing.length) await insertSkippingDuplicates(tx.tag, missing);
+  if (missing.length) await createRows("Tag", missing, { skipDuplicates: true });
   const all = missing.length ? await tx.tag.findMany({ where: { accountId, name: { in: names } }, select: { id: true, name: true } }) : existing;
   return new Map(all.map((t) => [t.name, t.id]));
 }

@@ -1,10 +1,10 @@
 // Engagement events from the parent application (POST /events, the recordEvents mutation): each
 // item checked alone, the valid ones stored in one transaction as multi-row INSERTs, their end
 // users created on first sight (audited, as any end-user creation) and the latest userName kept.
+import { createRows } from "../../audit/recorder.js";
 import { clock } from "../../clock.js";
 import { dbKind, withTransaction } from "../../db/index.js";
 import { insertRows } from "../../db/insert.js";
-import { insertSkippingDuplicates } from "../../db/locks.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { claimMessages, messageIdProblem } from "../../ingest/idempotency.js";
@@ -93,7 +93,7 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
         .filter((id) => !existing.has(id))
         .map((externalId) => ({ id: newId("u"), accountId, externalId, createdAt: at, updatedAt: at }));
       // A concurrent request creating the same user is fine: the user exists either way.
-      await insertSkippingDuplicates(tx.endUser, created);
+      await createRows("EndUser", created, { skipDuplicates: true });
       // Idempotency: items whose key was seen before are not stored again (src/ingest/idempotency.ts).
       fresh = await claimMessages(tx, accountId, keys);
       const stored = rows.filter((_, i) => fresh[i]);

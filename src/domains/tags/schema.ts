@@ -2,10 +2,10 @@
 // Names are unique per account and identify a tag in REST paths, so they cannot hold commas.
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
-import { updateRows } from "../../audit/recorder.js";
+import { createRows, updateRows } from "../../audit/recorder.js";
 import { dbErrorKind } from "../../db/errors.js";
 import { prisma, withTransaction } from "../../db/index.js";
-import { ConcurrentChange, insertSkippingDuplicates, lockRows } from "../../db/locks.js";
+import { ConcurrentChange, lockRows } from "../../db/locks.js";
 import type { Tag as TagRow } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
@@ -191,7 +191,7 @@ builder.mutationField("upsertTags", (t) =>
           let creates: TagRow[] = [];
           const updates = new Map<string, Record<string, unknown>>();
           const flush = async () => {
-            if (creates.length && (await insertSkippingDuplicates(tx.tag, creates)) < creates.length) {
+            if (creates.length && (await createRows("Tag", creates, { skipDuplicates: true })) < creates.length) {
               throw new ConcurrentChange("a tag of this name was created by a concurrent request");
             }
             creates = [];
