@@ -12,7 +12,7 @@ import { configureIdentityCache, KEY_HEADER, USER_HEADER } from "./auth/identity
 import { configureBlobStore } from "./blob/index.js";
 import { type Config, sessionDatabaseUrl } from "./config.js";
 import { createContext } from "./context.js";
-import { configureDatabase, prisma } from "./db/index.js";
+import { configureDatabase, forgetQueryArguments, prisma } from "./db/index.js";
 import { chargeRequest, costExtension } from "./domains/accounts/schema.js";
 import { endpointsOpenApiExtra } from "./domains/endpoints/openapi.js";
 import { endpointRouter, RUN_PATH } from "./domains/endpoints/run.js";
@@ -30,6 +30,7 @@ import { authenticateBeforeBody, identityBeforeBody, preauthenticated, requireCr
 import { storableText } from "./graphql/storableText.js";
 import { traceOperations } from "./graphql/tracing.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
+import { releaseHeapAfterLargeRequests } from "./heapRelease.js";
 import { ingestOpenApi } from "./ingest/openapi.js";
 import { segmentRouter } from "./ingest/router.js";
 import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from "./lifecycle.js";
@@ -174,6 +175,13 @@ export function createApp(config: Config) {
     app.use((req, res, next) => (isProbe(req.path) ? next() : traceRequest(req, res, next)));
   }
   app.use(requestLogging(routeLabel), httpMetrics(routeLabel), closeConnectionsWhileDraining(lifecycle));
+  app.use(
+    releaseHeapAfterLargeRequests({
+      afterBytes: config.HEAP_RELEASE_AFTER_BYTES,
+      minIntervalMs: config.HEAP_RELEASE_MIN_INTERVAL_MS,
+      beforeCollect: forgetQueryArguments,
+    }),
+  );
   app.use(
     cors({
       origin: config.CORS_ORIGINS === "*" ? "*" : config.CORS_ORIGINS.split(",").map((s) => s.trim()),

@@ -64,6 +64,11 @@ const Env = z.object({
   // them. A parsed document takes about 100 times its text in heap, so 1 MiB of texts is ~100 MB.
   GRAPHQL_CACHE_ENTRIES: z.coerce.number().int().min(1).default(500),
   GRAPHQL_CACHE_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  // After a request that moved at least this many bytes (body and answer, on the socket), one full
+  // garbage collection once it has answered, at most one per HEAP_RELEASE_MIN_INTERVAL_MS: a bulk
+  // write's garbage is given back instead of raising the next one's peak (src/heapRelease.ts). 0: off.
+  HEAP_RELEASE_AFTER_BYTES: z.coerce.number().int().min(0).default(1_000_000),
+  HEAP_RELEASE_MIN_INTERVAL_MS: z.coerce.number().int().min(0).default(1_000),
   // Graceful shutdown: readiness is false for SHUTDOWN_DELAY_MS before the listener closes (give the
   // load balancer time to notice), and everything must have drained by SHUTDOWN_TIMEOUT_MS.
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),

@@ -15,6 +15,8 @@ describe("loadConfig", () => {
       JOB_QUEUE_POOL_SIZE: 3,
       DATABASE_PREPARED_STATEMENTS: true,
       DATABASE_READ_FUNCTIONS: true,
+      HEAP_RELEASE_AFTER_BYTES: 1_000_000,
+      HEAP_RELEASE_MIN_INTERVAL_MS: 1_000,
     });
     expect(c.DATABASE_DIRECT_URL).toBeUndefined();
     expect(loadConfig({ DATABASE_DIRECT_URL: "postgresql://db:5432/x", DATABASE_PREPARED_STATEMENTS: "false" })).toMatchObject({
@@ -26,6 +28,7 @@ describe("loadConfig", () => {
     expect(sessionDatabaseUrl(loadConfig({ DATABASE_URL: "postgresql://db:5432/x" }))).toBe("postgresql://db:5432/x");
     // Beside a SQLite file a direct URL is ignored: the file's migrations stay in the file.
     expect(sessionDatabaseUrl(loadConfig({ DATABASE_URL: "file:./data/x.db", DATABASE_DIRECT_URL: "postgresql://db:5432/x" }))).toBe("file:./data/x.db");
+    expect(loadConfig({ HEAP_RELEASE_AFTER_BYTES: "0" }).HEAP_RELEASE_AFTER_BYTES).toBe(0);
     expect(loadConfig({ DATABASE_POOL_SIZE: "25", JOB_QUEUE_POOL_SIZE: "1" })).toMatchObject({ DATABASE_POOL_SIZE: 25, JOB_QUEUE_POOL_SIZE: 1 });
     expect(c).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 500, GRAPHQL_CACHE_BYTES: 1_048_576 });
     expect(loadConfig({ GRAPHQL_CACHE_ENTRIES: "50", GRAPHQL_CACHE_BYTES: "65536" })).toMatchObject({ GRAPHQL_CACHE_ENTRIES: 50, GRAPHQL_CACHE_BYTES: 65536 });
@@ -73,6 +76,9 @@ describe("loadConfig", () => {
     ["DATABASE_DIRECT_URL", "file:./x.db"],
     ["DATABASE_PREPARED_STATEMENTS", "no"],
     ["DATABASE_READ_FUNCTIONS", "yes"],
+    ["HEAP_RELEASE_AFTER_BYTES", "-1"],
+    ["HEAP_RELEASE_AFTER_BYTES", "2MB"],
+    ["HEAP_RELEASE_MIN_INTERVAL_MS", "0.5"],
     ["GRAPHQL_CACHE_ENTRIES", "0"],
     ["GRAPHQL_CACHE_ENTRIES", "many"],
     ["GRAPHQL_CACHE_BYTES", "1000"],

@@ -11,12 +11,14 @@
 // Only the database in use has its generated client and driver adapter loaded (the other one's
 // modules cost ~6 MB of an idle process): they are imported as this module loads, picked by
 // DATABASE_URL's scheme, which every entry point sets before it imports src/db (see dbKind()).
+import { clearLogs } from "@prisma/debug";
 import { classificationProblems, type WritePolicy } from "../audit/classification.js";
 import { auditExtension, configureAudit, inTransaction, routedClient, runAudited, type TransactionClient } from "../audit/recorder.js";
 import { isPostgresUrl, loadConfig } from "../config.js";
 import type { Prisma, PrismaClient } from "../generated/sqlite/client.js";
 import { ModelName } from "../generated/sqlite/internal/prismaNamespaceBrowser.js";
 import { logger } from "../logger.js";
+import { adoptTransaction, withAdapterTransactionSlot } from "./adapterTransaction.js";
 import { closeDirectReads, observeDirectReads } from "./direct.js";
 import { isRetryableTransactionError } from "./errors.js";
 import { sqliteFile } from "./migrate.js";
@@ -78,7 +80,8 @@ function sqliteAdapter(url: string) {
     const adapter = observedQueries(yieldingQueries(await connect()));
     reusePreparedStatements((adapter as unknown as { client: SqliteDatabase }).client);
     const startTransaction = adapter.startTransaction.bind(adapter);
-    adapter.startTransaction = async (...args: Parameters<typeof startTransaction>) => observedQueries(yieldingQueries(await startTransaction(...args)));
+    adapter.startTransaction = async (...args: Parameters<typeof startTransaction>) =>
+      adoptTransaction(observedQueries(yieldingQueries(await startTransaction(...args))));
     return Object.assign(adapter, { getConnectionInfo: () => ({ maxBindValues: 32_766, supportsRelationJoins: false }) });
   };
   return factory;
@@ -92,7 +95,7 @@ function postgresAdapter(connectionString: string) {
   factory.connect = async () => {
     const adapter = observedQueries(await connect());
     const startTransaction = adapter.startTransaction.bind(adapter);
-    adapter.startTransaction = async (...args: Parameters<typeof startTransaction>) => observedQueries(await startTransaction(...args));
+    adapter.startTransaction = async (...args: Parameters<typeof startTransaction>) => adoptTransaction(observedQueries(await startTransaction(...args)));
     return adapter;
   };
   return factory;
@@ -263,16 +266,39 @@ export const TRANSACTION_ATTEMPTS = 5;
 export async function withTransaction<T>(fn: (tx: Tx) => Promise<T>, opts?: { timeout?: number; maxWait?: number }): Promise<T> {
   const writer = open().writer as unknown as TransactionClient;
   if (inTransaction()) return runAudited(writer, fn, opts);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await runAudited(writer, fn, opts);
-    } catch (err) {
-      if (attempt >= TRANSACTION_ATTEMPTS || !isRetryableTransactionError(err)) throw err;
-      logger.debug({ attempt, err: (err as Error).message }, "transaction conflicted with a concurrent one: running it again");
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** attempt));
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // A slot per attempt: its bulk statements may go to the adapter's transaction (./adapterTransaction.ts).
+        return await withAdapterTransactionSlot((bind) =>
+          runAudited(
+            writer,
+            (tx: Tx) => {
+              bind(tx);
+              return fn(tx);
+            },
+            opts,
+          ),
+        );
+      } catch (err) {
+        if (attempt >= TRANSACTION_ATTEMPTS || !isRetryableTransactionError(err)) throw err;
+        logger.debug({ attempt, err: (err as Error).message }, "transaction conflicted with a concurrent one: running it again");
+        await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** attempt));
+      }
     }
+  } finally {
+    forgetQueryArguments();
   }
 }
+
+/**
+ * Drops what Prisma's debug module keeps of the last 100 statements it saw, whether or not DEBUG is
+ * set: their arguments, among them a bulk write's rows as one JSON parameter of several MB (the
+ * audit entries of 10,000 end users: 7 MB), held until 100 more statements have run, so that the
+ * heap could not give them back after the request (docs/performance.md, "Memory"). Nothing reads
+ * that history but Prisma's own crash report.
+ */
+export const forgetQueryArguments = (): void => clearLogs();
 
 /** SQLite needs per-connection settings, on each of its two connections. */
 export async function prepareDb(): Promise<void> {

@@ -4,7 +4,9 @@
 // src/domains/*/domain.ts), and for `skipDuplicates` (which Prisma lacks on SQLite), createMany
 // runs as plain INSERTs, values converted as Prisma stores them. A failure is a Prisma raw-query error
 // carrying the driver's kind: src/db/errors.ts reads it.
+
 import { getDatamodel } from "../generated/pothos-types.js";
+import { executeWithJson, queryWithJson, type RawClient } from "./adapterTransaction.js";
 
 type Row = Record<string, unknown>;
 
@@ -59,11 +61,6 @@ export function sqlValue(v: unknown, dialect: Dialect): unknown {
   return v;
 }
 
-interface RawClient {
-  $executeRawUnsafe(sql: string, ...params: unknown[]): Promise<number>;
-  $queryRawUnsafe(sql: string, ...params: unknown[]): Promise<unknown>;
-}
-
 /**
  * INSERTs `rows` (all with the same columns) into `model`, 10,000 rows a statement, as one JSON
  * parameter. With `skipDuplicates`, rows that collide with a unique key (a concurrent insert of the
@@ -104,11 +101,11 @@ export async function insertRows(
     const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
     const json = rowsJson(dialect, model, columns, chunk);
     if (!opts.skipDuplicates) {
-      await db.$executeRawUnsafe(sql, json);
+      await executeWithJson(db, sql, json);
       inserted.push(...chunk);
       continue;
     }
-    const written = new Set(((await db.$queryRawUnsafe(sql, json)) as Row[]).map(keyOf));
+    const written = new Set((await queryWithJson(db, sql, json)).map(keyOf));
     inserted.push(...chunk.filter((r) => written.has(keyOf(r))));
   }
   return { count: inserted.length, inserted };
@@ -182,7 +179,7 @@ export async function updateRows(db: RawClient, dialect: Dialect, model: string,
       .map((c) => `${t}.${q(c)} = v.${q(c)}`)
       .join(" AND ")}`;
     for (let i = 0; i < group.length; i += ROWS_PER_STATEMENT) {
-      changed += await db.$executeRawUnsafe(sql, rowsJson(dialect, model, columns, group.slice(i, i + ROWS_PER_STATEMENT)));
+      changed += await executeWithJson(db, sql, rowsJson(dialect, model, columns, group.slice(i, i + ROWS_PER_STATEMENT)));
     }
   }
   return changed;

@@ -1,0 +1,90 @@
+// Bulk statements on the driver adapter's own transaction (src/db/adapterTransaction.ts): they are
+// part of withTransaction's transaction (rolled back with it, committed with it, audited), only
+// that transaction's client may send them that way, and once Prisma has ended the transaction (a
+// timeout's rollback) nothing is sent outside it. And Prisma's debug history does not keep a bulk
+// statement's rows after the transaction.
+import { getLogs } from "@prisma/debug";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createRows, updateRows } from "../src/audit/recorder.js";
+import { adapterTransactionOf } from "../src/db/adapterTransaction.js";
+import { withTransaction } from "../src/db/index.js";
+import { newId } from "../src/ids.js";
+import { prisma, type Tenant, tenant } from "./helpers.js";
+
+let t: Tenant;
+beforeAll(async () => {
+  t = await tenant("adaptertx");
+});
+
+const tags = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: newId("t"), accountId: t.accountId, name: `${prefix}-${i}` }));
+const names = async (prefix: string) =>
+  (await prisma.tag.findMany({ where: { accountId: t.accountId, name: { startsWith: `${prefix}-` } }, orderBy: { name: "asc" } })).map((r) => r.name);
+const audited = (ids: string[]) => prisma.auditLog.count({ where: { accountId: t.accountId, resourceType: "tag", resourceId: { in: ids } } });
+
+describe("bulk statements on the adapter's transaction", () => {
+  it("are taken only with the open transaction's own client", async () => {
+    let outside: unknown = "unset";
+    let inside: unknown;
+    let nested: unknown;
+    let seen: unknown;
+    await withTransaction(async (tx) => {
+      inside = adapterTransactionOf(tx);
+      outside = adapterTransactionOf(prisma);
+      nested = await withTransaction(async (tx2) => adapterTransactionOf(tx2));
+      seen = tx;
+    });
+    expect(inside).toBeDefined();
+    expect(nested).toBe(inside);
+    expect(outside).toBeUndefined();
+    // After the commit the transaction's client no longer reaches the adapter's transaction.
+    expect(adapterTransactionOf(seen)).toBeUndefined();
+  });
+
+  it("roll back with the transaction and commit with it, with their audit entries", async () => {
+    const rows = tags("rolled", 30);
+    const err = await withTransaction(async (tx) => {
+      expect(adapterTransactionOf(tx)).toBeDefined();
+      expect(await createRows("Tag", rows, { skipDuplicates: true })).toBe(30);
+      expect(await updateRows("Tag", [{ id: rows[0]!.id, accountId: t.accountId, name: "rolled-renamed" }])).toBe(1);
+      throw new Error("changed my mind");
+    }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe("changed my mind");
+    expect(await names("rolled")).toEqual([]);
+    expect(await audited(rows.map((r) => r.id))).toBe(0);
+
+    const kept = tags("kept", 30);
+    await withTransaction(async () => {
+      expect(await createRows("Tag", kept, { skipDuplicates: true })).toBe(30);
+      // A second insert of the same rows: every one collides and is skipped (RETURNING on the adapter).
+      expect(await createRows("Tag", kept, { skipDuplicates: true })).toBe(0);
+      expect(await updateRows("Tag", [{ id: kept[0]!.id, accountId: t.accountId, name: "kept-00-renamed" }])).toBe(1);
+    });
+    expect(await names("kept")).toHaveLength(30);
+    expect(await names("kept")).toContain("kept-00-renamed");
+    expect(await audited(kept.map((r) => r.id))).toBe(30);
+  });
+
+  it("are not sent once Prisma has ended the transaction (its timeout): nothing is written outside it", async () => {
+    const rows = tags("late", 5);
+    const err = await withTransaction(
+      async () => {
+        await new Promise((r) => setTimeout(r, 400));
+        await createRows("Tag", rows, { skipDuplicates: true });
+      },
+      { timeout: 100 },
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await names("late")).toEqual([]);
+    expect(await audited(rows.map((r) => r.id))).toBe(0);
+  });
+
+  it("leave nothing of their rows in Prisma's debug history after the transaction", async () => {
+    const marker = `marker-${"m".repeat(2_000)}-${newId("x")}`;
+    await withTransaction(async () => {
+      await createRows("Tag", [{ id: newId("t"), accountId: t.accountId, name: marker.slice(0, 200) }], { skipDuplicates: true });
+      await createRows("Tag", [{ id: newId("t"), accountId: t.accountId, name: `${marker.slice(0, 150)}-2` }], { skipDuplicates: true });
+    });
+    expect(getLogs(10_000_000)).not.toContain(marker.slice(0, 150));
+  });
+});
