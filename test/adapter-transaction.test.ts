@@ -30,6 +30,10 @@ describe("bulk statements on the adapter's transaction", () => {
     await withTransaction(async (tx) => {
       inside = adapterTransactionOf(tx);
       outside = adapterTransactionOf(prisma);
+      // A savepoint rolled back leaves the transaction open.
+      await tx.$executeRawUnsafe("SAVEPOINT gg_probe");
+      await tx.$executeRawUnsafe("ROLLBACK TO SAVEPOINT gg_probe");
+      expect(adapterTransactionOf(tx)).toBe(inside);
       nested = await withTransaction(async (tx2) => adapterTransactionOf(tx2));
       seen = tx;
     });

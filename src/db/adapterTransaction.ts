@@ -48,7 +48,9 @@ export function withAdapterTransactionSlot<T>(start: (bind: (client: unknown) =>
   );
 }
 
-const ENDS = /^\s*(COMMIT|ROLLBACK)\b|^-- Implicit "(COMMIT|ROLLBACK)"/i;
+// What Prisma's transaction manager sends to end a transaction (not ROLLBACK TO SAVEPOINT, which
+// leaves it open), or its comment when the adapter ends it itself.
+const ENDS = /^\s*(COMMIT|ROLLBACK)\s*;?\s*$|^-- Implicit "(COMMIT|ROLLBACK)"/i;
 
 /**
  * Called by the adapter wrapper on each transaction the adapter starts: the first one started in
