@@ -17,15 +17,18 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
  * code of ours or of a dependency sees a global `gc` it did not have.
  */
 export function fullCollection(): () => void {
+  if (collection) return collection;
   const exposed = (globalThis as { gc?: () => void }).gc;
-  if (typeof exposed === "function") return exposed;
+  if (typeof exposed === "function") return (collection = exposed);
   setFlagsFromString("--expose-gc");
   try {
-    return runInNewContext("gc") as () => void;
+    collection = runInNewContext("gc") as () => void;
+    return collection;
   } finally {
     setFlagsFromString("--no-expose-gc");
   }
 }
+let collection: (() => void) | undefined;
 
 export interface HeapReleaseOptions {
   /** request and response bytes on the wire (body and headers) from which a request counts as large; 0: never */
