@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Extensions } from "@prisma/client/runtime/client";
 import { clock } from "../clock.js";
-import { type Dialect, insertRows, keyValuePairs, updateRows as updateRowsSql } from "../db/insert.js";
+import { type Dialect, insertRows, keyValuePairs, sameColumns, updateRows as updateRowsSql } from "../db/insert.js";
 import type { Prisma } from "../generated/sqlite/client.js";
 import { newId } from "../ids.js";
 import type { AuditClassification, AuditedModel, ChildModel, Row, WritePolicy } from "./classification.js";
@@ -50,11 +50,7 @@ const WRITES = new Set(["create", "createMany", "createManyAndReturn", "update",
 /** Whether a createMany can run as the multi-row INSERT: a fastInsert model and rows that all name the same columns. */
 function fastInsertable(model: string, args: any): boolean {
   if (!fastInsert.has(model)) return false;
-  const rows: Row[] = Array.isArray(args.data) ? args.data : [args.data];
-  const first = Object.keys(rows[0] ?? {})
-    .sort()
-    .join("\u0000");
-  return rows.every((r) => Object.keys(r).sort().join("\u0000") === first);
+  return sameColumns(Array.isArray(args.data) ? args.data : [args.data]);
 }
 
 /** createMany of complete rows as multi-row INSERTs; with skipDuplicates only the rows written come back. */
