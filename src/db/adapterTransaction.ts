@@ -95,7 +95,11 @@ export async function executeWithJson(db: RawClient, sql: string, json: string):
   return direct ? direct.executeRaw({ sql, args: [json], argTypes: [TEXT_ARG] }) : db.$executeRawUnsafe(sql, json);
 }
 
-/** The same, answering rows (objects keyed by column name, as Prisma's raw queries answer). */
+/**
+ * The same, answering rows as objects keyed by column name. On the adapter the values are the
+ * driver's (PostgreSQL int8 as text, for one), not Prisma's deserialized ones: callers compare
+ * them as strings (insertRows' RETURNING of the identity columns).
+ */
 export async function queryWithJson(db: RawClient, sql: string, json: string): Promise<Record<string, unknown>[]> {
   const direct = adapterTransactionOf(db);
   if (!direct) return (await db.$queryRawUnsafe(sql, json)) as Record<string, unknown>[];
