@@ -135,7 +135,8 @@ async function endUserWhere(accountId: string, f: typeof EndUserFilter.$inferInp
       if ("problem" in enc) throw badRequest(enc.problem, [{ path: "filter.custom", message: enc.problem }]);
       const { type: _t, ...cols } = enc.stored;
       const column = Object.entries(cols).find(([, v]) => v !== null)!;
-      conditions.push({ values: { some: { field: c.field, [column[0]]: column[1] } } });
+      // The account too: the typed-value indexes lead with it (accountId, field, column).
+      conditions.push({ values: { some: { accountId, field: c.field, [column[0]]: column[1] } } });
     }
   }
   return { AND: conditions };
