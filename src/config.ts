@@ -65,7 +65,8 @@ const Env = z.object({
   GRAPHQL_CACHE_ENTRIES: z.coerce.number().int().min(1).default(500),
   GRAPHQL_CACHE_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
   // After a request that moved at least this many bytes (body and answer, on the socket), one full
-  // garbage collection once it has answered, at most one per HEAP_RELEASE_MIN_INTERVAL_MS: a bulk
+  // garbage collection once it has answered, at most one per HEAP_RELEASE_MIN_INTERVAL_MS (sooner
+  // when the heap in use has doubled since the last one): a bulk
   // write's garbage is given back instead of raising the next one's peak (src/heapRelease.ts). 0: off.
   HEAP_RELEASE_AFTER_BYTES: z.coerce.number().int().min(0).default(1_000_000),
   HEAP_RELEASE_MIN_INTERVAL_MS: z.coerce.number().int().min(0).default(1_000),

@@ -1,6 +1,6 @@
 // The full collection after a large request (src/heapRelease.ts), over real HTTP: counted on the
 // socket whatever the framing (a chunked body, a streamed answer), not for small requests, and at
-// most once per interval. And V8's collection itself is reachable
+// most once per interval unless the heap has doubled since the last one. And V8's collection itself is reachable
 // without --expose-gc and without leaving a global `gc` behind.
 
 import { request } from "node:http";
@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fullCollection, releaseHeapAfterLargeRequests } from "../src/heapRelease.js";
 
 let clock = 1_000_000;
+/** The heap in use as the middleware sees it. */
+let heap = 50e6;
 const collections: number[] = [];
 let base = "";
 let close = () => {};
@@ -21,6 +23,7 @@ beforeAll(async () => {
       afterBytes: 100_000,
       minIntervalMs: 1_000,
       now: () => clock,
+      heapUsed: () => heap,
       collect: () => collections.push(clock),
     }),
   );
@@ -82,6 +85,28 @@ describe("a full collection after a large request", () => {
     expect((await res.text()).length).toBe(200_050);
     await settle();
     expect(collections).toEqual([clock - 1_000 - 500, clock]);
+  });
+
+  it("runs within the interval once the heap has doubled since the last collection", async () => {
+    const before = collections.length;
+    clock += 100;
+    heap = 95e6; // below twice the 50 MB the last collection left
+    expect(await postChunked("/echo-size", 300_000)).toBe(200);
+    await settle();
+    expect(collections).toHaveLength(before);
+
+    heap = 100e6;
+    expect(await postChunked("/echo-size", 300_000)).toBe(200);
+    await settle();
+    expect(collections).toEqual([...collections.slice(0, before), clock]);
+
+    // Measured against what that collection left (100 MB now), not the first one.
+    clock += 100;
+    heap = 150e6;
+    expect(await postChunked("/echo-size", 300_000)).toBe(200);
+    await settle();
+    expect(collections).toHaveLength(before + 1);
+    heap = 50e6;
   });
 
   it("is off with afterBytes 0", async () => {
