@@ -9,6 +9,12 @@ import { type Column, DEFAULT_REPORT_LIMIT, MAX_REPORT_LIMIT, REPORTS, REPORTS_B
 import type { ReportTable } from "./schema.js";
 import { domainList } from "./window.js";
 
+/**
+ * 10000 as "10,000" without Intl: this text is built at start-up, and a first use of ICU's number
+ * formatting maps about 5 MB of its data (idle RSS; docs/performance.md, "Idle").
+ */
+const grouped = (n: number) => String(n).replace(/\B(?=(\d{3})+$)/g, ",");
+
 const REPORT =
   graphql(`query Report($accountId: String!, $name: String!, $flowId: String, $startDate: String, $endDate: String, $includeDomains: [String!], $excludeDomains: [String!], $limit: Int, $cursor: String, $allRows: Boolean) {
   report(accountId: $accountId, name: $name, flowId: $flowId, startDate: $startDate, endDate: $endDate, includeDomains: $includeDomains, excludeDomains: $excludeDomains, limit: $limit, cursor: $cursor, allRows: $allRows) {
@@ -78,7 +84,7 @@ export const reportRoutes: RestRoute[] = [
         example: "json",
       },
       limit: {
-        description: `JSON: rows per page, 1 to ${MAX_REPORT_LIMIT.toLocaleString("en")}; default ${DEFAULT_REPORT_LIMIT.toLocaleString("en")}. Pages follow the report's sort order (keyset).`,
+        description: `JSON: rows per page, 1 to ${grouped(MAX_REPORT_LIMIT)}; default ${grouped(DEFAULT_REPORT_LIMIT)}. Pages follow the report's sort order (keyset).`,
         schema: { type: "integer", minimum: 1, maximum: MAX_REPORT_LIMIT, default: DEFAULT_REPORT_LIMIT },
         example: 1000,
       },
