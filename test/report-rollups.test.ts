@@ -7,8 +7,8 @@
 // worker built; erasing end users to pseudonyms keeps every report and the rebuild consistent,
 // events not yet rolled up included.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withTransaction } from "../src/db/index.js";
-import { REPORTS, type ReportParams, runReport } from "../src/domains/reports/registry.js";
+import { dbKind, withTransaction } from "../src/db/index.js";
+import { REPORTS, type ReportParams, runReport, useReportSettings } from "../src/domains/reports/registry.js";
 import { eraseEndUsersFromRollups, param, watermarkOf } from "../src/domains/reports/rollups.js";
 import { catchUpRollups, RollupWorker, rebuildRollups, rollUpAccount, rollupStatus } from "../src/domains/reports/rollupWorker.js";
 import { decodeReportCursor, encodeReportCursor } from "../src/domains/reports/schema.js";
@@ -347,6 +347,19 @@ describe("rollups", () => {
     const bad = await gql(server, t, `{ reports(accountId: "${t.accountId}") { popupsByUser(first: 0) { nodes { endUserId } } } }`);
     expect(bad.errors?.[0]?.message).toMatch(/first must be between 1 and 10000/);
   }, 60_000);
+
+  it.runIf(dbKind() === "postgres")("PostgreSQL: a report's statement runs with 64 MB of work_mem and no JIT, in its transaction only", async () => {
+    const show = async (tx: Parameters<typeof useReportSettings>[0]) =>
+      (await tx.$queryRawUnsafe<{ w: string; j: string }[]>(`SELECT current_setting('work_mem') AS "w", current_setting('jit') AS "j"`))[0];
+    const before = await show(prisma);
+    expect(before).not.toEqual({ w: "64MB", j: "off" });
+    const inside = await withTransaction(async (tx) => {
+      await useReportSettings(tx);
+      return show(tx);
+    });
+    expect(inside).toEqual({ w: "64MB", j: "off" });
+    expect(await show(prisma)).toEqual(before);
+  });
 
   it("erasing end users to pseudonyms keeps every report and the rebuild consistent", async () => {
     // Events of an erased user the worker has not counted yet: counted under the pseudonym.

@@ -5,7 +5,7 @@
 // binds the account id, the window and the filters as parameters.
 
 import { empty, join, raw, sqltag as sql } from "@prisma/client/runtime/client";
-import { dbKind, prisma, withTransaction } from "../../db/index.js";
+import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { type DistinctKey, watermarkOf } from "./rollups.js";
 import { countSource, dailyUserSource, distinctUserSource, userSource } from "./sources.js";
@@ -516,6 +516,20 @@ export function wireValue(kind: ColumnKind, v: unknown): string | number | boole
 /** PostgreSQL memory per sort or hash of a report statement (the server's default is 4 MB). */
 const REPORT_WORK_MEM = "64MB";
 
+/**
+ * The report statement's settings, for its transaction only (set_config's `true`), in one round
+ * trip. work_mem: the report's hash aggregates (distinct end users, keys per day) hold up to a few
+ * hundred thousand groups at a few million events; at the default 4 MB they spilled to disk, which
+ * doubled their time. jit off: a report reading a burst the rollup worker has not counted yet is
+ * costed past jit_above_cost, and compiling its expressions cost more than it saved (2M events
+ * pending at 3M: summary 756 ms with JIT against 765 without once the backend had loaded LLVM,
+ * 1,642 ms the first time it did; flowCompletionByUser 572 and 1,183 against 440–462), as for
+ * Explore's questions (src/domains/explore/run.ts). A report on counted rollups is costed below it.
+ */
+export async function useReportSettings(tx: Pick<Tx, "$queryRawUnsafe">): Promise<void> {
+  await tx.$queryRawUnsafe(`SELECT set_config('work_mem', '${REPORT_WORK_MEM}', true) AS "workMem", set_config('jit', 'off', true) AS "jit"`);
+}
+
 /** Runs a report: its rows, each an array of wire values in column order (all of them, or one page and the keyset of the next). */
 export async function runReport(def: ReportDefinition, p: ReportParams): Promise<unknown[][]>;
 export async function runReport(def: ReportDefinition, p: ReportParams, page: PageRequest): Promise<{ rows: unknown[][]; next: Keyset | null }>;
@@ -524,12 +538,10 @@ export async function runReport(def: ReportDefinition, p: ReportParams, page?: P
   const statement = (watermark: number) => reportSql(def, { ...p, watermark }, dbKind(), page);
   const found =
     dbKind() === "postgres"
-      ? // The report's hash aggregates (distinct end users, keys per day) hold up to a few hundred
-        // thousand groups at a few million events: with the default work_mem (4 MB) they spill to
-        // disk, which doubled their time. SET LOCAL needs a transaction; it changes nothing.
+      ? // Transaction-local settings (useReportSettings) need a transaction; it changes nothing.
         await withTransaction(
           async (tx) => {
-            await tx.$executeRawUnsafe(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
+            await useReportSettings(tx);
             return tx.$queryRaw<Record<string, unknown>[]>(statement(p.raw ? 0 : await watermarkOf(tx, p.accountId)));
           },
           { timeout: 600_000, maxWait: 10_000 },
