@@ -480,6 +480,21 @@ describe("tenant isolation", () => {
     expect((await rows("endUserEngagement"))[0][1]).toBe("Anna");
   });
 
+  it("the comments reports sort the event time as its index does (no NULLS FIRST: the column is NOT NULL), every other column nulls first", async () => {
+    // PostgreSQL then reads the page in the (accountId, type, time) index's order and stops at it
+    // (positiveFeedbackComments at 1M events: 27 → 8 ms); "time ASC NULLS FIRST" forced a sort of the window's every comment.
+    const { sql } = await sqlOf(() => report(a, "positiveFeedbackComments", WINDOW));
+    const statement = sql.find((q) => /FROM "Event" e/.test(q))!;
+    const order = /ORDER BY (.*) LIMIT/.exec(statement)![1]!;
+    expect(order.split(", ").map((k) => k.replace(/ COLLATE "C"/, ""))).toEqual([
+      'g."time" ASC',
+      'g."flowId" ASC NULLS FIRST',
+      'g."endUserId" ASC NULLS FIRST',
+      'n."userName" ASC NULLS FIRST',
+      'g."comment" ASC NULLS FIRST',
+    ]);
+  });
+
   it("every statement binds the account id", async () => {
     const { sql } = await sqlOf(() => report(a, "endUserEngagement", WINDOW));
     const reportSql = sql.filter((q) => /"Event(Rollup|UserRollup)?"/.test(q));

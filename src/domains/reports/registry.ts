@@ -16,6 +16,12 @@ export interface Column {
   name: string;
   kind: ColumnKind;
   nullable?: boolean;
+  /**
+   * Never NULL in SQL (a NOT NULL column of the table, not only of the answer): sorted without
+   * NULLS FIRST, which the same order means then, and which lets PostgreSQL take the order from an
+   * ascending index (NULLS LAST) and stop at the page instead of sorting every row (reportSql).
+   */
+  notNullInSql?: boolean;
   description: string;
 }
 
@@ -83,7 +89,9 @@ const C = {
   searches: col("searches", "int", "Self Help searches."),
   searchTerm: col("searchTerm", "string", "The search term, trimmed and lower-cased."),
   uniqueUsers: col("uniqueUsers", "int", "Distinct end users."),
-  time: col("time", "time", "When it happened (epoch ms; ISO 8601 in CSV)."),
+  // The event's own time ("Event"."time" is NOT NULL): the comments reports read events in the
+  // (accountId, type, time) index's order and stop at the page.
+  time: { ...col("time", "time", "When it happened (epoch ms; ISO 8601 in CSV)."), notNullInSql: true },
   comment: col("comment", "string", "The verbatim comment."),
   useful: col("useful", "int", "Feedback: useful."),
   notUseful: col("notUseful", "int", "Feedback: not useful."),
@@ -472,7 +480,7 @@ export function reportSql(def: ReportDefinition, p: ReportParams, dialect: "sqli
     const ref = c.name === "userName" ? `n."userName"` : `g."${c.name}"`;
     return `${ref}${c.kind === "string" && dialect === "postgres" ? ` COLLATE "C"` : ""}`;
   });
-  const order = refs.map((r) => `${r} ASC NULLS FIRST`).join(", ");
+  const order = refs.map((r, i) => `${r} ASC${def.columns[i]!.notNullInSql ? "" : " NULLS FIRST"}`).join(", ");
   const names = hasName ? sql` LEFT JOIN "EventUserName" n ON n."accountId" = ${p.accountId} AND n."endUserId" = g."endUserId"` : empty;
   const where = page?.after ? sql` WHERE ${keysetCondition(refs, page.after.values)}` : empty;
   const limit = page ? sql` LIMIT ${page.limit + (page.after?.same ?? 0) + 1}` : empty;
