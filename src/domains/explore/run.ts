@@ -1,7 +1,7 @@
 // Running a question's statements with a bound on their cost: EXPLORE_TIMEOUT_MS per question.
 //   - PostgreSQL: one read-only REPEATABLE READ transaction on the shared pool (the statements of a
-//     question see one snapshot) with `SET LOCAL statement_timeout`; the server cancels a statement
-//     past it.
+//     question see one snapshot) with a transaction-local statement_timeout (../../db/localSettings.ts);
+//     the server cancels a statement past it.
 //   - SQLite: better-sqlite3 is synchronous, so a long statement on the process's thread would stall
 //     every other request. Questions run in worker threads, each with its own read-only connection
 //     (WAL: readers never wait for the writer), in one read transaction per question; a worker past
@@ -12,6 +12,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { isPostgresUrl, loadConfig } from "../../config.js";
+import { setLocalSql } from "../../db/localSettings.js";
 import { sqliteFile } from "../../db/migrate.js";
 import { sharedPool } from "../../db/postgres.js";
 import { AppError } from "../../errors.js";
@@ -85,19 +86,22 @@ async function runPostgres(statements: readonly Statement[], ms: number, plan: P
   let broken: unknown;
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    await client.query(`SET LOCAL statement_timeout = ${Math.floor(ms)}`);
-    // Transaction-local: the pooled connection goes back with the server's defaults.
-    if (plan.hashJoins) await client.query("SET LOCAL enable_nestloop = off");
-    if (plan.hashAggregates) await client.query("SET LOCAL enable_sort = off");
-    // A question's sorts and hash tables over a month of events: at the default 4 MB they spill to
-    // disk (140 MB of external merge for a day × type question over 3M events, 80 MB for weekly
-    // retention). Per sort or hash node of this transaction only; questions run at most a pool's
-    // worth at once.
-    await client.query(`SET LOCAL work_mem = '${EXPLORE_WORK_MEM}'`);
-    // No JIT compilation: these statements are planned at a cost past jit_above_cost (millions of
-    // rows), and compiling their expressions took 100 to 280 ms of each funnel, retention or query
-    // statement over 3M events, more than the compiled code saved in their one pass.
-    await client.query("SET LOCAL jit = off");
+    await client.query(
+      setLocalSql({
+        statement_timeout: Math.floor(ms),
+        ...(plan.hashJoins ? { enable_nestloop: "off" } : {}),
+        ...(plan.hashAggregates ? { enable_sort: "off" } : {}),
+        // A question's sorts and hash tables over a month of events: at the default 4 MB they spill
+        // to disk (140 MB of external merge for a day × type question over 3M events, 80 MB for
+        // weekly retention). Per sort or hash node of this transaction only; questions run at most
+        // a pool's worth at once.
+        work_mem: EXPLORE_WORK_MEM,
+        // No JIT compilation: these statements are planned at a cost past jit_above_cost (millions
+        // of rows), and compiling their expressions took 100 to 280 ms of each funnel, retention or
+        // query statement over 3M events, more than the compiled code saved in their one pass.
+        jit: "off",
+      }),
+    );
     const out: Record<string, unknown>[][] = [];
     for (const s of statements) out.push((await client.query(s.sql, s.params)).rows);
     await client.query("COMMIT");

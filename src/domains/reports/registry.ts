@@ -6,6 +6,7 @@
 
 import { empty, join, raw, sqltag as sql } from "@prisma/client/runtime/client";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
+import { setLocalSql } from "../../db/localSettings.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { type DistinctKey, watermarkOf } from "./rollups.js";
 import { countSource, dailyUserSource, distinctUserSource, userSource } from "./sources.js";
@@ -530,12 +531,12 @@ const REPORT_WORK_MEM = "64MB";
  * hundred thousand groups at a few million events; at the default 4 MB they spilled to disk, which
  * doubled their time. jit off: a report reading a burst the rollup worker has not counted yet is
  * costed past jit_above_cost, and compiling its expressions cost more than it saved (2M events
- * pending at 3M: summary 756 ms with JIT against 765 without once the backend had loaded LLVM,
- * 1,642 ms the first time it did; flowCompletionByUser 572 and 1,183 against 440–462), as for
+ * pending at 3M: flowCompletionByUser 572 ms with JIT against 440–462 without once the backend had
+ * loaded LLVM, 1,183 ms the first time it did), as for
  * Explore's questions (src/domains/explore/run.ts). A report on counted rollups is costed below it.
  */
 export async function useReportSettings(tx: Pick<Tx, "$queryRawUnsafe">): Promise<void> {
-  await tx.$queryRawUnsafe(`SELECT set_config('work_mem', '${REPORT_WORK_MEM}', true) AS "workMem", set_config('jit', 'off', true) AS "jit"`);
+  await tx.$queryRawUnsafe(setLocalSql({ work_mem: REPORT_WORK_MEM, jit: "off" }));
 }
 
 /** Runs a report: its rows, each an array of wire values in column order (all of them, or one page and the keyset of the next). */
