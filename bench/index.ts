@@ -232,6 +232,14 @@ async function postgresDatabase(server: string): Promise<BenchDatabase> {
   return { url: url.toString(), label: `database ${name} on ${url.host}`, drop: () => onServer(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
+/**
+ * BENCH_PGBOUNCER_PREPARED=true: the pooler at BENCH_PGBOUNCER_URL keeps named statements across
+ * server connections (PgBouncer ≥ 1.21 with `max_prepared_statements`), so the pooled server keeps
+ * them too (DATABASE_PREPARED_STATEMENTS=true), as direct. Otherwise (Debian 12's PgBouncer 1.18)
+ * its reads run as functions.
+ */
+const poolerPrepares = process.env.BENCH_PGBOUNCER_PREPARED === "true";
+
 /** The bench database through PgBouncer (BENCH_PGBOUNCER_URL, default 127.0.0.1:6432), or null when no pooler answers. */
 async function poolerUrl(direct: string): Promise<string | null> {
   const url = new URL(process.env.BENCH_PGBOUNCER_URL ?? "postgresql://postgres@127.0.0.1:6432/postgres");
@@ -298,14 +306,7 @@ interface Measured {
  * the dropped requests before anything else is measured.
  */
 async function measure(loadgen: LoadGenerator, server: ServerProcess, call: HttpCall, opts: Options): Promise<Measured> {
-  const run = async (requests: number, seconds: number): Promise<Measured> => {
-    const before = [cpuMs(server.pid), commandCpuMs("postgres"), commandCpuMs("pgbouncer")] as const;
-    const result = await loadgen.run({ ...call, connections: opts.connections, maxRequests: requests, durationSeconds: seconds });
-    const [cpu, database, pooler] = [cpuMs(server.pid) - before[0], commandCpuMs("postgres") - before[1], commandCpuMs("pgbouncer") - before[2]];
-    if (result.cutOff) await sleep(Math.min(15_000, 2 * (Number.isFinite(result.p99) ? result.p99 : 5_000)));
-    const per = (ms: number) => ms / result.completed;
-    return { result, cpuMsPerRequest: per(cpu), databaseCpuMsPerRequest: per(database), poolerCpuMsPerRequest: per(pooler) };
-  };
+  const run = (requests: number, seconds: number) => measuredRun(loadgen, server, call, opts, requests, seconds);
   const sized = (perSecond: number, seconds: number) => Math.min(opts.requests, Math.max(opts.connections, Math.round(perSecond * seconds)));
   process.stderr.write("probe… ");
   const probe = await run(opts.connections * 4, 60);
@@ -313,6 +314,52 @@ async function measure(loadgen: LoadGenerator, server: ServerProcess, call: Http
   const warm = await run(sized(probe.result.requestsPerSecond, opts.warmup), runLimit(opts.warmup));
   process.stderr.write("measuring… ");
   return run(sized(warm.result.requestsPerSecond, opts.duration), runLimit(opts.duration));
+}
+
+/** One measured run of `requests` requests (`seconds`: the safety net), with the CPU of the server, PostgreSQL and PgBouncer. */
+async function measuredRun(loadgen: LoadGenerator, server: ServerProcess, call: HttpCall, opts: Options, requests: number, seconds: number): Promise<Measured> {
+  const before = [cpuMs(server.pid), commandCpuMs("postgres"), commandCpuMs("pgbouncer")] as const;
+  const result = await loadgen.run({ ...call, connections: opts.connections, maxRequests: requests, durationSeconds: seconds });
+  const [cpu, database, pooler] = [cpuMs(server.pid) - before[0], commandCpuMs("postgres") - before[1], commandCpuMs("pgbouncer") - before[2]];
+  if (result.cutOff) await sleep(Math.min(15_000, 2 * (Number.isFinite(result.p99) ? result.p99 : 5_000)));
+  const per = (ms: number) => ms / result.completed;
+  return { result, cpuMsPerRequest: per(cpu), databaseCpuMsPerRequest: per(database), poolerCpuMsPerRequest: per(pooler) };
+}
+
+/**
+ * The same call on several servers, each warmed up and measured as by measure(), then measured once
+ * more in the reverse order (A B C, then C B A): a drift of the machine's speed over the runs (other
+ * work, a checkpoint, autovacuum) weighs on every server alike, where runs minutes apart compared
+ * one drift with another. Each server's figures are over both of its runs: requests ÷ their time,
+ * CPU ÷ their requests.
+ */
+async function interleaved(loadgen: LoadGenerator, runs: { label: string; server: ServerProcess; call: HttpCall }[], opts: Options): Promise<Measured[]> {
+  const first: Measured[] = [];
+  for (const r of runs) {
+    process.stderr.write(`${r.label}: `);
+    first.push(await measure(loadgen, r.server, r.call, opts));
+    process.stderr.write(`${rate(first.at(-1)!.result.requestsPerSecond)} req/s; `);
+  }
+  const second: Measured[] = new Array(runs.length);
+  for (let i = runs.length - 1; i >= 0; i--) {
+    const r = runs[i]!;
+    const requests = Math.min(opts.requests, Math.max(opts.connections, Math.round(first[i]!.result.requestsPerSecond * opts.duration)));
+    second[i] = await measuredRun(loadgen, r.server, r.call, opts, requests, runLimit(opts.duration));
+    process.stderr.write(`${r.label} again: ${rate(second[i]!.result.requestsPerSecond)} req/s; `);
+  }
+  process.stderr.write("\n");
+  return first.map((a, i) => {
+    const b = second[i]!;
+    const completed = a.result.completed + b.result.completed;
+    const elapsedMs = a.result.elapsedMs + b.result.elapsedMs;
+    const per = (f: (m: Measured) => number) => (f(a) * a.result.completed + f(b) * b.result.completed) / completed;
+    return {
+      result: { ...a.result, completed, elapsedMs, requestsPerSecond: (completed * 1000) / elapsedMs, failures: a.result.failures + b.result.failures },
+      cpuMsPerRequest: per((m) => m.cpuMsPerRequest),
+      databaseCpuMsPerRequest: per((m) => m.databaseCpuMsPerRequest),
+      poolerCpuMsPerRequest: per((m) => m.poolerCpuMsPerRequest),
+    };
+  });
 }
 
 /** The safety-net time limit of a run meant to last `seconds`. */
@@ -518,7 +565,13 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     // server on the same database through the pooler, when one answers (scripts/pgbouncer.sh).
     const pooler = kind === "postgres" ? await poolerUrl(db.url) : null;
     const pooled = pooler
-      ? await startServerProcess({ ...env, DATABASE_URL: pooler, DATABASE_DIRECT_URL: db.url, DATABASE_PREPARED_STATEMENTS: "false", JOB_WORKER: "false" })
+      ? await startServerProcess({
+          ...env,
+          DATABASE_URL: pooler,
+          DATABASE_DIRECT_URL: db.url,
+          DATABASE_PREPARED_STATEMENTS: String(poolerPrepares),
+          JOB_WORKER: "false",
+        })
       : null;
     if (pooled) open.push(pooled.stop);
     // The same direct connection without named statements, as the pooled server runs its reads
@@ -628,18 +681,23 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
       await traced.stop();
       spansReceived = sink.spans();
     }
-    // The pooled server on the read routes, each run right after the direct server without named
-    // statements (and beside the direct server's run above).
+    // The pooled server on the read routes, interleaved with the direct server and the direct one
+    // without named statements (a ratio within 10 % is less than this machine drifts over minutes).
     const pooledRows: { label: string; direct: Measured; unnamed: Measured; pooled: Measured }[] = [];
     if (pooled && unnamed) {
       for (const c of cases.filter((c) => c.route !== "GraphQL content")) {
         const label = `${c.route}${c.limit === null ? "" : ` ${c.limit}`}`;
-        process.stderr.write(`bench ${kind}: ${label}: direct, without named statements: `);
-        const u = await measure(loadgen, unnamed, on(unnamed, c.guidegate), opts);
-        process.stderr.write(`${rate(u.result.requestsPerSecond)} req/s; through PgBouncer: `);
-        const m = await measure(loadgen, pooled, on(pooled, c.guidegate), opts);
-        process.stderr.write(`${rate(m.result.requestsPerSecond)} req/s\n`);
-        pooledRows.push({ label, direct: rows.find((r) => r.c === c)!.guidegate, unnamed: u, pooled: m });
+        process.stderr.write(`bench ${kind}: ${label}: `);
+        const [d, u, m] = await interleaved(
+          loadgen,
+          [
+            { label: "direct", server: guidegate, call: c.guidegate },
+            { label: "direct without named statements", server: unnamed, call: on(unnamed, c.guidegate) },
+            { label: "through PgBouncer", server: pooled, call: on(pooled, c.guidegate) },
+          ],
+          opts,
+        );
+        pooledRows.push({ label, direct: d!, unnamed: u!, pooled: m! });
       }
     }
     const loadAfter = loadavg()[0]!;
@@ -691,20 +749,23 @@ async function benchOne(kind: DbKind, opts: Options): Promise<void> {
     );
     if (pooledRows.length) {
       console.log(
-        "read routes through PgBouncer (transaction mode, DATABASE_PREPARED_STATEMENTS=false: the reads run as functions) vs direct " +
+        `read routes through PgBouncer (transaction mode, ${poolerPrepares ? "named statements kept by the pooler (BENCH_PGBOUNCER_PREPARED=true)" : "DATABASE_PREPARED_STATEMENTS=false: the reads run as functions"}) vs direct ` +
           "(target: within 10 %); `unnamed` = the direct server without named statements, as the pooled one. CPU ms per request of " +
-          "the server + PostgreSQL (its processes alive at the end of the run: a backend that exits meanwhile drops out) + PgBouncer " +
-          "(processes sharing the machine's cores: req/s follows their sum):",
+          "the server + PostgreSQL (every postgres process, and the backends that exited meanwhile) + PgBouncer " +
+          "(processes sharing the machine's cores: req/s follows their sum). Each server measured twice, interleaved (direct, unnamed, pooled, " +
+          "then the reverse order):",
       );
       for (const r of pooledRows) {
         const rps = (m: Measured) => m.result.requestsPerSecond;
         const ratio = rps(r.pooled) / rps(r.direct);
+        const cpuSum = (m: Measured) => m.cpuMsPerRequest + m.databaseCpuMsPerRequest + m.poolerCpuMsPerRequest;
         const cpu = (m: Measured) =>
           `${fixed(m.cpuMsPerRequest, 2)} + ${fixed(m.databaseCpuMsPerRequest, 2)} + ${fixed(m.poolerCpuMsPerRequest, 2)} = ` +
           fixed(m.cpuMsPerRequest + m.databaseCpuMsPerRequest + m.poolerCpuMsPerRequest, 2);
         console.log(
           `  ${r.label.padEnd(22)} pooled ${rate(rps(r.pooled))}, unnamed ${rate(rps(r.unnamed))}, direct ${rate(rps(r.direct))} req/s: ` +
-            `pooled ÷ direct ${fixed(ratio, 2)} (${ratio >= 0.9 ? "met" : "MISSED"}), pooled ÷ unnamed ${fixed(rps(r.pooled) / rps(r.unnamed), 2)}; ` +
+            `pooled ÷ direct ${fixed(ratio, 2)} (${ratio >= 0.9 ? "met" : "MISSED"}), pooled ÷ unnamed ${fixed(rps(r.pooled) / rps(r.unnamed), 2)}, ` +
+            `CPU pooled ÷ direct ${fixed(cpuSum(r.pooled) / cpuSum(r.direct), 2)}; ` +
             `CPU ms/req pooled ${cpu(r.pooled)}, unnamed ${cpu(r.unnamed)}, direct ${cpu(r.direct)}`,
         );
       }

@@ -95,8 +95,10 @@ export function cpuMs(pid: number): number {
 
 /**
  * CPU time, user + system in ms, of every process whose command is `comm` ("postgres": the database
- * server's backends and its background processes; "pgbouncer"): other clients' work included, and
- * a process that exits between two readings takes its time with it (a difference undercounts).
+ * server's backends and its background processes; "pgbouncer"), other clients' work included, and
+ * of their children that have exited (cutime + cstime): a backend that exits between two readings
+ * moves its time to the postmaster that reaped it, so a difference neither loses it nor goes
+ * negative (it did, by the time of the direct server's idle connections that closed meanwhile).
  */
 export function commandCpuMs(comm: string): number {
   let ticks = 0;
@@ -105,7 +107,7 @@ export function commandCpuMs(comm: string): number {
       if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== comm) continue;
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
     } catch {
       // the process ended meanwhile
     }

@@ -2,11 +2,21 @@
 # Starts Debian's PgBouncer in transaction mode on 127.0.0.1:${PGBOUNCER_PORT:-6432}, in front of the
 # local PostgreSQL (127.0.0.1:5432, trust auth), every database name passed through: what CI runs the
 # PostgreSQL test pass through (docs/production.md, "Behind a connection pooler"). Idempotent.
+# PGBOUNCER_BIN: another PgBouncer binary (scripts/pgbouncer-build.sh builds 1.24.1). From 1.21 on
+# it keeps named statements across server connections: `max_prepared_statements` is set then.
 set -euo pipefail
 port="${PGBOUNCER_PORT:-6432}"
-dir="${PGBOUNCER_DIR:-/tmp/guidegate-pgbouncer}"
+dir="${PGBOUNCER_DIR:-/tmp/guidegate-pgbouncer-$port}"
 if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "pgbouncer: already listening on $port"; exit 0; fi
-command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || { apt-get update -qq && apt-get install -y -qq pgbouncer >/dev/null; }
+bin="${PGBOUNCER_BIN:-}"
+if [ -z "$bin" ]; then
+  command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || { apt-get update -qq && apt-get install -y -qq pgbouncer >/dev/null; }
+  bin="$(PATH="$PATH:/usr/sbin" command -v pgbouncer)"
+fi
+# "PgBouncer 1.24.1" -> 1 24
+read -r major minor < <("$bin" --version | head -1 | sed -E 's/^PgBouncer ([0-9]+)\.([0-9]+).*/\1 \2/')
+prepared=""
+if [ "$major" -gt 1 ] || [ "$minor" -ge 21 ]; then prepared="max_prepared_statements = 200"; fi
 mkdir -p "$dir"
 cat >"$dir/pgbouncer.ini" <<INI
 [databases]
@@ -26,11 +36,12 @@ ignore_startup_parameters = extra_float_digits,options
 server_check_delay = 0
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
+$prepared
 INI
 printf '"postgres" ""\n"root" ""\n' >"$dir/userlist.txt"
 user_flag=()
 [ "$(id -u)" = 0 ] && { chown -R postgres "$dir"; user_flag=(-u postgres); }
-PATH="$PATH:/usr/sbin" pgbouncer -d "${user_flag[@]}" "$dir/pgbouncer.ini"
-for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { echo "pgbouncer: listening on $port (transaction mode)"; exit 0; }; sleep 0.1; done
+"$bin" -d "${user_flag[@]}" "$dir/pgbouncer.ini"
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { echo "pgbouncer $major.$minor: listening on $port (transaction mode${prepared:+, named statements kept})"; exit 0; }; sleep 0.1; done
 echo "pgbouncer did not start; see $dir/pgbouncer.log" >&2
 exit 1

@@ -128,4 +128,27 @@ describe.runIf(dbKind() === "postgres")("direct reads as functions, behind a tra
       await server.close();
     }
   });
+
+  // The CI pass through PgBouncer 1.24 (TEST_POOLER_PREPARED_STATEMENTS=true): the pooler keeps
+  // named statements across its server connections, so the service keeps them too. Through 1.18
+  // the same reads fail (the statement's name is unknown on the next server connection).
+  it.runIf(process.env.DATABASE_PREPARED_STATEMENTS === "true" && !!process.env.DATABASE_DIRECT_URL)(
+    "behind a pooler that keeps named statements, the direct reads stay named statements on every server connection",
+    async () => {
+      const server: Server = await startServer();
+      try {
+        const before = (await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_proc WHERE proname LIKE 'gg\\_read\\_%'")).rows[0]!.n;
+        // Enough at once that the app's pool and the pooler use several server connections.
+        const pages = await Promise.all(Array.from({ length: 24 }, () => call(`${server.url}${pathA(t)}/content?limit=2`, { headers: t.headers })));
+        for (const page of pages) {
+          expectJson(page, 200);
+          expect((page.body as { data: { tags: unknown[] }[] }).data.map((c) => c.tags.length)).toEqual([2, 2]);
+        }
+        const after = (await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_proc WHERE proname LIKE 'gg\\_read\\_%'")).rows[0]!.n;
+        expect(after).toBe(before);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

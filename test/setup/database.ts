@@ -29,7 +29,10 @@ if (server && /^postgres(ql)?:/.test(server)) {
   process.env.DATABASE_URL = withName(server);
   if (directServer) {
     process.env.DATABASE_DIRECT_URL = withName(directServer);
-    process.env.DATABASE_PREPARED_STATEMENTS = "false";
+    // PgBouncer before 1.21 hands a named statement's next use another server connection: the
+    // reads run as functions. TEST_POOLER_PREPARED_STATEMENTS=true: this pooler keeps named
+    // statements (PgBouncer ≥ 1.21 with max_prepared_statements), so the app keeps its default.
+    process.env.DATABASE_PREPARED_STATEMENTS = process.env.TEST_POOLER_PREPARED_STATEMENTS === "true" ? "true" : "false";
   }
   drop = async () => {
     const c = new pg.Client({ connectionString: adminUrl });
