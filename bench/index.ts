@@ -307,7 +307,7 @@ interface Measured {
  */
 async function measure(loadgen: LoadGenerator, server: ServerProcess, call: HttpCall, opts: Options): Promise<Measured> {
   const run = (requests: number, seconds: number) => measuredRun(loadgen, server, call, opts, requests, seconds);
-  const sized = (perSecond: number, seconds: number) => Math.min(opts.requests, Math.max(opts.connections, Math.round(perSecond * seconds)));
+  const sized = (perSecond: number, seconds: number) => sizedRun(opts, perSecond, seconds);
   process.stderr.write("probe… ");
   const probe = await run(opts.connections * 4, 60);
   process.stderr.write("warm-up… ");
@@ -343,7 +343,7 @@ async function interleaved(loadgen: LoadGenerator, runs: { label: string; server
   const second: Measured[] = new Array(runs.length);
   for (let i = runs.length - 1; i >= 0; i--) {
     const r = runs[i]!;
-    const requests = Math.min(opts.requests, Math.max(opts.connections, Math.round(first[i]!.result.requestsPerSecond * opts.duration)));
+    const requests = sizedRun(opts, first[i]!.result.requestsPerSecond, opts.duration);
     second[i] = await measuredRun(loadgen, r.server, r.call, opts, requests, runLimit(opts.duration));
     process.stderr.write(`${r.label} again: ${rate(second[i]!.result.requestsPerSecond)} req/s; `);
   }
@@ -361,6 +361,9 @@ async function interleaved(loadgen: LoadGenerator, runs: { label: string; server
     };
   });
 }
+
+/** Requests for a run of about `seconds` at `perSecond`: at least one per connection, at most --requests. */
+const sizedRun = (opts: Options, perSecond: number, seconds: number) => Math.min(opts.requests, Math.max(opts.connections, Math.round(perSecond * seconds)));
 
 /** The safety-net time limit of a run meant to last `seconds`. */
 const runLimit = (seconds: number) => 2 * seconds + 5;
