@@ -255,6 +255,35 @@ describe("segments over GraphQL", () => {
     const r = await gql(server, t, q, { a: t.accountId, id: s.id });
     expect(r.data.account.segment).toEqual({ acme: true, globex: false, free: false, ghost: null });
   });
+
+  it("reads the segment with one end user's values in one statement, answering as the separate reads", async () => {
+    // The rule's fields are read from its JSON in SQL on that path (src/domains/segments/read.ts):
+    // nesting, attribute links, negations and a field named only under `not` must all be found.
+    const rules = [
+      EMEA_GOLD,
+      { or: [{ field: "custom.score", op: "gt", value: 5 }, { not: { field: "attribute.company.region", op: "in", value: ["amer"] } }] },
+      { field: "custom.plan", op: "exists" },
+      { not: { field: "custom.company", op: "contains", value: "glob" } },
+      { and: [{ or: [{ not: { field: "custom.plan", op: "eq", value: "free" } }] }, { field: "attribute.company.region", op: "ne", value: "amer" }] },
+    ];
+    const users = { acme: "gold-acme", globex: "gold-globex", free: "free", ghost: "ghost" };
+    const all = `query($a: String!, $id: String!) { account(id: $a) { segment(id: $id) {
+      ${Object.entries(users)
+        .map(([alias, id]) => `${alias}: matches(endUserId: "${id}")`)
+        .join(" ")} } } }`;
+    const one = `query($a: String!, $id: String!, $u: String!) { account(id: $a) { segment(id: $id) { name matches(endUserId: $u) } } }`;
+    for (const [i, rule] of rules.entries()) {
+      const seg = await createSegment(`one-statement-${i}`, rule, []);
+      // Several end users: the segment's row, then each user's values (the separate reads).
+      const separate = (await gql(server, t, all, { a: t.accountId, id: seg.id })).data.account.segment;
+      for (const [alias, id] of Object.entries(users)) {
+        const { result, sql } = await sqlOf(() => gql(server, t, one, { a: t.accountId, id: seg.id, u: id }));
+        expect(result.data.account.segment, `rule ${i}, ${id}`).toEqual({ name: `one-statement-${i}`, matches: separate[alias] });
+        expect(shape(sql)).toEqual([...AUTH, "SELECT Segment"]);
+      }
+    }
+    expect((await gql(server, t, one, { a: t.accountId, id: "seg_none", u: "gold-acme" })).data.account.segment).toBeNull();
+  });
 });
 
 describe("B16: GET /segments/{segmentId}/contentOrder", () => {
@@ -321,16 +350,17 @@ describe("B16: GET /segments/{segmentId}/contentOrder", () => {
       contents,
     );
     const small = await createSegment("small", { field: "custom.plan", op: "eq", value: "gold" }, [contents[0]!]);
-    // At most 3 statements after auth, whatever the rule (attribute links included) and the number
-    // of contents: the segment, the values the rule reads, the content in order with its tags and
-    // the user's completions (src/domains/segments/read.ts).
-    const expected = [...AUTH, "SELECT Segment", "SELECT EndUser", "SELECT SegmentContent"];
+    // At most 2 statements after auth, whatever the rule (attribute links included) and the number
+    // of contents: the segment with the values its rule reads, then the content in order with its
+    // tags and the user's completions (src/domains/segments/read.ts).
+    const expected = [...AUTH, "SELECT Segment", "SELECT SegmentContent"];
     expect(shape((await sqlOf(() => order(big.id, "id=gold-acme"))).sql)).toEqual(expected);
     expect(shape((await sqlOf(() => order(small.id, "id=gold-acme"))).sql)).toEqual(expected);
     // A user who does not match costs no content read.
-    expect(shape((await sqlOf(() => order(small.id, "id=free"))).sql)).toEqual([...AUTH, "SELECT Segment", "SELECT EndUser"]);
-    // An unknown user: the same two.
-    expect(shape((await sqlOf(() => order(small.id, "id=nobody"))).sql)).toEqual([...AUTH, "SELECT Segment", "SELECT EndUser"]);
+    expect(shape((await sqlOf(() => order(small.id, "id=free"))).sql)).toEqual([...AUTH, "SELECT Segment"]);
+    // An unknown user, and an unknown segment: the same one.
+    expect(shape((await sqlOf(() => order(small.id, "id=nobody"))).sql)).toEqual([...AUTH, "SELECT Segment"]);
+    expect(shape((await sqlOf(() => order("seg_none", "id=gold-acme"))).sql)).toEqual([...AUTH, "SELECT Segment"]);
   });
 
   it("moves content the user completed (flow_completed, task_completed events) after the rest, each part in order", async () => {

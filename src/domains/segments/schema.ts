@@ -2,6 +2,7 @@
 // account's content. Evaluating a segment for one user reads a constant number of rows, whatever
 // the rule: the segment, the user's values, the attribute records the rule reaches through.
 import { queryFromInfo } from "@pothos/plugin-prisma";
+import { type GraphQLResolveInfo, GraphQLString, Kind, valueFromAST } from "graphql";
 import { prisma, type Tx, withTransaction } from "../../db/index.js";
 import { lockAccount } from "../../db/locks.js";
 import { AppError, badRequest, notFound } from "../../errors.js";
@@ -16,7 +17,7 @@ import { Content } from "../content/schema.js";
 import { decodeValue, endUserSchema, type StoredValue } from "../endUsers/fields.js";
 import { checkIdType, EndUserIdType } from "../endUsers/schema.js";
 import { completedContent } from "./progress.js";
-import { orderedContentFor, ruleValues, segmentRow, withLinked } from "./read.js";
+import { orderedContentFor, type RuleValues, ruleValues, type SegmentRow, segmentRow, segmentWithValues, withLinked } from "./read.js";
 import { checkRule, evaluate, type Rule } from "./rules.js";
 
 const NAME_MAX = 200;
@@ -29,21 +30,15 @@ const RULE_DOC = `A rule over end users, as JSON:
 A user without a value matches no comparison, matches \`ne\`, and does not \`exist\`.
 Example: \`{"and": [{"field": "custom.plan", "op": "in", "value": ["gold", "platinum"]}, {"not": {"field": "attribute.company.region", "op": "eq", "value": "emea"}}]}\``;
 
-interface SegmentRow {
-  id: string;
-  accountId: string;
-  name: string;
-  rule: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
 /**
  * A user's values for the paths a rule reads (null: no such user): one statement (./read.ts), and a
  * second only for records linked through a primary attribute the user holds in a non-string field.
  */
 async function valuesFor(accountId: string, endUserId: string, rule: Rule): Promise<((path: string) => unknown) | null> {
-  const found = await ruleValues(accountId, endUserId, rule);
+  return withUnlinked(accountId, await ruleValues(accountId, endUserId, rule));
+}
+
+async function withUnlinked(accountId: string, found: RuleValues | null): Promise<((path: string) => unknown) | null> {
   if (!found) return null;
   if (!found.unlinked.length) return found.read;
   const linked = new Map<string, unknown>();
@@ -60,9 +55,13 @@ async function valuesFor(accountId: string, endUserId: string, rule: Rule): Prom
  * request, so `matches` and `contentOrder` on one segment evaluate once.
  */
 const evaluations = new WeakMap<object, Map<string, Promise<boolean | null>>>();
-function matches(ctx: object, segment: SegmentRow, endUserId: string): Promise<boolean | null> {
+function evaluationsOf(ctx: object): Map<string, Promise<boolean | null>> {
   let cache = evaluations.get(ctx);
   if (!cache) evaluations.set(ctx, (cache = new Map()));
+  return cache;
+}
+function matches(ctx: object, segment: SegmentRow, endUserId: string): Promise<boolean | null> {
+  const cache = evaluationsOf(ctx);
   const key = `${segment.id}\u0000${endUserId}`;
   let result = cache.get(key);
   if (!result) {
@@ -74,6 +73,39 @@ function matches(ctx: object, segment: SegmentRow, endUserId: string): Promise<b
     cache.set(key, result);
   }
   return result;
+}
+
+/**
+ * The one end user the selection under `segment(id:)` evaluates (`contentOrder` and `matches`
+ * with the same `endUserId`, as B16 asks), if any: then the segment's row and that user's values
+ * come in one statement, and the evaluation is cached for those fields.
+ */
+function evaluatedUser(info: GraphQLResolveInfo): string | undefined {
+  const users = new Set<unknown>();
+  for (const node of info.fieldNodes)
+    for (const selection of node.selectionSet?.selections ?? []) {
+      if (selection.kind !== Kind.FIELD || (selection.name.value !== "contentOrder" && selection.name.value !== "matches")) continue;
+      const arg = selection.arguments?.find((a) => a.name.value === "endUserId");
+      users.add(arg ? valueFromAST(arg.value, GraphQLString, info.variableValues) : undefined);
+    }
+  const [user] = users;
+  return users.size === 1 && typeof user === "string" ? user : undefined;
+}
+
+/** The segment (null: none) read with the end user's values, its evaluation for them cached for the request. */
+async function segmentEvaluatedFor(ctx: object, accountId: string, id: string, endUserId: string): Promise<SegmentRow | null> {
+  const found = await segmentWithValues(accountId, id, endUserId);
+  if (!found) return null;
+  const { segment, values } = found;
+  const result = (async () => {
+    const read = await withUnlinked(accountId, values);
+    return read ? evaluate(JSON.parse(segment.rule) as Rule, read) : null;
+  })();
+  // Awaited by the fields that asked for it; a field that fails first (an idType check) must not
+  // leave a rejection nobody handles.
+  result.catch(() => undefined);
+  evaluationsOf(ctx).set(`${segment.id}\u0000${endUserId}`, result);
+  return segment;
 }
 
 /** The segment's content in its order, selected as the query asks. */
@@ -167,8 +199,11 @@ builder.prismaObjectField(Account, "segment", (t) =>
     description: "One segment by id (null when the account has none with that id).",
     args: { id: t.arg.string({ required: true }) },
     // The segment's own fields (B16 and most reads): one statement on the driver; relations through Prisma.
-    resolve: (query, account, { id }) =>
-      JSON.stringify(query) === "{}" ? segmentRow(account.id, id) : prisma.segment.findUnique({ ...query, where: { id, accountId: account.id } }),
+    resolve: (query, account, { id }, ctx, info) => {
+      if (JSON.stringify(query) !== "{}") return prisma.segment.findUnique({ ...query, where: { id, accountId: account.id } });
+      const endUserId = evaluatedUser(info);
+      return endUserId === undefined ? segmentRow(account.id, id) : segmentEvaluatedFor(ctx, account.id, id, endUserId);
+    },
   }),
 );
 
