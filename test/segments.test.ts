@@ -267,18 +267,23 @@ describe("segments over GraphQL", () => {
       { and: [{ or: [{ not: { field: "custom.plan", op: "eq", value: "free" } }] }, { field: "attribute.company.region", op: "ne", value: "amer" }] },
     ];
     const users = { acme: "gold-acme", globex: "gold-globex", free: "free", ghost: "ghost" };
-    const all = `query($a: String!, $id: String!) { account(id: $a) { segment(id: $id) {
+    const all = `query($a: String!, $id: String!) { account(id: $a) { segment(id: $id) { creationTime lastUpdateTime
       ${Object.entries(users)
         .map(([alias, id]) => `${alias}: matches(endUserId: "${id}")`)
         .join(" ")} } } }`;
-    const one = `query($a: String!, $id: String!, $u: String!) { account(id: $a) { segment(id: $id) { name matches(endUserId: $u) } } }`;
+    const one = `query($a: String!, $id: String!, $u: String!) { account(id: $a) { segment(id: $id) { name creationTime lastUpdateTime matches(endUserId: $u) } } }`;
     for (const [i, rule] of rules.entries()) {
       const seg = await createSegment(`one-statement-${i}`, rule, []);
       // Several end users: the segment's row, then each user's values (the separate reads).
       const separate = (await gql(server, t, all, { a: t.accountId, id: seg.id })).data.account.segment;
       for (const [alias, id] of Object.entries(users)) {
         const { result, sql } = await sqlOf(() => gql(server, t, one, { a: t.accountId, id: seg.id, u: id }));
-        expect(result.data.account.segment, `rule ${i}, ${id}`).toEqual({ name: `one-statement-${i}`, matches: separate[alias] });
+        expect(result.data.account.segment, `rule ${i}, ${id}`).toEqual({
+          name: `one-statement-${i}`,
+          creationTime: separate.creationTime,
+          lastUpdateTime: separate.lastUpdateTime,
+          matches: separate[alias],
+        });
         expect(shape(sql)).toEqual([...AUTH, "SELECT Segment"]);
       }
     }
