@@ -150,10 +150,11 @@ function valuesOf(rows: Row[], primaries: string[]): RuleValues | null {
  */
 let segmentValues: DirectQuery | undefined;
 function segmentValuesStatement(): DirectQuery {
+  if (segmentValues) return segmentValues;
   const columns = columnNames("Segment")
     .map((c) => `"${c}"`)
     .join(", ");
-  segmentValues ??= {
+  segmentValues = {
     name: "segment_with_values",
     postgres: `WITH s AS (SELECT ${columns} FROM "Segment" WHERE "id" = $1 AND "accountId" = $2),
     f AS (SELECT split_part(x."path", '.', 1) AS "kind", split_part(x."path", '.', 2) AS "name"
