@@ -31,13 +31,9 @@ A user without a value matches no comparison, matches \`ne\`, and does not \`exi
 Example: \`{"and": [{"field": "custom.plan", "op": "in", "value": ["gold", "platinum"]}, {"not": {"field": "attribute.company.region", "op": "eq", "value": "emea"}}]}\``;
 
 /**
- * A user's values for the paths a rule reads (null: no such user): one statement (./read.ts), and a
- * second only for records linked through a primary attribute the user holds in a non-string field.
+ * A user's values for the paths a rule reads (null: no such user), with the records linked through
+ * a primary attribute the user holds in a non-string field: those need a statement of their own.
  */
-async function valuesFor(accountId: string, endUserId: string, rule: Rule): Promise<((path: string) => unknown) | null> {
-  return withUnlinked(accountId, await ruleValues(accountId, endUserId, rule));
-}
-
 async function withUnlinked(accountId: string, found: RuleValues | null): Promise<((path: string) => unknown) | null> {
   if (!found) return null;
   if (!found.unlinked.length) return found.read;
@@ -51,29 +47,32 @@ async function withUnlinked(accountId: string, found: RuleValues | null): Promis
 }
 
 /**
- * Whether the end user matches the segment: null when the account has no such user. Cached per
- * request, so `matches` and `contentOrder` on one segment evaluate once.
+ * Whether the end user matches the segment (null: the account has no such user), from the values
+ * `read` gives. Cached per request, so `matches` and `contentOrder` on one segment evaluate once.
  */
 const evaluations = new WeakMap<object, Map<string, Promise<boolean | null>>>();
-function evaluationsOf(ctx: object): Map<string, Promise<boolean | null>> {
+function evaluation(ctx: object, segment: SegmentRow, endUserId: string, read: (rule: Rule) => Promise<RuleValues | null>): Promise<boolean | null> {
   let cache = evaluations.get(ctx);
   if (!cache) evaluations.set(ctx, (cache = new Map()));
-  return cache;
-}
-function matches(ctx: object, segment: SegmentRow, endUserId: string): Promise<boolean | null> {
-  const cache = evaluationsOf(ctx);
   const key = `${segment.id}\u0000${endUserId}`;
   let result = cache.get(key);
   if (!result) {
     result = (async () => {
       const rule = JSON.parse(segment.rule) as Rule;
-      const read = await valuesFor(segment.accountId, endUserId, rule);
-      return read ? evaluate(rule, read) : null;
+      const values = await withUnlinked(segment.accountId, await read(rule));
+      return values ? evaluate(rule, values) : null;
     })();
+    // Awaited by the fields that ask for it; one that fails first (an idType check) must not leave
+    // a rejection nobody handles.
+    result.catch(() => undefined);
     cache.set(key, result);
   }
   return result;
 }
+
+/** Whether the end user matches the segment (null: no such user): the user's values in one statement (./read.ts). */
+const matches = (ctx: object, segment: SegmentRow, endUserId: string) =>
+  evaluation(ctx, segment, endUserId, (rule) => ruleValues(segment.accountId, endUserId, rule));
 
 /**
  * The one end user the selection under `segment(id:)` evaluates (`contentOrder` and `matches`
@@ -96,16 +95,8 @@ function evaluatedUser(info: GraphQLResolveInfo): string | undefined {
 async function segmentEvaluatedFor(ctx: object, accountId: string, id: string, endUserId: string): Promise<SegmentRow | null> {
   const found = await segmentWithValues(accountId, id, endUserId);
   if (!found) return null;
-  const { segment, values } = found;
-  const result = (async () => {
-    const read = await withUnlinked(accountId, values);
-    return read ? evaluate(JSON.parse(segment.rule) as Rule, read) : null;
-  })();
-  // Awaited by the fields that asked for it; a field that fails first (an idType check) must not
-  // leave a rejection nobody handles.
-  result.catch(() => undefined);
-  evaluationsOf(ctx).set(`${segment.id}\u0000${endUserId}`, result);
-  return segment;
+  void evaluation(ctx, found.segment, endUserId, async () => found.values);
+  return found.segment;
 }
 
 /** The segment's content in its order, selected as the query asks. */
