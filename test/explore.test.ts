@@ -12,7 +12,7 @@ import { TOTALS } from "../src/domains/reports/rollups.js";
 import { catchUpRollups, rebuildRollups, rollUpAccount } from "../src/domains/reports/rollupWorker.js";
 import { evaluate, type Rule } from "../src/domains/segments/rules.js";
 import { seeded } from "../src/seed/random.js";
-import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant, testSeed } from "./helpers.js";
 
 let server: Server;
 let a: Tenant;
@@ -121,11 +121,11 @@ beforeAll(async () => {
     expect(s.errors).toBeUndefined();
     segmentIds[name] = s.data.createSegment.id;
   }
-  const events = makeEvents(7);
+  const events = makeEvents(testSeed(7));
   const posted = await req(`/v1/accounts/${a.accountId}/events`, { method: "POST", headers: a.headers, body: events });
   expect(posted.status, posted.text).toBe(202);
   // The other tenant: look-alike events that must never show.
-  const theirs = await req(`/v1/accounts/${other.accountId}/events`, { method: "POST", headers: other.headers, body: makeEvents(8) });
+  const theirs = await req(`/v1/accounts/${other.accountId}/events`, { method: "POST", headers: other.headers, body: makeEvents(testSeed(8)) });
   expect(theirs.status).toBe(202);
   expect((await req(`/api/v1/${a.accountId}/endUsers/u3`, { method: "DELETE", headers: a.headers })).status).toBe(204);
   const rows = await prisma.event.findMany({ where: { accountId: a.accountId } });
@@ -251,15 +251,8 @@ function oracle(q: Question, events: Ev[] = stored): { columns: string[]; rows: 
   }
   if (!q.interval && !dims.length && !groups.size) groups.set("[]", { key: [], events: [] });
   const rows = [...groups.values()].map((g) => [...g.key, ...q.metrics.map((m) => metric(g.events, m))]);
-  const cmp = (x: unknown, y: unknown): number => {
-    if (x === y) return 0;
-    if (x === null) return -1;
-    if (y === null) return 1;
-    if (typeof x === "boolean") return Number(x) - Number(y);
-    if (typeof x === "number") return x - (y as number);
-    return (x as string) < (y as string) ? -1 : 1;
-  };
   const t0 = q.interval ? 1 : 0;
+  const cmp = compareCells;
   rows.sort((x, y) => {
     if (q.interval) {
       const c = cmp(x[0], y[0]);
@@ -278,6 +271,21 @@ function oracle(q: Question, events: Ev[] = stored): { columns: string[]; rows: 
     rows,
     totals: q.metrics.map((m) => metric(matching, m)),
   };
+}
+
+/**
+ * The contract's order of values: nulls first, then false before true, numbers by value, text by
+ * code point (not UTF-16 unit: they differ past U+FFFF). Both oracles sort with it.
+ */
+function compareCells(x: unknown, y: unknown): number {
+  if (x === y) return 0;
+  if (x === null) return -1;
+  if (y === null) return 1;
+  if (typeof x === "boolean") return Number(x) - Number(y);
+  if (typeof x === "number") return x - (y as number);
+  const [a, b] = [[...(x as string)], [...(y as string)]];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]!.codePointAt(0)! - b[i]!.codePointAt(0)!;
+  return a.length - b.length;
 }
 
 const round = (v: unknown) => (typeof v === "number" ? Math.round(v * 1e9) / 1e9 : v);
@@ -351,7 +359,7 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
   });
 
   it("agrees with the oracle on randomized questions (DST zones, odd edges, user fields, erased users, segments)", async () => {
-    const r = seeded(42);
+    const r = seeded(testSeed(42));
     const dims = [
       "event:type",
       "event:domain",
@@ -548,7 +556,7 @@ describe("query from the rollups (events and users per UTC day and type)", () =>
   ];
   /** Events over the 8 days from D0 (some on the millisecond before or at a midnight), 25 end users, a tenth anonymous. */
   const events = (n: number, seed: number) => {
-    const r = seeded(seed);
+    const r = seeded(testSeed(seed));
     return Array.from({ length: n }, () => {
       const time = r.chance(0.1) ? D0 + (1 + r.int(7)) * DAY - r.int(2) : D0 + r.int(8 * DAY);
       return { ...r.pick(TEMPLATES), time, ...(r.chance(0.1) ? {} : { endUserId: `r${r.int(25)}` }) };
@@ -627,7 +635,8 @@ describe("query from the rollups (events and users per UTC day and type)", () =>
     await expectExact("part way");
     expect(await catchUpRollups(t.accountId)).toBe(650);
     await expectExact("caught up");
-    await post(events(60, 3));
+    // Among them an end user new to the rollups with several uncounted events: counted once.
+    await post([...events(60, 3), ...[1, 2, 3].map((h) => ({ type: "user_action", actionId: "export", time: D0 + 2 * DAY + h * 3_600_000, endUserId: "n1" }))]);
     await erase("r4");
     await expectExact("caught up, then late events");
     // Pages walked with a cursor and the CSV give the rows of the one answer.
@@ -758,9 +767,7 @@ function funnelOracle(q: FunnelQ) {
       };
     });
   if (!q.breakdown) return { steps: steps(groups.get("null")?.reached ?? q.steps.map(() => [])) };
-  const sorted = [...groups.values()].sort((x, y) =>
-    x.value === y.value ? 0 : x.value === null ? -1 : y.value === null ? 1 : String(x.value) < String(y.value) ? -1 : 1,
-  );
+  const sorted = [...groups.values()].sort((x, y) => compareCells(x.value, y.value));
   return { breakdown: q.breakdown, groups: sorted.map((g) => ({ value: g.value, steps: steps(g.reached) })) };
 }
 
@@ -836,7 +843,7 @@ describe("POST /v1/accounts/{accountId}/analytics/funnel", () => {
   });
 
   it("agrees with the oracle on randomized funnels (windows, breakdowns, user filters, segments, erased users)", async () => {
-    const r = seeded(77);
+    const r = seeded(testSeed(77));
     const stepConds = (): Cond[] =>
       r.pick([
         [["is", "event:type", ["flow_started"]]],
@@ -884,7 +891,7 @@ describe("POST /v1/accounts/{accountId}/analytics/funnel", () => {
   });
 
   it("agrees with the oracle on funnels whose steps name their types, none in two consecutive steps (each step by its earliest time)", async () => {
-    const r = seeded(78);
+    const r = seeded(testSeed(78));
     const options: Cond[][] = [
       [["is", "event:type", ["flow_started"]]],
       [
@@ -1068,7 +1075,7 @@ describe("POST /v1/accounts/{accountId}/analytics/retention", () => {
   });
 
   it("agrees with the oracle on randomized retention questions (periods, zones, user filters, segments, erased users)", async () => {
-    const r = seeded(99);
+    const r = seeded(testSeed(99));
     for (let i = 0; i < 16; i++) {
       const second = r.chance(0.5);
       const base = second ? W1 : W0;

@@ -199,3 +199,14 @@ export async function redisAnswers(url: string): Promise<boolean> {
     client.disconnect();
   }
 }
+
+/**
+ * The seed of a randomized comparison (an oracle test): `base`, moved by TEST_SEED. The suite runs
+ * with TEST_SEED unset (the same cases on every run); `TEST_SEED=N npx vitest run <file>` draws other
+ * cases, to look for what the fixed ones miss (the same TEST_SEED reproduces a failure).
+ */
+export function testSeed(base: number): number {
+  const offset = Number(process.env.TEST_SEED ?? 0);
+  if (!Number.isInteger(offset)) throw new Error(`TEST_SEED must be an integer, not '${process.env.TEST_SEED}'`);
+  return base + offset;
+}

@@ -14,7 +14,7 @@ import { catchUpRollups, RollupWorker, rebuildRollups, rollUpAccount, rollupStat
 import { decodeReportCursor, encodeReportCursor } from "../src/domains/reports/schema.js";
 import { rng } from "../src/seed/random.js";
 import { killChildren, startServerProcess } from "./childProcess.js";
-import { call, gql, prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, gql, prisma, requester, type Server, startServer, type Tenant, tenant, testSeed } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -153,7 +153,7 @@ async function expectRollupsMatchRaw(label: string, filters = FILTERS) {
 beforeAll(async () => {
   server = await startServer();
   t = await tenant("roll");
-  const events = randomEvents(6_000, 20);
+  const events = randomEvents(6_000, testSeed(20));
   for (let i = 0; i < events.length; i += 1_500) {
     const r = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events.slice(i, i + 1_500) });
     expect(r.status, r.text).toBe(202);

@@ -162,13 +162,17 @@ export function rollupBodies(
     if (q.filters.length) windowUsers = rawUsers();
     else {
       // End users whose latest counted event is on a whole day of the window (none is later: see
-      // `later`), and the others of the start day's partial events and of the events not counted yet.
+      // `later`), and the others of the start day's partial events and of the events not counted yet,
+      // each once (DISTINCT in each part: without a partial start day the UNION below has one part,
+      // and an end user new to the rollups with several uncounted events was counted once per event).
       const start = d0 * DAY;
       const edge = [
         ...(from < start
-          ? [`SELECT e."endUserId" AS "v" FROM "Event" e WHERE e."accountId" = ${acct}${typeIn} AND e."time" >= ${b.p(from)} AND e."time" < ${b.p(start)}`]
+          ? [
+              `SELECT DISTINCT e."endUserId" AS "v" FROM "Event" e WHERE e."accountId" = ${acct}${typeIn} AND e."time" >= ${b.p(from)} AND e."time" < ${b.p(start)}`,
+            ]
           : []),
-        `SELECT e."endUserId" AS "v" FROM ${above} WHERE e."accountId" = ${acct}${typeIn} AND e."time" >= ${b.p(start)} AND e."time" < ${b.p(to)}${tail}`,
+        `SELECT DISTINCT e."endUserId" AS "v" FROM ${above} WHERE e."accountId" = ${acct}${typeIn} AND e."time" >= ${b.p(start)} AND e."time" < ${b.p(to)}${tail}`,
       ];
       const fast = `SELECT c."users" AS "u" FROM "EventLastSeenCount" c
           WHERE c."accountId" = ${acct} AND c."type" = ${b.p(ANY_TYPE)} AND c."key" = ${b.p(ANY_TYPE)} AND c."day" >= ${b.p(d0)}
