@@ -5,6 +5,8 @@
 //                                                   writes data/bench/content-<limit>[-graphql].cpuprofile)
 //   npm run bench:profile -- b16                    (B16, the segment's content order, instead:
 //                                                   writes data/bench/b16.cpuprofile)
+//   npm run bench:profile -- b14                    (B14, one end user with its custom values:
+//                                                   writes data/bench/b14.cpuprofile)
 //
 // Open the .cpuprofile in Chrome DevTools (Performance) or speedscope; the summary printed groups
 // the samples by package (inclusive time; the fetch client in this process counts as "node").
@@ -19,7 +21,8 @@ process.env.NODE_ENV = "production";
 process.env.LOG_LEVEL = "warn";
 process.env.RATE_LIMIT_PER_MINUTE = "1000000000";
 const b16 = process.argv[2] === "b16";
-const limit = b16 ? 20 : Number(process.argv[2] ?? 10);
+const b14 = process.argv[2] === "b14";
+const limit = b16 || b14 ? 20 : Number(process.argv[2] ?? 10);
 
 const { migrate } = await import("../src/db/migrate.js");
 await migrate(process.env.DATABASE_URL);
@@ -39,18 +42,20 @@ const overGraphql = process.argv[3] === "graphql";
 const { routes } = await import("../src/rest/routes.js");
 const document = routes.find((r) => r.name === "listContentA")!.document;
 const request = (): [string, RequestInit] =>
-  b16
-    ? [`${base}/v1/accounts/${seeded.accountId}/segments/${seeded.segmentId}/contentOrder?id=${seeded.endUserId}`, { headers }]
-    : overGraphql
-      ? [
-          `${base}/graphql`,
-          {
-            method: "POST",
-            headers: { ...headers, "content-type": "application/json" },
-            body: JSON.stringify({ query: document, variables: { accountId: seeded.accountId, first: limit } }),
-          },
-        ]
-      : [`${base}/api/v1/${seeded.accountId}/content?limit=${limit}`, { headers }];
+  b14
+    ? [`${base}/v1/accounts/${seeded.accountId}/endUsers/${seeded.endUserId}?fields=custom`, { headers }]
+    : b16
+      ? [`${base}/v1/accounts/${seeded.accountId}/segments/${seeded.segmentId}/contentOrder?id=${seeded.endUserId}`, { headers }]
+      : overGraphql
+        ? [
+            `${base}/graphql`,
+            {
+              method: "POST",
+              headers: { ...headers, "content-type": "application/json" },
+              body: JSON.stringify({ query: document, variables: { accountId: seeded.accountId, first: limit } }),
+            },
+          ]
+        : [`${base}/api/v1/${seeded.accountId}/content?limit=${limit}`, { headers }];
 const headers = { "x-service-integration-key": seeded.key, "x-service-user": seeded.email };
 const n = limit >= 1000 ? 150 : 3000;
 for (let i = 0; i < 50; i++) await (await fetch(...request())).text(); // warm-up
@@ -69,12 +74,13 @@ await Promise.all(
 const cpu = process.cpuUsage(c0);
 const { profile } = await session.post("Profiler.stop");
 console.log(
-  `${b16 ? "B16" : `limit ${limit}`}: ${(n / ((performance.now() - t0) / 1000)).toFixed(0)} req/s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} CPU ms/req`,
+  `${b14 ? "B14" : b16 ? "B16" : `limit ${limit}`}: ${(n / ((performance.now() - t0) / 1000)).toFixed(0)} req/s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} CPU ms/req`,
 );
-const out = b16 ? "data/bench/b16.cpuprofile" : `data/bench/content-${limit}${overGraphql ? "-graphql" : ""}.cpuprofile`;
+const out = b14 ? "data/bench/b14.cpuprofile" : b16 ? "data/bench/b16.cpuprofile" : `data/bench/content-${limit}${overGraphql ? "-graphql" : ""}.cpuprofile`;
 writeFileSync(out, JSON.stringify(profile));
 console.log(`profile: ${out}`);
 printByPackage(profile as unknown as Profile);
+printTopFunctions(profile as unknown as Profile);
 process.exit(0);
 
 interface Profile {
@@ -111,5 +117,26 @@ function printByPackage(p: Profile): void {
   });
   for (const [a, t] of [...time.entries()].sort((x, y) => y[1] - x[1]).slice(0, 20)) {
     console.log(`${((t / total) * 100).toFixed(1).padStart(6)}%  ${a}`);
+  }
+}
+
+/** Self time per function (name and file:line), the 25 largest: where to look inside a package. */
+function printTopFunctions(p: Profile): void {
+  const byId = new Map(p.nodes.map((node) => [node.id, node]));
+  const self = new Map<string, number>();
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    const node = byId.get(id);
+    if (!node || node.callFrame.functionName === "(idle)") return;
+    const dt = p.timeDeltas[i] ?? 0;
+    total += dt;
+    const { functionName, url, lineNumber } = node.callFrame as { functionName: string; url: string; lineNumber?: number };
+    const where = url ? `${url.replace(/^.*\/(node_modules|src)\//, "$1/")}:${(lineNumber ?? 0) + 1}` : "";
+    const key = `${functionName || "(anonymous)"} ${where}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+  });
+  console.log("self time:");
+  for (const [k, t] of [...self.entries()].sort((x, y) => y[1] - x[1]).slice(0, 25)) {
+    console.log(`${((t / total) * 100).toFixed(1).padStart(6)}%  ${k}`);
   }
 }
