@@ -99,7 +99,22 @@ const WINDOWS: [number, number][] = [
   [D0 + 24 * H, D0 + 6 * 24 * H],
   // Inside the last day of events, ending after them: the day counts hold none of it, all raw.
   [D0 + 4 * 24 * H + 1 * H + 7 * M, D0 + 4 * 24 * H + 10 * H],
+  // Two drawn from the seed (TEST_SEED draws others): each edge on a day, on an hour or anywhere.
+  ...randomWindows(2, testSeed(50)),
 ];
+
+function randomWindows(n: number, seed: number): [number, number][] {
+  const r = rng(seed);
+  const edge = () => {
+    const t = D0 - 3 * H + Math.floor(r() * (5 * 24 + 3) * H);
+    const snap = r();
+    return snap < 0.3 ? Math.floor(t / (24 * H)) * 24 * H : snap < 0.6 ? Math.floor(t / H) * H : t;
+  };
+  return Array.from({ length: n }, () => {
+    const [a, b] = [edge(), edge()];
+    return [Math.min(a, b), Math.max(a, b)];
+  });
+}
 const FILTERS = [
   { includeDomains: [], excludeDomains: [] },
   { includeDomains: ["a.x.com"], excludeDomains: [] },
