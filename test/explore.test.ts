@@ -91,7 +91,9 @@ interface Ev {
 let stored: Ev[] = [];
 
 beforeAll(async () => {
-  server = await startServer();
+  // The randomized comparisons ask one account hundreds of questions a minute (each page of a walk
+  // too); the per-account budget is tested in test/cost-budget.test.ts, not here.
+  server = await startServer({ RATE_LIMIT_PER_MINUTE: "1000000" });
   a = await tenant("explore");
   other = await tenant("explore-other");
   for (const t of [a, other]) {
@@ -213,6 +215,7 @@ interface Question {
   filters?: Cond[];
   interval?: string;
   timeZone?: string;
+  orderBy?: [string, "asc" | "desc"][];
   startDate: string;
   endDate: string;
 }
@@ -253,7 +256,14 @@ function oracle(q: Question, events: Ev[] = stored): { columns: string[]; rows: 
   const rows = [...groups.values()].map((g) => [...g.key, ...q.metrics.map((m) => metric(g.events, m))]);
   const t0 = q.interval ? 1 : 0;
   const cmp = compareCells;
+  const columns = [...(q.interval ? ["time"] : []), ...dims, ...q.metrics];
   rows.sort((x, y) => {
+    // An orderBy first (descending: the reverse, so nulls last), then the default order.
+    for (const [column, dir] of q.orderBy ?? []) {
+      const i = columns.indexOf(column);
+      const c = dir === "asc" ? cmp(x[i], y[i]) : cmp(y[i], x[i]);
+      if (c) return c;
+    }
     if (q.interval) {
       const c = cmp(x[0], y[0]);
       if (c) return c;
@@ -267,7 +277,7 @@ function oracle(q: Question, events: Ev[] = stored): { columns: string[]; rows: 
     return 0;
   });
   return {
-    columns: [...(q.interval ? ["time"] : []), ...dims, ...q.metrics],
+    columns,
     rows,
     totals: q.metrics.map((m) => metric(matching, m)),
   };
@@ -419,12 +429,33 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
         startDate: r.chance(0.2) ? fmt(s).slice(0, 10) : fmt(s),
         endDate: fmt(e),
       };
+      // Half of them ordered by one or two of their columns (ties broken by the default order).
+      const columns = [...(interval ? ["time"] : []), ...(q.dimensions ?? []), ...q.metrics];
+      if (r.chance(0.5)) q.orderBy = r.sample(columns, 1 + r.int(2)).map((c) => [c, r.pick(["asc", "desc"] as const)]);
       const want = oracle(q);
       const got = await ask(a, { ...q, limit: 10_000 });
       expect(got.status, `${JSON.stringify(q)} → ${got.text}`).toBe(200);
       expect(got.body.columns).toEqual(want.columns);
       expect(rounded(got.body.rows), JSON.stringify(q)).toEqual(rounded(want.rows));
       expect(got.body.totals.map(round), JSON.stringify(q)).toEqual(want.totals.map(round));
+      // The same rows page by page: a small limit, the cursor of each page to the next, no row twice or missed.
+      const limit = Math.max(1, Math.ceil(want.rows.length / (2 + r.int(7))));
+      const paged: unknown[][] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; pages === 0 || cursor; pages++) {
+        expect(pages, JSON.stringify(q)).toBeLessThan(12);
+        const page: { status: number; text: string; body: { rows: unknown[][]; cursor: string | null; totals: unknown[] } } = await ask(a, {
+          ...q,
+          limit,
+          ...(cursor ? { cursor } : {}),
+        });
+        expect(page.status, `${JSON.stringify(q)} → ${page.text}`).toBe(200);
+        expect(page.body.rows.length, JSON.stringify(q)).toBeLessThanOrEqual(limit);
+        expect(page.body.totals).toEqual(got.body.totals);
+        paged.push(...page.body.rows);
+        cursor = page.body.cursor;
+      }
+      expect(rounded(paged), `paged by ${limit}: ${JSON.stringify(q)}`).toEqual(rounded(want.rows));
     }
   });
 
