@@ -488,11 +488,18 @@ export function reportSql(def: ReportDefinition, p: ReportParams, dialect: "sqli
   return sql`SELECT ${raw(select)} FROM (${def.sql(q)}) g${names}${where} ORDER BY ${raw(order)}${limit}`;
 }
 
-/** A database value as it goes into a cursor (JSON) and comes back as a bound parameter. */
-function cursorValue(v: unknown): unknown {
-  if (typeof v === "bigint") return Number(v);
+/**
+ * A database value as it goes into a cursor (JSON) and comes back as a bound parameter, compared
+ * with `===` to the next page's rows. Counts come as numbers whatever the driver made of them:
+ * PostgreSQL's SUM of a bigint is a numeric, which arrives as a Decimal object (JSON: a string, which
+ * the cursor check refused as malformed, and never `===` to the next page's Decimal).
+ */
+function cursorValue(kind: ColumnKind, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
   if (v instanceof Date) return v.toISOString();
-  return v ?? null;
+  if (kind === "int" || kind === "date") return Number(typeof v === "object" ? String(v) : v);
+  if (typeof v === "bigint") return Number(v);
+  return v;
 }
 
 const pad = (n: number) => String(n).padStart(2, "0");
@@ -558,7 +565,7 @@ export async function runReport(def: ReportDefinition, p: ReportParams, page?: P
       : await prisma.$queryRaw<Record<string, unknown>[]>(statement(p.raw ? 0 : await watermarkOf(prisma, p.accountId)));
   const wire = (r: Record<string, unknown>) => def.columns.map((c) => wireValue(c.kind, r[c.name]));
   if (!page) return found.map(wire);
-  const sortValues = (r: Record<string, unknown>) => def.columns.map((c) => cursorValue(r[c.name]));
+  const sortValues = (r: Record<string, unknown>) => def.columns.map((c) => cursorValue(c.kind, r[c.name]));
   const same = (a: unknown[], b: unknown[]) => a.every((v, i) => v === b[i]);
   // Rows equal to the keyset row come first; as many as were returned already are dropped.
   const after = page.after;
