@@ -3,7 +3,9 @@
 // counts stay what they were (their events are kept under a random pseudonym). The audit log
 // records the erasure without repeating the personal data; bulk deletes stay set-based.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dbKind } from "../src/db/index.js";
 import { REPORTS } from "../src/domains/reports/registry.js";
+import { catchUpRollups } from "../src/domains/reports/rollupWorker.js";
 import { gql, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
@@ -73,6 +75,41 @@ async function allReports(t: Tenant): Promise<Record<string, { json: any; csv: s
 
 const personal = (text: string) => [ID, NAME, WORDS, SECRET_VALUE].filter((p) => text.includes(p));
 
+/** Every (table.column, text) of the database whose value contains one of the texts: all tables, all schemas, text and JSON columns. */
+async function databaseHolding(texts: string[]): Promise<string[]> {
+  const columns =
+    dbKind() === "postgres"
+      ? await prisma.$queryRawUnsafe<{ t: string; c: string }[]>(
+          `SELECT CASE WHEN table_schema = 'public' THEN format('%I', table_name) ELSE format('%I.%I', table_schema, table_name) END AS t, format('%I', column_name) AS c FROM information_schema.columns
+           WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND data_type IN ('text', 'character varying', 'json', 'jsonb', 'bytea', 'ARRAY', 'USER-DEFINED')
+             AND (table_schema, table_name) IN (SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE')`,
+        )
+      : (
+          await Promise.all(
+            (
+              await prisma.$queryRawUnsafe<{ name: string }[]>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+            ).map(async ({ name }) =>
+              (
+                await prisma.$queryRawUnsafe<{ name: string; type: string }[]>(`SELECT name, type FROM pragma_table_info('${name}')`)
+              )
+                .filter((c) => /TEXT|CHAR|JSON|BLOB|^$/i.test(c.type))
+                .map((c) => ({ t: `"${name}"`, c: `"${c.name}"` })),
+            ),
+          )
+        ).flat();
+  expect(columns.length).toBeGreaterThan(30);
+  const found: string[] = [];
+  for (const { t, c } of columns) {
+    const asText = `CAST(${c} AS TEXT)`;
+    for (const text of texts) {
+      const contains = dbKind() === "postgres" ? `strpos(${asText}, $1) > 0` : `instr(${asText}, ?) > 0`;
+      const [row] = await prisma.$queryRawUnsafe<{ n: bigint | number }[]>(`SELECT COUNT(*) AS n FROM ${t} WHERE ${contains}`, text);
+      if (Number(row!.n)) found.push(`${t}.${c}: ${text}`.replaceAll('"', ""));
+    }
+  }
+  return found;
+}
+
 describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
   it("erases the end user from every report (JSON and CSV), GraphQL and the audit log; totals stay", async () => {
     const t = await tenant("erase");
@@ -96,6 +133,16 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     ];
     expect(await children(row.id)).toEqual([1, 1]);
 
+    // Where they are before, their per-user rollups counted (the scan below finds them).
+    await catchUpRollups(t.accountId);
+    const held = await databaseHolding([ID, NAME, WORDS, SECRET_VALUE]);
+    for (const place of [
+      "EndUserValue.text: " + SECRET_VALUE,
+      "Event.comment: " + WORDS,
+      "EventUserName.userName: " + NAME,
+      "EventUserRollup.endUserId: " + ID,
+    ])
+      expect(held).toContain(place);
     const del = await req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(ID)}`, { method: "DELETE", headers: t.headers });
     expect(del.status).toBe(204);
     // Their values and actions went with them (explicitly: no foreign key cascades them on PostgreSQL); Bob's stay.
@@ -135,6 +182,8 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     expect(await prisma.event.count({ where: { accountId: t.accountId, comment: { contains: "Alice" } } })).toBe(0);
     expect(await prisma.eventUserName.count({ where: { accountId: t.accountId, endUserId: ID } })).toBe(0);
     expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: "bob" } })).toBe(2); // others untouched
+    // And every text column of every table (job queues included): none holds their id, name, words or values.
+    expect(await databaseHolding([ID, NAME, WORDS, SECRET_VALUE])).toEqual([]);
   }, 60_000);
 
   it("the webhook delivery log no longer names them: engagement messages carry the pseudonym", async () => {
@@ -159,6 +208,8 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     expect(mine.length).toBe(3); // Alice's flow_started and two flow_feedback
     expect(new Set(mine.map(([, d]: [string, Record<string, unknown>]) => d.endUserId)).size).toBe(1);
     for (const [, d] of mine) expect(d).not.toHaveProperty("userName");
+    // In the whole database only that message's delivery names them.
+    expect(await databaseHolding([ID, NAME, WORDS, SECRET_VALUE])).toEqual([`WebhookDelivery.payload: ${ID}`]);
   }, 60_000);
 
   it("the GraphQL mutation erases the same way; a missing id is a 404 that changes nothing", async () => {
