@@ -137,10 +137,10 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     await catchUpRollups(t.accountId);
     const held = await databaseHolding([ID, NAME, WORDS, SECRET_VALUE]);
     for (const place of [
-      "EndUserValue.text: " + SECRET_VALUE,
-      "Event.comment: " + WORDS,
-      "EventUserName.userName: " + NAME,
-      "EventUserRollup.endUserId: " + ID,
+      `EndUserValue.text: ${SECRET_VALUE}`,
+      `Event.comment: ${WORDS}`,
+      `EventUserName.userName: ${NAME}`,
+      `EventUserRollup.endUserId: ${ID}`,
     ])
       expect(held).toContain(place);
     const del = await req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(ID)}`, { method: "DELETE", headers: t.headers });
