@@ -35,12 +35,22 @@ function fieldType(model: string, column: string): string | undefined {
   return fieldTypes.get(model)?.get(column);
 }
 
-let updatedAtFields: Map<string, string[]> | undefined;
-function updatedAtColumns(model: string): string[] {
-  updatedAtFields ??= new Map(
-    Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [name, m.fields.filter((f) => f.isUpdatedAt).map((f) => f.name)]),
+let nowFields: Map<string, string[]> | undefined;
+/**
+ * The columns Prisma fills with the current time when a create leaves them out: `@updatedAt`, and
+ * the DateTime columns with a default (every one of this schema's is `@default(now())`). Never the
+ * database's default: on PostgreSQL `CURRENT_TIMESTAMP` into a zoneless `timestamp(3)` column is
+ * the session time zone's wall clock (a server in Pacific/Chatham stored events received 13¾ hours
+ * "later").
+ */
+function nowColumns(model: string): string[] {
+  nowFields ??= new Map(
+    Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [
+      name,
+      m.fields.filter((f) => f.isUpdatedAt || (f.kind === "scalar" && f.type === "DateTime" && f.hasDefaultValue)).map((f) => f.name),
+    ]),
   );
-  return updatedAtFields.get(model) ?? [];
+  return nowFields.get(model) ?? [];
 }
 
 /** The PostgreSQL types of a model's columns, from the Prisma datamodel (as the migrations create them). */
@@ -99,8 +109,8 @@ export async function insertRows(
   opts: { skipDuplicates?: boolean; identity?: string[]; onConflict?: string } = {},
 ): Promise<{ count: number; inserted: Row[] }> {
   if (!rows.length) return { count: 0, inserted: [] };
-  // @updatedAt is filled in by Prisma, not by a database default: give it the value Prisma would.
-  const missing = updatedAtColumns(model).filter((c) => !(c in rows[0]!));
+  // The current time where Prisma would give it (nowColumns), not a database default.
+  const missing = nowColumns(model).filter((c) => !(c in rows[0]!));
   if (missing.length) {
     const now = new Date();
     rows = rows.map((r) => ({ ...r, ...Object.fromEntries(missing.map((c) => [c, now])) }));

@@ -20,6 +20,10 @@ if (server && /^postgres(ql)?:/.test(server)) {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
+  // Sessions on it in a zone far from UTC (+12:45/+13:45, DST), as a server set up in its machine's
+  // zone has them: nothing may depend on the session's TimeZone (a CURRENT_TIMESTAMP default into a
+  // zoneless column stored the server's wall clock). TEST_DATABASE_TIMEZONE picks another.
+  await admin.query(`ALTER DATABASE ${name} SET timezone TO '${(process.env.TEST_DATABASE_TIMEZONE ?? "Pacific/Chatham").replaceAll("'", "")}'`);
   await admin.end();
   const withName = (u: string) => {
     const url = new URL(u);
