@@ -459,6 +459,38 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
     }
   });
 
+  it("contains folds case beyond ASCII as JavaScript does, whatever the database's locale", async () => {
+    const t = await tenant("explore-fold");
+    const T = Date.UTC(2026, 2, 5, 12);
+    const flows = ["Ärzte-Tour", "ÉTÉ-2026", "İstanbul", "plain"];
+    const posted = await req(`/v1/accounts/${t.accountId}/events`, {
+      method: "POST",
+      headers: t.headers,
+      body: flows.map((flowId, i) => ({ type: "flow_started", flowId, widget: "self_help", endUserId: `f${i}`, time: T + i })),
+    });
+    expect(posted.status, posted.text).toBe(202);
+    const flowsFound = async (needles: string[]) => {
+      const q = {
+        metrics: ["events"],
+        dimensions: ["event:flowId"],
+        filters: [["contains", "event:flowId", needles]],
+        startDate: "2026-03-05",
+        endDate: "2026-03-06",
+      };
+      const got = await ask(t, q);
+      expect(got.status, got.text).toBe(200);
+      // The oracle's words: any needle in the value, both lower-cased as toLowerCase does.
+      expect(got.body.rows.map((r: unknown[]) => r[0]).sort()).toEqual(
+        flows.filter((f) => needles.some((n) => f.toLowerCase().includes(n.toLowerCase()))).sort(),
+      );
+      return got.body.rows.length;
+    };
+    expect(await flowsFound(["ärzte"])).toBe(1); // SQLite's lower() left 'Ä'
+    expect(await flowsFound(["ÉTÉ", "ÄRZTE"])).toBe(2);
+    expect(await flowsFound(["İSTANBUL"])).toBe(1); // 'i̇stanbul' (i and a combining dot), as ICU and JavaScript fold it
+    expect(await flowsFound(["istanbul"])).toBe(0); // a libc UTF-8 locale folds 'İ' to a plain 'i'
+  });
+
   it("never shows an erased user's values, and erased users stay pseudonyms", async () => {
     const got = await ask(a, { metrics: ["events"], dimensions: ["event:endUserId", "user:plan"], startDate: "2026-03-01", endDate: "2026-11-30" });
     expect(got.status).toBe(200);

@@ -16,7 +16,7 @@ import { setLocalSql } from "../../db/localSettings.js";
 import { sqliteFile } from "../../db/migrate.js";
 import { sharedPool } from "../../db/postgres.js";
 import { AppError } from "../../errors.js";
-import type { Dialect, Statement } from "./sql.js";
+import { type Dialect, ICU_ROOT, type Statement } from "./sql.js";
 
 export const dialect = (): Dialect => (isPostgresUrl(loadConfig().DATABASE_URL) ? "postgres" : "sqlite");
 
@@ -81,6 +81,21 @@ export async function runStatements(statements: readonly Statement[], budget: { 
   return dialect() === "postgres" ? runPostgres(statements, budget.timeoutMs, plan) : runSqlite(statements, budget.timeoutMs);
 }
 
+let icuChecked: Promise<boolean> | undefined;
+/** Whether the server has ICU's root collation (every build with ICU, Debian's and the managed services' too); asked once. */
+function hasIcu(client: { query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }> }): Promise<boolean> {
+  icuChecked ??= client.query("SELECT 1 FROM pg_collation WHERE collname = $1", [ICU_ROOT.slice(1, -1)]).then(
+    (r) => r.rows.length > 0,
+    (err: unknown) => {
+      icuChecked = undefined;
+      throw err;
+    },
+  );
+  return icuChecked;
+}
+/** A statement for a server without ICU: the database's own lower() (its LC_CTYPE's case mapping). */
+const withoutIcu = (sql: string) => sql.replaceAll(` COLLATE ${ICU_ROOT}`, "");
+
 async function runPostgres(statements: readonly Statement[], ms: number, plan: Plan): Promise<Record<string, unknown>[][]> {
   const client = await sharedPool(loadConfig().DATABASE_URL).connect();
   let broken: unknown;
@@ -102,8 +117,9 @@ async function runPostgres(statements: readonly Statement[], ms: number, plan: P
         jit: "off",
       }),
     );
+    const icu = await hasIcu(client);
     const out: Record<string, unknown>[][] = [];
-    for (const s of statements) out.push((await client.query(s.sql, s.params)).rows);
+    for (const s of statements) out.push((await client.query(icu ? s.sql : withoutIcu(s.sql), s.params)).rows);
     await client.query("COMMIT");
     return out;
   } catch (err) {
@@ -127,6 +143,8 @@ const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma("busy_timeout = 10000");
+// contains' case folding, as JavaScript's (sql.ts, unicodeLower): SQLite's lower() folds ASCII only.
+db.function("unicode_lower", { deterministic: true }, (s) => (s === null ? null : String(s).toLowerCase()));
 const run = db.transaction((statements) => statements.map((s) => db.prepare(s.sql).all(...s.params)));
 parentPort.on("message", (statements) => {
   try {
