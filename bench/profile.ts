@@ -101,12 +101,7 @@ function printByPackage(p: Profile): void {
     return url.startsWith("node:") ? "node" : null;
   };
   const time = new Map<string, number>();
-  let total = 0;
-  p.samples.forEach((id, i) => {
-    const node = byId.get(id);
-    if (!node || node.callFrame.functionName === "(idle)") return;
-    const dt = p.timeDeltas[i] ?? 0;
-    total += dt;
+  const total = forEachBusySample(p, byId, (id, node, dt) => {
     const seen = new Set<string>();
     if (node.callFrame.functionName === "(garbage collector)") seen.add("(garbage collector)");
     for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) {
@@ -124,12 +119,7 @@ function printByPackage(p: Profile): void {
 function printTopFunctions(p: Profile): void {
   const byId = new Map(p.nodes.map((node) => [node.id, node]));
   const self = new Map<string, number>();
-  let total = 0;
-  p.samples.forEach((id, i) => {
-    const node = byId.get(id);
-    if (!node || node.callFrame.functionName === "(idle)") return;
-    const dt = p.timeDeltas[i] ?? 0;
-    total += dt;
+  const total = forEachBusySample(p, byId, (_id, node, dt) => {
     const { functionName, url, lineNumber } = node.callFrame as { functionName: string; url: string; lineNumber?: number };
     const where = url ? `${url.replace(/^.*\/(node_modules|src)\//, "$1/")}:${(lineNumber ?? 0) + 1}` : "";
     const key = `${functionName || "(anonymous)"} ${where}`;
@@ -139,4 +129,21 @@ function printTopFunctions(p: Profile): void {
   for (const [k, t] of [...self.entries()].sort((x, y) => y[1] - x[1]).slice(0, 25)) {
     console.log(`${((t / total) * 100).toFixed(1).padStart(6)}%  ${k}`);
   }
+}
+
+/** Calls `each` for every sample the thread was busy in (not idle), with its node and duration; the busy time in all. */
+function forEachBusySample(
+  p: Profile,
+  byId: Map<number, Profile["nodes"][number]>,
+  each: (id: number, node: Profile["nodes"][number], dt: number) => void,
+): number {
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    const node = byId.get(id);
+    if (!node || node.callFrame.functionName === "(idle)") return;
+    const dt = p.timeDeltas[i] ?? 0;
+    total += dt;
+    each(id, node, dt);
+  });
+  return total;
 }
