@@ -283,6 +283,29 @@ function oracle(q: Question, events: Ev[] = stored): { columns: string[]; rows: 
   };
 }
 
+/** An answer object without its null fields (GraphQL answers every field it is asked for). */
+const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
+
+/** A condition of the REST form (`["is", dim, [values]]`, …) as GraphQL's typed input. */
+function typedCondition(c: Cond): Record<string, unknown> {
+  const [op, x, y] = c as [string, unknown, unknown];
+  switch (op) {
+    case "or":
+      return { op, conditions: (x as Cond[]).map(typedCondition) };
+    case "not":
+      return { op, condition: typedCondition(x as Cond) };
+    case "inSegment":
+      return { op, segmentId: x };
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte":
+      return { op, dimension: x, value: y };
+    default:
+      return { op, dimension: x, values: y };
+  }
+}
+
 /**
  * The contract's order of values: nulls first, then false before true, numbers by value, text by
  * code point (not UTF-16 unit: they differ past U+FFFF). Both oracles sort with it.
@@ -456,6 +479,18 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
         cursor = page.body.cursor;
       }
       expect(rounded(paged), `paged by ${limit}: ${JSON.stringify(q)}`).toEqual(rounded(want.rows));
+      // GraphQL, the conditions as typed inputs: the same answer.
+      const g = await gql(
+        server,
+        a,
+        `query($a: String!, $i: AnalyticsQueryInput!) { account(id: $a) { analytics { query(input: $i) { columns rows totals cursor } } } }`,
+        {
+          a: a.accountId,
+          i: { ...q, filters: q.filters?.map(typedCondition), orderBy: q.orderBy?.map(([by, direction]) => ({ by, direction })), limit: 10_000 },
+        },
+      );
+      expect(g.errors, JSON.stringify(q)).toBeUndefined();
+      expect(g.data.account.analytics.query, `GraphQL: ${JSON.stringify(q)}`).toEqual(got.body);
     }
   });
 
@@ -950,6 +985,16 @@ describe("POST /v1/accounts/{accountId}/analytics/funnel", () => {
       const want = funnelOracle(q);
       const round9 = (x: unknown) => JSON.parse(JSON.stringify(x), (_k, v) => (typeof v === "number" ? Math.round(v * 1e9) / 1e9 : v));
       expect(round9(got.body), JSON.stringify(q)).toEqual(round9(want));
+      // GraphQL, the conditions as typed inputs: the same answer (its absent parts null).
+      const steps = "step users conversionFromFirst conversionFromPrevious medianMsFromPrevious";
+      const g = await gql(
+        server,
+        a,
+        `query($a: String!, $i: AnalyticsFunnelInput!) { account(id: $a) { analytics { funnel(input: $i) { breakdown steps { ${steps} } groups { value steps { ${steps} } } } } } }`,
+        { a: a.accountId, i: { ...q, steps: q.steps.map((x) => ({ filters: x.filters.map(typedCondition) })), filters: q.filters?.map(typedCondition) } },
+      );
+      expect(g.errors, JSON.stringify(q)).toBeUndefined();
+      expect(withoutNulls(g.data.account.analytics.funnel), `GraphQL: ${JSON.stringify(q)}`).toEqual(got.body);
     }
   });
 
@@ -1161,6 +1206,16 @@ describe("POST /v1/accounts/{accountId}/analytics/retention", () => {
       const got = await retention(a, q);
       expect(got.status, got.text).toBe(200);
       expect(got.body, JSON.stringify(q)).toEqual(retentionOracle(q, Date.now()));
+      // GraphQL, the conditions as typed inputs: the same answer.
+      const event = (x: { filters: Cond[] } | undefined) => x && { filters: x.filters.map(typedCondition) };
+      const g = await gql(
+        server,
+        a,
+        `query($a: String!, $i: AnalyticsRetentionInput!) { account(id: $a) { analytics { retention(input: $i) { period cohorts { start users retained } } } } }`,
+        { a: a.accountId, i: { ...q, startEvent: event(q.startEvent), returnEvent: event(q.returnEvent), filters: q.filters?.map(typedCondition) } },
+      );
+      expect(g.errors, JSON.stringify(q)).toBeUndefined();
+      expect(g.data.account.analytics.retention, `GraphQL: ${JSON.stringify(q)}`).toEqual(got.body);
     }
     // A window over both stretches of events: by week or month each user's return periods fit one
     // BIGINT's bits on PostgreSQL; by day (250 periods) they do not, and the periods are grouped.
