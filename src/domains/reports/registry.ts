@@ -497,7 +497,8 @@ export function reportSql(def: ReportDefinition, p: ReportParams, dialect: "sqli
 function cursorValue(kind: ColumnKind, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   if (v instanceof Date) return v.toISOString();
-  if (kind === "int" || kind === "date") return Number(typeof v === "object" ? String(v) : v);
+  // A date column's value is its day number (the wire's YYYY-MM-DD is made from it): an int too.
+  if (kind === "int" || kind === "date") return wireValue("int", v);
   if (typeof v === "bigint") return Number(v);
   return v;
 }
