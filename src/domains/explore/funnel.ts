@@ -10,7 +10,7 @@
 // per step and breakdown value come last.
 import type { Checker, Condition, FunnelQuestion, ValueKind } from "./input.js";
 import { budgetOf, runStatements } from "./run.js";
-import { Builder, cell, MATERIALIZED, type Statement, type UserContext, userOnly } from "./sql.js";
+import { Builder, cell, compareCells, MATERIALIZED, type Statement, type UserContext, userOnly } from "./sql.js";
 
 export interface FunnelStep {
   step: number;
@@ -147,21 +147,6 @@ function stepsOf(count: number, byStep: Map<number, { users: number; median: num
   });
 }
 
-/** Values in code point order, nulls first (false before true). */
-function compareValues(x: unknown, y: unknown): number {
-  if (x === y) return 0;
-  if (x === null) return -1;
-  if (y === null) return 1;
-  if (typeof x === "number" && typeof y === "number") return x - y;
-  if (typeof x === "boolean") return Number(x) - Number(y);
-  const [a, b] = [String(x), String(y)];
-  // Code points, not UTF-16 units (they differ past U+FFFF).
-  const ca = [...a].map((ch) => ch.codePointAt(0)!);
-  const cb = [...b].map((ch) => ch.codePointAt(0)!);
-  for (let i = 0; i < Math.min(ca.length, cb.length); i++) if (ca[i] !== cb[i]) return ca[i]! - cb[i]!;
-  return ca.length - cb.length;
-}
-
 export async function runFunnel(dialect: "sqlite" | "postgres", c: Checker, accountId: string, q: FunnelQuestion, users: UserContext): Promise<FunnelAnswer> {
   const b = new Builder(dialect, users);
   const { sql, kind } = statement(b, c, accountId, q);
@@ -175,6 +160,6 @@ export async function runFunnel(dialect: "sqlite" | "postgres", c: Checker, acco
     g.byStep.set(Number(r.k), { users: Number(r.users), median: r.median === null ? null : Number(r.median) });
   }
   if (!q.breakdown) return { breakdown: null, steps: stepsOf(q.steps.length, groups.get("null")?.byStep ?? new Map()), groups: null };
-  const sorted = [...groups.values()].sort((x, y) => compareValues(x.value, y.value));
+  const sorted = [...groups.values()].sort((x, y) => compareCells(x.value, y.value));
   return { breakdown: q.breakdown.name, steps: null, groups: sorted.map((g) => ({ value: g.value, steps: stepsOf(q.steps.length, g.byStep) })) };
 }

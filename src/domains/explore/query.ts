@@ -9,7 +9,7 @@ import { bucketsOf, labelOfKey, offsetsOf } from "./buckets.js";
 import type { Checker, Metric, QueryQuestion, ValueKind } from "./input.js";
 import { rollupAnswers, rollupBodies } from "./rollup.js";
 import { budgetOf, runStatements } from "./run.js";
-import { Builder, cell, type Statement, type UserContext } from "./sql.js";
+import { Builder, cell, compareCells, type Statement, type UserContext } from "./sql.js";
 
 export interface QueryAnswer {
   columns: string[];
@@ -201,15 +201,6 @@ function ordered(b: Builder, q: QueryQuestion, body: string, kinds: readonly Val
     .join(", ");
   const paging = page ? ` LIMIT ${b.p(page.limit + 1)} OFFSET ${b.p(page.offset)}` : "";
   return b.finish(`SELECT * FROM (${body}) q ORDER BY ${order}${paging}`);
-}
-
-/** Cells in code point order, nulls first (what the SQL ORDER BY does). */
-function compareCells(x: unknown, y: unknown): number {
-  if (x === y) return 0;
-  if (x === null) return -1;
-  if (y === null) return 1;
-  if (typeof x === "number" && typeof y === "number") return x - y;
-  return String(x) < String(y) ? -1 : 1;
 }
 
 const ZERO: Record<Metric, number | null> = {

@@ -343,3 +343,18 @@ export function cell(v: unknown, kind: ValueKind): unknown {
   if (kind === "number" || kind === "timestamp") return Number(v);
   return v;
 }
+
+/** Cells in code point order, nulls first, false before true: what the statements' ORDER BY does, for rows ordered in JS. */
+export function compareCells(x: unknown, y: unknown): number {
+  if (x === y) return 0;
+  if (x === null) return -1;
+  if (y === null) return 1;
+  if (typeof x === "number" && typeof y === "number") return x - y;
+  if (typeof x === "boolean") return Number(x) - Number(y);
+  const [a, b] = [String(x), String(y)];
+  // Code points, not UTF-16 units (they differ past U+FFFF).
+  const ca = [...a].map((ch) => ch.codePointAt(0)!);
+  const cb = [...b].map((ch) => ch.codePointAt(0)!);
+  for (let i = 0; i < Math.min(ca.length, cb.length); i++) if (ca[i] !== cb[i]) return ca[i]! - cb[i]!;
+  return ca.length - cb.length;
+}
