@@ -16,21 +16,24 @@ export const mayCarryUnstorableText = (raw: string): boolean => SUSPECT_ESCAPE.t
 const UNPAIRED_SURROGATE = /\p{Cs}/u;
 const unstorable = (s: string) => s.includes("\u0000") || UNPAIRED_SURROGATE.test(s);
 
-/** The path of the first string (value or key) in `value` that cannot be stored as sent, or null. */
+/**
+ * The path of the first string (value or key) in `value` that cannot be stored as sent, or null.
+ * A loop over an explicit stack, not recursion: a body of 5,000 nested arrays (valid JSON, well
+ * under the size limits) overflowed the call stack here, a 500.
+ */
 export function findUnstorableText(value: unknown, path: string): string | null {
-  if (typeof value === "string") return unstorable(value) ? path : null;
-  if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
-      const found = findUnstorableText(v, `${path}[${i}]`);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
-      if (unstorable(k)) return `${path} (a key)`;
-      const found = findUnstorableText(v, `${path}.${k}`);
-      if (found) return found;
+  const stack: [unknown, string][] = [[value, path]];
+  while (stack.length) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === "string") {
+      if (unstorable(v)) return at;
+    } else if (Array.isArray(v)) {
+      // Pushed last to first, so the first offender in document order is the one named.
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}[${i}]`]);
+    } else if (v !== null && typeof v === "object") {
+      const entries = Object.entries(v);
+      for (const [k] of entries) if (unstorable(k)) return `${at} (a key)`;
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${at}.${entries[i]![0]}`]);
     }
   }
   return null;

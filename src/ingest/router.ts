@@ -11,6 +11,7 @@ import { AppError, knownError } from "../errors.js";
 import { logger } from "../logger.js";
 import { type RateLimiter, rateLimited, rateLimitHeaders } from "../ratelimit.js";
 import { bounded } from "../rest/bodyLimit.js";
+import { nestedPast, tooDeepError } from "../rest/jsonDepth.js";
 import { problem, problemOf, sendProblem } from "../rest/problem.js";
 import { findUnstorableText, unstorableTextError } from "../text.js";
 import { authenticateWriteKey, writeKeyOf } from "./auth.js";
@@ -55,6 +56,7 @@ function parse(req: Request, err: unknown): Parsed {
   }
   const buf = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   if (!buf.length) return { ok: false, error: new AppError(400, "The body is empty: send a JSON object.") };
+  if (nestedPast(buf)) return { ok: false, error: tooDeepError("body") };
   try {
     return { ok: true, body: JSON.parse(buf.toString("utf8")) };
   } catch (e) {

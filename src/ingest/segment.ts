@@ -2,6 +2,7 @@
 // contract's shape, checked by the same rules as POST /events), `identify` calls end-user upserts.
 // Pure functions: src/ingest/router.ts authenticates, reads and stores.
 import { EVENT_TYPES } from "../domains/events/validate.js";
+import { ownEntry } from "../lookup.js";
 import { messageIdProblem } from "./idempotency.js";
 
 export const CALL_TYPES = ["track", "identify", "page", "screen", "group", "alias"] as const;
@@ -86,7 +87,7 @@ export function trackToEvent(c: CheckedCall, time: number, context: Obj): Obj {
   const props = isObject(c.call.properties) ? c.call.properties : {};
   const name = c.call.event as string;
   const normalized = normalizeEventName(name);
-  const known = normalized in EVENT_TYPES;
+  const known = ownEntry(EVENT_TYPES, normalized) !== undefined;
   const prop = (f: string) => props[f] ?? props[snake(f)];
   const event: Obj = { type: known ? normalized : "user_action", time, endUserId: c.endUserId };
   if (known) {

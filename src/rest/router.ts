@@ -23,6 +23,7 @@ import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from 
 import { bounded } from "./bodyLimit.js";
 import { collect, isRead, sendTagged } from "./conditional.js";
 import type { RawBody, StagedBody } from "./contract.js";
+import { nestedPast, tooDeepError } from "./jsonDepth.js";
 import { type Problem, problem, problemFromGraphQL, problemOf, sendProblem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
 
@@ -102,7 +103,8 @@ export function jsonBodyParser(): (req: Request, res: Response, next: () => void
       // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
       // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
       verify: (_req, res: Response, raw) => {
-        if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
+        if (nestedPast(raw)) res.locals.tooDeep = true;
+        else if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
       },
     }),
     JSON_BODY_LIMIT_BYTES,
@@ -111,6 +113,7 @@ export function jsonBodyParser(): (req: Request, res: Response, next: () => void
   return (req: Request, res: Response, next: () => void) =>
     json(req, res, (err?: unknown) => {
       if (err) res.locals.bodyProblem = problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0];
+      else if (res.locals.tooDeep) res.locals.bodyProblem = problemOf(tooDeepError("body"))[0];
       else if (res.locals.mayCarryUnstorableText) {
         const path = findUnstorableText(req.body, "body");
         if (path) res.locals.bodyProblem = problemOf(unstorableTextError(path))[0];

@@ -1,6 +1,7 @@
 // REST rows for end users and the end-user schema (style A Group A tables; style B B10–B15).
 
 import { AppError } from "../../errors.js";
+import { ownEntry } from "../../lookup.js";
 import { A, B, type RestInput, type RestRoute, route, type Style, unchecked, withRecord } from "../../rest/contract.js";
 import { type BodyDoc, pageQuery } from "../../rest/docs.js";
 import { type EnumValue, graphql } from "../../rest/operation.js";
@@ -34,7 +35,7 @@ const FIELD_SETS = ["custom", "useraction"] as const;
 
 export function idType(value: unknown, name: string): EnumValue<"EndUserIdType"> | undefined {
   if (value === undefined || value === null || value === "") return undefined;
-  const t = typeof value === "string" ? ID_TYPES[value] : undefined;
+  const t = typeof value === "string" ? ownEntry(ID_TYPES, value) : undefined;
   if (!t) throw new AppError(400, `${name} must be one of ${Object.keys(ID_TYPES).join(", ")}`, [{ path: name, message: "unknown id type" }]);
   return t;
 }

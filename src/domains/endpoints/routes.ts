@@ -1,5 +1,6 @@
 // Saved endpoints over REST: /v1/accounts/{accountId}/endpoints (save by PUT, list, show, delete).
 import { AppError, type FieldError } from "../../errors.js";
+import { ownEntry } from "../../lookup.js";
 import { B, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { graphql } from "../../rest/operation.js";
@@ -37,7 +38,7 @@ function endpointBody(body: unknown): EndpointInput {
     ]);
   const errors: FieldError[] = [];
   for (const [field, value] of Object.entries(body)) {
-    const check = FIELDS[field as keyof EndpointInput];
+    const check = ownEntry(FIELDS, field);
     const problem = check ? check(value) : `is not a field of an endpoint (fields: ${Object.keys(FIELDS).join(", ")})`;
     if (problem) errors.push({ path: field, message: problem });
   }

@@ -44,7 +44,7 @@ import { reply } from "../../rest/responses.js";
 import { jsonBodyParser, runRoute } from "../../rest/router.js";
 import { findUnstorableText, unstorableTextError } from "../../text.js";
 import { requireAccount } from "../accounts/schema.js";
-import { ACCOUNT_VARIABLE, type EndpointVariable, MAX_ENDPOINTS, soleOperation, variablesOf } from "./store.js";
+import { ACCOUNT_VARIABLE, ENDPOINT_NAME, type EndpointVariable, MAX_ENDPOINTS, soleOperation, variablesOf } from "./store.js";
 
 /** Where an endpoint is called. */
 export const RUN_PATH = `${B}/run/:name`;
@@ -102,7 +102,8 @@ export function endpointRouter(execution: EndpointExecution): Router {
       // charged what its operation costs (in runRoute, as a spec route is); one that runs nothing
       // (an unknown name, the wrong method) costs the minimum, 1 point.
       authorize(await ctx.identity(), accountId, ["integration"]);
-      const endpoint = await definitions.get(accountId, name);
+      // A name no endpoint can have is not looked up (PostgreSQL refuses a NUL in a bound value: a 500).
+      const endpoint = ENDPOINT_NAME.test(name) ? await definitions.get(accountId, name) : null;
       if (!endpoint || (endpoint.method === "POST" && req.method !== "POST")) await execution.charge(ctx, 0, [accountId]);
       if (!endpoint) return sendProblem(res, problem(404, `No endpoint '${name}' in this account.`));
       if (endpoint.method === "POST" && req.method !== "POST") {

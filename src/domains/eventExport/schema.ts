@@ -1,6 +1,7 @@
 // The incremental export in GraphQL: `account.eventExport` answers one page of events in ingestion
 // order with the cursor to resume from (never null: new events appear after it later).
 import { badRequest } from "../../errors.js";
+import { ownEntry } from "../../lookup.js";
 import { builder } from "../../schema/builder.js";
 import { pageSize } from "../../schema/pagination.js";
 import { Account } from "../accounts/schema.js";
@@ -28,7 +29,7 @@ const ExportPage = builder.objectRef<ExportBounds>("EventExportPage").implement(
 
 export function checkTypes(types: readonly string[] | null | undefined): string[] | null {
   if (!types?.length) return null;
-  const unknown = types.filter((t) => !(t in EVENT_TYPES));
+  const unknown = types.filter((t) => ownEntry(EVENT_TYPES, t) === undefined);
   if (unknown.length)
     throw badRequest(`type must be one of ${Object.keys(EVENT_TYPES).join(", ")}`, [{ path: "type", message: `unknown: ${unknown.slice(0, 5).join(", ")}` }]);
   return [...new Set(types)].sort();

@@ -1,5 +1,7 @@
 // What an engagement event is: its types, the fields each type needs, and the per-item check that
 // turns a request item into a row of "Event" (or the reasons it cannot be one).
+
+import { ownEntry } from "../../lookup.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 
 export const WIDGETS = ["self_help", "task_list", "beacon", "guided_popup", "smart_tip", "popup", "direct"] as const;
@@ -85,7 +87,7 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
   if (unknown.length) problems.push(`unknown field(s): ${unknown.slice(0, 5).join(", ")} (allowed: ${EVENT_FIELDS.join(", ")})`);
 
   const type = it.type;
-  const needs = typeof type === "string" ? EVENT_TYPES[type] : undefined;
+  const needs = typeof type === "string" ? ownEntry(EVENT_TYPES, type) : undefined;
   if (type === undefined || type === null) problems.push("type is required");
   else if (!needs) problems.push(`type must be one of ${Object.keys(EVENT_TYPES).join(", ")}`);
 

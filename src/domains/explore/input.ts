@@ -4,6 +4,7 @@
 // both are checked alike; errors name the place as the caller wrote it: `body.filters[1][1]` for a
 // REST body, `input.filters[1].dimension` for a GraphQL input (the same place, by field name).
 import { badRequest } from "../../errors.js";
+import { ownEntry } from "../../lookup.js";
 import { reportWindow } from "../reports/window.js";
 import { bucketsOf, INTERVALS, type Interval, isTimeZone } from "./buckets.js";
 
@@ -58,7 +59,7 @@ const USER_FIELD = /^user:([A-Za-z][A-Za-z0-9_]{0,63})$/;
 
 function parseDimension(c: Checker, v: unknown, path: Path, opts: { grouping: boolean; eventOnly?: boolean; userOnly?: boolean }): Dimension {
   if (typeof v !== "string") c.fail(path, "must be a dimension name such as event:type or user:<field>");
-  const ev = EVENT_DIMENSIONS[v];
+  const ev = ownEntry(EVENT_DIMENSIONS, v);
   if (ev) {
     if (opts.userOnly) c.fail(path, `must be a user:<field> dimension here (${v} is an event dimension)`);
     if (opts.grouping && !ev.asDimension) c.fail(path, `${v} can be filtered on but not grouped by`);

@@ -1,5 +1,6 @@
 // Files over REST: B8 (upload a PDF, streamed), B9 (list), and the download by id.
 import { AppError } from "../../errors.js";
+import { ownEntry } from "../../lookup.js";
 import { noneMatchHas } from "../../rest/conditional.js";
 import { B, type RestInput, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
@@ -21,7 +22,7 @@ const CONTENT_TYPES: Record<string, string> = { [PDF_CONTENT_TYPE]: PDF_CONTENT_
 
 /** The stored media type a `contentType` value names (media types are case-insensitive). */
 function mediaType(value: string): string {
-  const type = CONTENT_TYPES[value.trim().toLowerCase()];
+  const type = ownEntry(CONTENT_TYPES, value.trim().toLowerCase());
   if (type) return type;
   const message = `must be one of ${Object.keys(CONTENT_TYPES).join(", ")}`;
   throw new AppError(400, `contentType ${message}`, [{ path: "contentType", message }]);

@@ -1,0 +1,431 @@
+// Every REST operation of the OpenAPI document, asked with mutated input: its documented example
+// with values replaced by hostile ones (other JSON types, NUL, lone surrogates, huge numbers and
+// strings, prototype keys), keys removed or added, bodies that are not JSON, repeated or odd query
+// values and path segments. Whatever the input, the answer is never a 5xx; an error is a problem
+// document whose `status` is the HTTP status; and a 4xx changes nothing: the account's rows, its
+// audit log (every change writes one) and its events are as they were.
+//
+// The cases are drawn from a seeded generator (`TEST_SEED` draws others); a failure names the
+// request, so the same seed reproduces it.
+import { STATUS_CODES } from "node:http";
+import { join, raw, sqltag as sql } from "@prisma/client/runtime/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../src/admin.js";
+import { seeded } from "../src/seed/random.js";
+import { call, expectProblem, prisma, type Reply, type Server, startServer, type Tenant, tenant, testSeed } from "./helpers.js";
+
+let server: Server;
+let t: Tenant;
+let other: Tenant;
+let writeKey: string;
+let doc: any;
+let otherBefore: Record<string, number>;
+
+/** Values no route expects where they land (each has made some service somewhere answer a 500). */
+const HOSTILE: unknown[] = [
+  null,
+  true,
+  0,
+  -1,
+  -0,
+  1.5,
+  2 ** 53 + 1,
+  1e308,
+  -1e308,
+  "",
+  " ",
+  "\u0000",
+  "a\u0000b",
+  "\uD800",
+  "x\uDFFFy",
+  "💥",
+  "é\u0301",
+  "x".repeat(70_000),
+  "NaN",
+  "Infinity",
+  "-1",
+  "1e400",
+  "99999999999999999999999",
+  "2024-02-30",
+  "0000-01-01",
+  "9999-12-31 23:59",
+  "1970-01-01T00:00:00Z",
+  "' OR 1=1 --",
+  '"; DROP TABLE "Content"; --',
+  "%",
+  "%00",
+  "../../etc/passwd",
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "event:constructor",
+  "user:__proto__",
+  "a,b,,c",
+  "x__svc__",
+  [],
+  [null],
+  [[[[[[[[[[[]]]]]]]]]]],
+  {},
+  { __proto__: null, constructor: { prototype: { polluted: 1 } } },
+  JSON.parse('{"__proto__":{"polluted":1}}'),
+  Array.from({ length: 300 }, (_, i) => i),
+];
+
+/** Strings for path segments and query values (what a URL carries). */
+const HOSTILE_TEXT: string[] = [
+  "",
+  " ",
+  "\u0000",
+  "a\u0000b",
+  "💥",
+  "x".repeat(5_000),
+  "-1",
+  "0",
+  "1.5",
+  "1e400",
+  "99999999999999999999999",
+  "NaN",
+  "true",
+  "null",
+  "2024-02-30",
+  "2024-13-01",
+  "9999-12-31 23:59",
+  "0000-01-01",
+  "1970-01-01T00:00:00Z",
+  "' OR 1=1 --",
+  "__proto__",
+  "constructor",
+  "toString",
+  "valueOf",
+  "a,b,,c",
+  ",",
+  "x__svc__",
+  "__svc__y",
+  "%",
+  "..",
+  "eyJ4IjoxfQ",
+  "bm9wZQ==",
+];
+
+/** Bodies that are not the JSON a route parses. */
+const RAW_BODIES = [
+  '{"a":',
+  "[1,2",
+  "\uFEFF[]",
+  "nul",
+  '{"a":1,"a":2}',
+  "1",
+  '"text"',
+  `${"[".repeat(5_000)}${"]".repeat(5_000)}`,
+  `{"a":${"[".repeat(65)}${"]".repeat(65)}}`,
+  "\u0000",
+];
+
+/** The rows an account owns, counted: a 4xx must leave every count (and the audit log) as it was. */
+const OWNED = [
+  "Content",
+  "Tag",
+  "EndUser",
+  "EndUserValue",
+  "EndUserField",
+  "AuditLog",
+  "Event",
+  "AttributeField",
+  "AttributeRecord",
+  "AttributeRecordValue",
+  "Segment",
+  "StoredFile",
+  "CopyJob",
+  "Webhook",
+  "PersistedDocument",
+  "SavedEndpoint",
+] as const;
+/** The counts of OWNED for one account, in one statement (it runs after every request). */
+async function fingerprint(accountId: string): Promise<Record<string, number>> {
+  const counts = OWNED.map((table, i) => sql`(SELECT COUNT(*) FROM ${raw(`"${table}"`)} WHERE "accountId" = ${accountId}) AS ${raw(`c${i}`)}`);
+  const [row] = await prisma.$queryRaw<Record<string, unknown>[]>`SELECT ${join(counts)}`;
+  return Object.fromEntries(OWNED.map((table, i) => [table, Number(row![`c${i}`])]));
+}
+
+beforeAll(async () => {
+  // A budget no run of this file spends: the limit is not what is under test here.
+  server = await startServer({ RATE_LIMIT_PER_MINUTE: "100000000" });
+  t = await tenant("fuzz");
+  other = await tenant("fuzzo");
+  writeKey = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+  doc = await (await fetch(`${server.url}/openapi.json`)).json();
+  otherBefore = await fingerprint(other.accountId);
+  // Something to find under the ids the examples and mutations name.
+  const put = (path: string, body: unknown, method = "PUT") =>
+    fetch(`${server.url}/v1/accounts/${t.accountId}${path}`, {
+      method,
+      headers: { ...t.headers, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  await put("/endUserSchema", [
+    { name: "plan", type: "string" },
+    { name: "seats", type: "double" },
+  ]);
+  await put("/content", [{ title: "Fuzzed", type: "link", url: "https://x.com" }], "POST");
+  await put("/tags", [{ name: "t1" }]);
+  await put("/endUsers", [{ id: "u1", plan: "gold", seats: 3 }]);
+});
+afterAll(() => server.close());
+
+interface Case {
+  method: string;
+  path: string;
+  query: [string, string][];
+  headers: Record<string, string>;
+  body?: string;
+  what: string[];
+}
+
+/** Every node of a JSON value, as the path to it and a setter. */
+function nodes(root: unknown): { path: string; set(v: unknown): void; remove(): void }[] {
+  const out: { path: string; set(v: unknown): void; remove(): void }[] = [];
+  const walk = (v: unknown, path: string, parent: any, key: string | number) => {
+    if (parent)
+      out.push({
+        path,
+        set: (x) => {
+          parent[key] = x;
+        },
+        remove: () => {
+          if (Array.isArray(parent)) parent.splice(key as number, 1);
+          else delete parent[key];
+        },
+      });
+    if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${path}[${i}]`, v, i);
+    else if (v && typeof v === "object") for (const k of Object.keys(v)) walk((v as any)[k], `${path}.${k}`, v, k);
+  };
+  walk(root, "$", null, 0);
+  return out;
+}
+
+const clone = (v: unknown) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+
+function operations(): { method: string; path: string; op: any }[] {
+  const out: { method: string; path: string; op: any }[] = [];
+  for (const [path, ops] of Object.entries<any>(doc.paths))
+    for (const [method, op] of Object.entries<any>(ops)) out.push({ method: method.toUpperCase(), path, op });
+  return out;
+}
+
+/** One mutated request of an operation. */
+function draw(r: ReturnType<typeof seeded>, o: { method: string; path: string; op: any }): Case {
+  const params: any[] = o.op.parameters ?? [];
+  const pathValues: Record<string, string> = { accountId: t.accountId };
+  for (const p of params.filter((p) => p.in === "path" && p.name !== "accountId")) pathValues[p.name] = String(p.example ?? p.schema?.example ?? `${p.name}-1`);
+  const query: [string, string][] = [];
+  for (const p of params.filter((p) => p.in === "query"))
+    if (p.required || r.chance(0.5)) query.push([p.name, String(p.example ?? p.schema?.example ?? p.schema?.default ?? "1")]);
+  const json = o.op.requestBody?.content?.["application/json"];
+  const pdf = o.op.requestBody?.content?.["application/pdf"];
+  let body: unknown = clone(json?.example);
+  let raw: string | undefined;
+  const headers: Record<string, string> = o.path.startsWith("/segment/")
+    ? { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString("base64")}` }
+    : { ...t.headers };
+  const what: string[] = [];
+  const mutations = 1 + r.int(3);
+  for (let m = 0; m < mutations; m++) {
+    const kind = r.int(9);
+    if (kind <= 2 && body !== undefined) {
+      // A value somewhere in the body replaced.
+      const all = nodes(body);
+      const v = clone(r.pick(HOSTILE));
+      if (all.length && r.chance(0.9)) {
+        const n = r.pick(all);
+        n.set(v);
+        what.push(`body ${n.path} = ${JSON.stringify(v)?.slice(0, 60)}`);
+      } else {
+        body = v;
+        what.push(`body = ${JSON.stringify(v)?.slice(0, 60)}`);
+      }
+    } else if (kind === 3 && body !== undefined) {
+      const all = nodes(body);
+      if (all.length) {
+        const n = r.pick(all);
+        n.remove();
+        what.push(`body ${n.path} removed`);
+      }
+    } else if (kind === 4 && body && typeof body === "object") {
+      const target = Array.isArray(body) && body.length && typeof body[0] === "object" && body[0] ? body[0] : body;
+      const key = r.pick(["__proto__", "constructor", "zzUnknown", "", "id", "accountId"]);
+      const v = clone(r.pick(HOSTILE));
+      Object.defineProperty(target, key, { value: v, enumerable: true, configurable: true, writable: true });
+      what.push(`body key ${JSON.stringify(key)} = ${JSON.stringify(v)?.slice(0, 60)}`);
+    } else if (kind === 5 && (json || pdf)) {
+      raw = r.pick(RAW_BODIES);
+      what.push(`raw body ${JSON.stringify(raw.slice(0, 40))}`);
+    } else if (kind === 6) {
+      const names = params.filter((p) => p.in === "query").map((p) => p.name as string);
+      const name = names.length && r.chance(0.8) ? r.pick(names) : "zzUnknown";
+      const v = r.pick(HOSTILE_TEXT);
+      if (r.chance(0.3)) query.push([name, v]);
+      else {
+        const i = query.findIndex(([n]) => n === name);
+        if (i >= 0) query[i] = [name, v];
+        else query.push([name, v]);
+      }
+      what.push(`query ${name} = ${JSON.stringify(v.slice(0, 40))}`);
+    } else if (kind === 7) {
+      const names = Object.keys(pathValues).filter((n) => n !== "accountId");
+      if (names.length) {
+        const name = r.pick(names);
+        pathValues[name] = r.pick(HOSTILE_TEXT);
+        what.push(`path ${name} = ${JSON.stringify(pathValues[name]!.slice(0, 40))}`);
+      }
+    } else if (kind === 8) {
+      const h = r.pick(["if-none-match", "content-type", "accept", "x-service-user"]);
+      const v = r.pick(['"x"', "*", "W/", "text/plain", "application/json; charset=latin1", "application/xml", `${t.email}x`, other.email]);
+      headers[h] = v;
+      what.push(`header ${h}: ${v}`);
+    }
+  }
+  if (raw === undefined && body !== undefined) raw = JSON.stringify(body);
+  if (raw !== undefined) headers["content-type"] ??= pdf && !json ? "application/pdf" : "application/json";
+  const path = o.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(pathValues[name] ?? name));
+  return { method: o.method, path, query, headers, body: raw, what };
+}
+
+/** How many mutated requests each operation gets (FUZZ_CASES moves it for a longer campaign). */
+const CASES = Number(process.env.FUZZ_CASES ?? 12);
+
+describe("mutated input on every REST operation", () => {
+  it("is never a 5xx; an error is a problem document; a 4xx changes nothing", { timeout: 300_000 }, async () => {
+    const r = seeded(testSeed(1));
+    const ops = operations();
+    expect(ops.length).toBeGreaterThan(60);
+    const failures: string[] = [];
+    let last = await fingerprint(t.accountId);
+    const statuses = new Map<number, number>();
+    for (const o of ops) {
+      for (let i = 0; i < CASES; i++) {
+        const c = draw(r, o);
+        const qs = c.query.length ? `?${c.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&")}` : "";
+        const res = await fetch(server.url + c.path + qs, { method: c.method, headers: c.headers, body: c.body });
+        const text = await res.text();
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        // What the account holds after each request; the one before is the previous one's after.
+        const before = last;
+        const after = await fingerprint(t.accountId);
+        last = after;
+        const label = `${c.method} ${o.path} [${c.what.join("; ")}] → ${res.status} ${text.slice(0, 300)}`;
+        if (res.status >= 500) {
+          failures.push(`5xx: ${label}`);
+          continue;
+        }
+        if (res.status >= 400) {
+          const type = res.headers.get("content-type") ?? "";
+          let problem: any;
+          try {
+            problem = JSON.parse(text);
+          } catch {}
+          // The contract's one exception, from the spec: a single end-user update (B15) answers
+          // its failures as {"errors":[...],"id","statusCode"} (an empty id is no such route: a problem).
+          const b15 = c.method === "PUT" && /\/endUsers\/\{id\}$/.test(o.path);
+          const isProblem =
+            /^application\/problem\+json/.test(type) &&
+            problem?.status === res.status &&
+            problem?.title === STATUS_CODES[res.status] &&
+            typeof problem?.detail === "string";
+          const isB15 =
+            /^application\/json/.test(type) &&
+            problem?.statusCode === res.status &&
+            Array.isArray(problem?.errors) &&
+            problem.errors.length > 0 &&
+            problem.errors.every((e: unknown) => typeof e === "string");
+          const documented = isProblem || (b15 && isB15);
+          if (!documented) failures.push(`not the documented error: ${label} (${type})`);
+          const changed = OWNED.filter((m) => after[m] !== before[m]).map((m) => `${m} ${before[m]} → ${after[m]}`);
+          if (changed.length) failures.push(`a ${res.status} changed ${changed.join(", ")}: ${label}`);
+        }
+      }
+    }
+    // The draws reach the validation of most operations, not only the 401/404 in front of it.
+    expect(statuses.get(400) ?? 0).toBeGreaterThan(ops.length * CASES * 0.25);
+    expect(failures).toEqual([]);
+  });
+
+  it("another tenant's rows stay as they were (its e-mail in x-service-user is a 401/403, not a way in)", async () => {
+    expect(await fingerprint(other.accountId)).toEqual(otherBefore);
+  });
+});
+
+// What the draws above found (each a 500 or a misleading 400 before its fix), pinned as plain cases.
+describe("cases the mutated input found", () => {
+  const send = async (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> => {
+    const r = await call(server.url + path, {
+      method: init.method,
+      headers: { ...t.headers, "content-type": "application/json", ...init.headers },
+      raw: init.body,
+    });
+    expect(r.headers.get("x-request-id")).toMatch(/\S/);
+    return r;
+  };
+  const B = () => `/v1/accounts/${t.accountId}`;
+  const segment = (path: string, body: string) =>
+    call(`${server.url}/segment/v1/${path}`, {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString("base64")}`, "content-type": "application/json" },
+      raw: body,
+    });
+
+  it("an event type named like an Object.prototype member is an unknown type (400), not a 500; on Segment it is a user action", async () => {
+    for (const type of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      const r = await send(`${B()}/events`, { method: "POST", body: JSON.stringify([{ type, time: Date.now(), endUserId: "u1" }]) });
+      expectProblem(r, 400, /^type must be one of flow_started/);
+    }
+    const before = await prisma.event.count({ where: { accountId: t.accountId, type: "user_action", actionId: "constructor" } });
+    const r = await segment("track", JSON.stringify({ type: "track", userId: "u1", event: "constructor", messageId: `m-ctor-${Date.now()}` }));
+    expect(r.status, r.text).toBe(200);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, type: "user_action", actionId: "constructor" } })).toBe(before + 1);
+    const exported = await send(`${B()}/events/export?type=constructor`);
+    expectProblem(exported, 400, /^type must be one of flow_started/);
+    expect(exported.body.errors).toEqual([{ path: "type", message: "unknown: constructor" }]);
+  });
+
+  it("lookups of names clients send see only their own tables: id types, media types, dimensions, endpoint fields", async () => {
+    expectProblem(await send(`${B()}/endUsers/u1?userid-type=constructor`), 400, "userid-type must be one of svc-app-user-id, svc-cookie-user-id");
+    expectProblem(await send(`${B()}/content/upload/cloud/pdf/listS3DirContent?contentType=toString`), 400, "contentType must be one of application/pdf, pdf");
+    const q = await send(`${B()}/analytics/query`, { method: "POST", body: JSON.stringify({ metrics: ["events"], dimensions: ["constructor"] }) });
+    expectProblem(q, 400, /^body\.dimensions\[0\]: unknown dimension 'constructor'/);
+    for (const key of ["__proto__", "constructor"]) {
+      const body = `{"document":"query { __typename }",${JSON.stringify(key)}:{"polluted":1}}`;
+      expectProblem(
+        await send(`${B()}/endpoints/ep1`, { method: "PUT", body }),
+        400,
+        `${key} is not a field of an endpoint (fields: document, documentId, method, description, maxAgeSeconds)`,
+      );
+    }
+    expect(await prisma.savedEndpoint.count({ where: { accountId: t.accountId, name: "ep1" } })).toBe(0);
+  });
+
+  it("JSON nested deeper than 64 levels is a 400 on REST, Segment and GraphQL; 64 levels are read", async () => {
+    const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    const detail = "body nests arrays and objects deeper than 64 levels.";
+    expectProblem(await send(`${B()}/content`, { method: "POST", body: deep(5_000) }), 400, detail);
+    expectProblem(await send(`${B()}/content`, { method: "POST", body: `[{"title":"x","tags":${deep(64)}}]` }), 400, detail);
+    expectProblem(await segment("page", deep(5_000)), 400, detail);
+    expectProblem(await segment("batch", `{"batch":[],"context":{"x":${deep(65)}}}`), 400, detail);
+    const g = await send("/graphql", { method: "POST", body: `{"query":"{ __typename }","variables":{"v":${deep(20_000)}}}` });
+    expectProblem(g, 400, detail);
+    // At the limit the body is read: the route answers about its content, not its nesting.
+    const atLimit = await send(`${B()}/content`, { method: "POST", body: `[{"title":"x","type":"link","url":"https://x.com","tags":${deep(62)}}]` });
+    expect(atLimit.status, atLimit.text).toBe(400);
+    expect(atLimit.body.detail).not.toMatch(/nests/);
+    // Brackets inside strings are text, not nesting.
+    const text = await send(`${B()}/tags`, { method: "PUT", body: JSON.stringify([{ name: "t-brackets", description: "[".repeat(100) }]) });
+    expect(text.status, text.text).toBeLessThan(300);
+  });
+
+  it("a saved endpoint's name that no endpoint can have is a 404 (a NUL in it was a 500 on PostgreSQL)", async () => {
+    for (const name of ["%00", "a%00b", "x".repeat(65), "%F0%9F%92%A5"]) {
+      const r = await send(`${B()}/run/${name}`);
+      expectProblem(r, 404, /^No endpoint '/);
+    }
+  });
+});
