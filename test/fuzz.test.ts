@@ -11,6 +11,9 @@ import { STATUS_CODES } from "node:http";
 import { join, raw, sqltag as sql } from "@prisma/client/runtime/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
+import { sampleInput } from "../src/openapi/requestDocs.js";
+import { routes } from "../src/rest/routes.js";
+import { schema } from "../src/schema/index.js";
 import { seeded } from "../src/seed/random.js";
 import { call, expectProblem, prisma, type Reply, type Server, startServer, type Tenant, tenant, testSeed } from "./helpers.js";
 
@@ -21,8 +24,19 @@ let writeKey: string;
 let doc: any;
 let otherBefore: Record<string, number>;
 
+/**
+ * Long text that does not compress: PostgreSQL compresses an index entry before its size limit
+ * (about 2.7 KB) applies, so a long run of one letter would not find a text column indexed without
+ * a length limit.
+ */
+const NOISE = (() => {
+  const r = seeded(99);
+  return Array.from({ length: 6_000 }, () => String.fromCharCode(33 + r.int(94))).join("");
+})();
+
 /** Values no route expects where they land (each has made some service somewhere answer a 500). */
 const HOSTILE: unknown[] = [
+  NOISE,
   null,
   true,
   0,
@@ -74,6 +88,7 @@ const HOSTILE: unknown[] = [
 
 /** Strings for path segments and query values (what a URL carries). */
 const HOSTILE_TEXT: string[] = [
+  NOISE.slice(0, 3_000),
   "",
   " ",
   "\u0000",
@@ -355,6 +370,57 @@ describe("mutated input on every REST operation", () => {
   });
 });
 
+describe("mutated variables on the GraphQL operation of every REST row, over POST /graphql", () => {
+  it("is never a 5xx nor an unexpected error; an operation refused whole changes nothing", { timeout: 300_000 }, async () => {
+    const r = seeded(testSeed(2));
+    const failures: string[] = [];
+    let asked = 0;
+    let last = await fingerprint(t.accountId);
+    for (const route of routes) {
+      let base: Record<string, unknown>;
+      try {
+        base = route.variables(sampleInput(route, schema));
+      } catch {
+        continue; // a row whose example needs more than its documented input (the PDF upload's stream)
+      }
+      if ("accountId" in base) base.accountId = t.accountId;
+      for (let i = 0; i < CASES; i++) {
+        const variables = clone(base) as Record<string, unknown>;
+        const what: string[] = [];
+        for (let m = 1 + r.int(2); m > 0; m--) {
+          const all = nodes(variables).filter((n) => n.path !== "$.accountId");
+          if (!all.length) break;
+          const n = r.pick(all);
+          if (r.chance(0.2)) {
+            n.remove();
+            what.push(`${n.path} removed`);
+          } else {
+            const v = clone(r.pick(HOSTILE));
+            n.set(v);
+            what.push(`${n.path} = ${JSON.stringify(v)?.slice(0, 60)}`);
+          }
+        }
+        asked++;
+        const res = await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query: route.document, variables } });
+        const after = await fingerprint(t.accountId);
+        const before = last;
+        last = after;
+        const label = `${route.name} [${what.join("; ")}] → ${res.status} ${res.text.slice(0, 300)}`;
+        if (res.status >= 500) failures.push(`5xx: ${label}`);
+        const errors: { message: string; extensions?: { code?: string } }[] = res.body?.errors ?? [];
+        if (errors.some((e) => e.extensions?.code === "INTERNAL_SERVER_ERROR" || /^Unexpected error/.test(e.message)))
+          failures.push(`unexpected error: ${label}`);
+        if (errors.length && (res.body?.data == null || Object.values(res.body.data).every((v) => v == null))) {
+          const changed = OWNED.filter((m) => after[m] !== before[m]);
+          if (changed.length) failures.push(`refused, yet changed ${changed.join(", ")}: ${label}`);
+        }
+      }
+    }
+    expect(asked).toBeGreaterThan(routes.length * CASES * 0.8);
+    expect(failures).toEqual([]);
+  });
+});
+
 // What the draws above found (each a 500 or a misleading 400 before its fix), pinned as plain cases.
 describe("cases the mutated input found", () => {
   const send = async (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> => {
@@ -427,5 +493,52 @@ describe("cases the mutated input found", () => {
       const r = await send(`${B()}/run/${name}`);
       expectProblem(r, 404, /^No endpoint '/);
     }
+  });
+});
+
+describe("text values fit their index on PostgreSQL (a 500 there before)", () => {
+  // The worst case: random 3-byte characters (UTF-8 that does not compress), the longest field name.
+  const r = seeded(testSeed(7));
+  const wide = (bytes: number) => Array.from({ length: bytes / 3 }, () => String.fromCodePoint(0x800 + r.int(0xd000))).join("");
+  const field = `f${"x".repeat(63)}`;
+  const put = (path: string, body: unknown) =>
+    call(`${server.url}/v1/accounts/${t.accountId}${path}`, { method: "PUT", headers: { ...t.headers, "content-type": "application/json" }, body });
+
+  it("1,500 bytes of UTF-8 are stored, as a string, an encrypted string and an attribute value; one byte more is a 400 naming the limit", async () => {
+    for (const [path, type] of [
+      ["/endUserSchema", "string"],
+      ["/integrationAttributeSchema", "string"],
+    ] as const) {
+      const r2 = await put(path, [
+        { name: field, type },
+        { name: "secretNote", type: "encrypted_string" },
+      ]);
+      expect(r2.status, r2.text).toBeLessThan(300);
+    }
+    const atLimit = wide(1_500);
+    expect(Buffer.byteLength(atLimit)).toBe(1_500);
+    const users = await put("/endUsers", [{ id: "long-values", custom: { [field]: atLimit, secretNote: atLimit } }]);
+    expect(users.status, users.text).toBeLessThan(300);
+    const attrs = await put("/integrationAttributes", [
+      { attributeName: "company", attributeValue: "long-values", additionalAttributes: { [field]: atLimit } },
+    ]);
+    expect(attrs.status, attrs.text).toBeLessThan(300);
+    const stored = await call(`${server.url}/v1/accounts/${t.accountId}/endUsers/long-values?fields=custom`, { headers: t.headers });
+    expect(stored.body.custom[field]).toBe(atLimit);
+    expect(stored.body.custom.secretNote).toBe(atLimit);
+
+    const past = `${atLimit}a`;
+    const before = await fingerprint(t.accountId);
+    expectProblem(await put("/endUsers", [{ id: "long-values", custom: { [field]: past } }]), 400, `custom.${field} must be at most 1500 bytes in UTF-8`);
+    expectProblem(await put("/endUsers", [{ id: "long-values", custom: { secretNote: past } }]), 400, "custom.secretNote must be at most 1500 bytes in UTF-8");
+    // 3,000 bytes: the index entry PostgreSQL refused (a 500 before the limit was in bytes).
+    expectProblem(
+      await put("/endUsers", [{ id: "long-values", custom: { [field]: wide(3_000) } }]),
+      400,
+      `custom.${field} must be at most 1500 bytes in UTF-8`,
+    );
+    const attr = await put("/integrationAttributes", [{ attributeName: "company", attributeValue: "long-values", additionalAttributes: { [field]: past } }]);
+    expectProblem(attr, 400, `additionalAttributes.${field} must be at most 1500 bytes in UTF-8`);
+    expect(await fingerprint(t.accountId)).toEqual(before);
   });
 });

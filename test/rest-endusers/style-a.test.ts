@@ -193,7 +193,7 @@ describe("typed custom fields", () => {
   });
 
   it("extreme values of each type are stored and read back", async () => {
-    const custom = { plan: "x".repeat(10_000), score: -1e300, active: true, seenAt: 253_402_300_799_999, ssn: "é✓ 𝄞" }; // seenAt: 9999-12-31T23:59:59.999Z
+    const custom = { plan: "x".repeat(1_500), score: -1e300, active: true, seenAt: 253_402_300_799_999, ssn: "é✓ 𝄞" }; // plan: the 1,500-byte limit; seenAt: 9999-12-31T23:59:59.999Z
     const r = await put(`${A(t)}/endUsers`, t, [
       { id: "extremes", custom },
       { id: "zeroes", custom: { plan: "", score: 0, active: false, seenAt: 0, ssn: "" } },

@@ -14,7 +14,16 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 export const MAX_CUSTOM_FIELDS = 50;
 export const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const FIELD_NAME_RULE = "a letter first, then letters, digits or _; at most 64 characters";
-export const STRING_VALUE_MAX = 10_000;
+/**
+ * A string value's size, in bytes of UTF-8: text values are indexed by (account, field, value) so
+ * that filters, segments and the attribute search find them, and a PostgreSQL B-tree entry holds at
+ * most 2,704 bytes (after compression, which random text escapes). The limit was 10,000 characters:
+ * 3,000 random ASCII characters already failed the write with a 500 there. At 1,500 bytes an
+ * encrypted value's ciphertext (base64 of the bytes and 28 more, behind a 45-character prefix) is
+ * ~2,050 characters, and with the longest account id and field name the entry stays under the
+ * limit. (SQLite has no such bound; the same limit holds there, so both databases take the same values.)
+ */
+export const STRING_VALUE_MAX_BYTES = 1_500;
 const DESCRIPTION_MAX = 2_000;
 /** 9999-12-31T23:59:59.999Z */
 export const TIMESTAMP_MAX = 253_402_300_799_999;
@@ -105,7 +114,9 @@ export function encodeValue(field: SchemaField, value: unknown, path = "custom")
     case "string":
     case "encrypted_string":
       if (typeof value !== "string") return bad("a string");
-      if (value.length > STRING_VALUE_MAX) return bad(`at most ${STRING_VALUE_MAX} characters`);
+      // (A UTF-16 unit is at most 3 bytes of UTF-8: short values are not measured.)
+      if (value.length * 3 > STRING_VALUE_MAX_BYTES && Buffer.byteLength(value, "utf8") > STRING_VALUE_MAX_BYTES)
+        return bad(`at most ${STRING_VALUE_MAX_BYTES} bytes in UTF-8`);
       if (field.type === "string") return { stored: { ...base, text: value } };
       return { stored: encrypted({ ...base, text: encrypt(value) }, value) };
     case "double":
