@@ -12,7 +12,7 @@ import { TOTALS } from "../src/domains/reports/rollups.js";
 import { catchUpRollups, rebuildRollups, rollUpAccount } from "../src/domains/reports/rollupWorker.js";
 import { evaluate, type Rule } from "../src/domains/segments/rules.js";
 import { seeded } from "../src/seed/random.js";
-import { expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant, testSeed } from "./helpers.js";
+import { compareCells, expectProblem, gql, prisma, requester, type Server, startServer, type Tenant, tenant, testSeed } from "./helpers.js";
 
 let server: Server;
 let a: Tenant;
@@ -304,21 +304,6 @@ function typedCondition(c: Cond): Record<string, unknown> {
     default:
       return { op, dimension: x, values: y };
   }
-}
-
-/**
- * The contract's order of values: nulls first, then false before true, numbers by value, text by
- * code point (not UTF-16 unit: they differ past U+FFFF). Both oracles sort with it.
- */
-function compareCells(x: unknown, y: unknown): number {
-  if (x === y) return 0;
-  if (x === null) return -1;
-  if (y === null) return 1;
-  if (typeof x === "boolean") return Number(x) - Number(y);
-  if (typeof x === "number") return x - (y as number);
-  const [a, b] = [[...(x as string)], [...(y as string)]];
-  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]!.codePointAt(0)! - b[i]!.codePointAt(0)!;
-  return a.length - b.length;
 }
 
 const round = (v: unknown) => (typeof v === "number" ? Math.round(v * 1e9) / 1e9 : v);

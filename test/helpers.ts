@@ -210,3 +210,18 @@ export function testSeed(base: number): number {
   if (!Number.isInteger(offset)) throw new Error(`TEST_SEED must be an integer, not '${process.env.TEST_SEED}'`);
   return base + offset;
 }
+
+/**
+ * The oracles' order of cells, written from the contract's words, not taken from src: code points
+ * (not UTF-16 units), nulls first, false before true, numbers by value.
+ */
+export function compareCells(x: unknown, y: unknown): number {
+  if (x === y) return 0;
+  if (x === null) return -1;
+  if (y === null) return 1;
+  if (typeof x === "boolean") return Number(x) - Number(y);
+  if (typeof x === "number") return x - (y as number);
+  const [a, b] = [[...(x as string)], [...(y as string)]];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]!.codePointAt(0)! - b[i]!.codePointAt(0)!;
+  return a.length - b.length;
+}

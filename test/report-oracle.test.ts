@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catchUpRollups, rollUpAccount } from "../src/domains/reports/rollupWorker.js";
 import { rng } from "../src/seed/random.js";
-import { prisma, requester, type Server, startServer, type Tenant, tenant, testSeed } from "./helpers.js";
+import { compareCells, prisma, requester, type Server, startServer, type Tenant, tenant, testSeed } from "./helpers.js";
 
 let server: Server;
 let a: Tenant; // the random event set
@@ -318,17 +318,6 @@ function randomWindows(n: number, seed: number): Window[] {
 
 // ---- the oracle ----------------------------------------------------------------------------------
 
-/** Code point order, nulls first, false before true (the contract's fine print). */
-function compareCells(x: unknown, y: unknown): number {
-  if (x === y) return 0;
-  if (x === null) return -1;
-  if (y === null) return 1;
-  if (typeof x === "boolean") return Number(x) - Number(y);
-  if (typeof x === "number") return x - (y as number);
-  const [p, q] = [[...(x as string)], [...(y as string)]];
-  for (let i = 0; i < Math.min(p.length, q.length); i++) if (p[i] !== q[i]) return p[i]!.codePointAt(0)! - q[i]!.codePointAt(0)!;
-  return p.length - q.length;
-}
 const sortRows = (rows: unknown[][]) =>
   rows.sort((x, y) => {
     for (let i = 0; i < x.length; i++) {
