@@ -9,6 +9,20 @@
 // request, so the same seed reproduces it.
 import { STATUS_CODES } from "node:http";
 import { join, raw, sqltag as sql } from "@prisma/client/runtime/client";
+import {
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLScalarType,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+} from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
 import { sampleInput } from "../src/openapi/requestDocs.js";
@@ -417,6 +431,104 @@ describe("mutated variables on the GraphQL operation of every REST row, over POS
       }
     }
     expect(asked).toBeGreaterThan(routes.length * CASES * 0.8);
+    expect(failures).toEqual([]);
+  });
+});
+
+describe("mutated arguments on every field of the GraphQL schema that takes any", () => {
+  /** A value for an input type: mostly of the type, sometimes not (a hostile value, a missing field). */
+  function drawValue(r: ReturnType<typeof seeded>, type: GraphQLInputType, depth = 0): unknown {
+    if (r.chance(0.08)) return clone(r.pick(HOSTILE));
+    if (isNonNullType(type)) return drawValue(r, type.ofType, depth);
+    if (isListType(type)) return depth > 4 ? [] : Array.from({ length: r.int(3) }, () => drawValue(r, type.ofType, depth + 1));
+    if (isEnumType(type)) return r.chance(0.9) ? r.pick(type.getValues()).name : "NOT_A_VALUE";
+    if (isInputObjectType(type)) {
+      const out: Record<string, unknown> = {};
+      if (depth > 4) return out;
+      for (const f of Object.values(type.getFields())) if (isNonNullType(f.type) || r.chance(0.5)) out[f.name] = drawValue(r, f.type, depth + 1);
+      return out;
+    }
+    switch ((type as GraphQLScalarType).name) {
+      case "Int":
+        return r.pick([0, 1, -1, 10, 10_000, 10_001, 2 ** 31 - 1]);
+      case "Float":
+        return r.pick([0, -1.5, 1e300, 3]);
+      case "Boolean":
+        return r.chance(0.5);
+      case "JSON":
+        return clone(r.pick(HOSTILE));
+      default:
+        return r.chance(0.3) ? r.pick(["u1", "t1", "plan", "company", "acme", "ep1"]) : r.pick(HOSTILE_TEXT);
+    }
+  }
+  const selection = (type: GraphQLOutputType) => (isLeafType(getNamedType(type)) ? "" : " { __typename }");
+
+  /** Each field with arguments, as a document: on Query and Mutation, and on the account's fields one and two levels down. */
+  function targets(): { name: string; kind: "query" | "mutation"; field: GraphQLField<unknown, unknown>; wrap(inner: string): string; outer: string }[] {
+    const out: ReturnType<typeof targets> = [];
+    for (const [kind, root] of [
+      ["query", schema.getQueryType()!],
+      ["mutation", schema.getMutationType()!],
+    ] as const)
+      for (const field of Object.values(root.getFields()))
+        if (field.args.length) out.push({ name: `${kind}.${field.name}`, kind, field, wrap: (x) => x, outer: "" });
+    const account = schema.getType("Account") as GraphQLObjectType;
+    for (const field of Object.values(account.getFields())) {
+      if (field.args.length) out.push({ name: `Account.${field.name}`, kind: "query", field, wrap: (x) => `account(id: $a) { ${x} }`, outer: "$a: String!" });
+      const inner = getNamedType(field.type);
+      if (!field.args.length && isObjectType(inner))
+        for (const sub of Object.values(inner.getFields()))
+          if (sub.args.length)
+            out.push({
+              name: `Account.${field.name}.${sub.name}`,
+              kind: "query",
+              field: sub,
+              wrap: (x) => `account(id: $a) { ${field.name} { ${x} } }`,
+              outer: "$a: String!",
+            });
+    }
+    return out;
+  }
+
+  it("is never a 5xx nor an unexpected error; an operation refused whole changes nothing", { timeout: 300_000 }, async () => {
+    const r = seeded(testSeed(3));
+    const failures: string[] = [];
+    const all = targets();
+    expect(all.length).toBeGreaterThan(40);
+    let answered = 0;
+    let last = await fingerprint(t.accountId);
+    for (const target of all) {
+      for (let i = 0; i < CASES; i++) {
+        const variables: Record<string, unknown> = { a: t.accountId };
+        const defs = target.outer ? [target.outer] : [];
+        const args: string[] = [];
+        for (const [k, arg] of target.field.args.entries()) {
+          if (!isNonNullType(arg.type) && r.chance(0.4)) continue;
+          // accountId arguments name the tenant's account most of the time: the point is what comes after.
+          variables[`v${k}`] = arg.name === "accountId" && r.chance(0.8) ? t.accountId : drawValue(r, arg.type);
+          defs.push(`$v${k}: ${String(arg.type)}`);
+          args.push(`${arg.name}: $v${k}`);
+        }
+        const selected = `${target.field.name}${args.length ? `(${args.join(", ")})` : ""}${selection(target.field.type)}`;
+        const query = `${target.kind}${defs.length ? `(${defs.join(", ")})` : ""} { ${target.wrap(selected)} }`;
+        const res = await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body: { query, variables } });
+        const after = await fingerprint(t.accountId);
+        const before = last;
+        last = after;
+        const label = `${target.name} ${JSON.stringify(variables).slice(0, 300)} → ${res.status} ${res.text.slice(0, 300)}`;
+        if (res.status >= 500) failures.push(`5xx: ${label}`);
+        const errors: { message: string; extensions?: { code?: string } }[] = res.body?.errors ?? [];
+        if (res.body?.data != null) answered++;
+        if (errors.some((e) => e.extensions?.code === "INTERNAL_SERVER_ERROR" || /^Unexpected error/.test(e.message)))
+          failures.push(`unexpected error: ${label}`);
+        if (errors.length && (res.body?.data == null || Object.values(res.body.data).every((v) => v == null))) {
+          const changed = OWNED.filter((m) => after[m] !== before[m]);
+          if (changed.length) failures.push(`refused, yet changed ${changed.join(", ")}: ${label}`);
+        }
+      }
+    }
+    // Past validation (data, with or without field errors) often enough that resolvers are reached.
+    expect(answered).toBeGreaterThan(all.length * CASES * 0.15);
     expect(failures).toEqual([]);
   });
 });
