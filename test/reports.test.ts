@@ -428,6 +428,16 @@ describe("domain filters", () => {
     expect(await rows("flowViews", `includeDomains=${A_DOM}&includeDomains=${B_DOM}&excludeDomains=${B_DOM}`)).toEqual(expected);
     expect(await rows("summary", `includeDomains=${B_DOM}&excludeDomains=${B_DOM}`)).toEqual([[0, 0, 0, 0, 0, 0]]);
   });
+
+  it("a domain is a host name: stored trimmed and lower-cased, and the filters fold alike", async () => {
+    const t = await tenant("dom");
+    const r = await post(t, [{ type: "flow_started", time: D1 + H, endUserId: "u1", flowId: "f1", widget: "self_help", domain: " App.X.com " }]);
+    expect(r.status, r.text).toBe(202);
+    expect((await prisma.event.findMany({ where: { accountId: t.accountId }, select: { domain: true } })).map((e) => e.domain)).toEqual(["app.x.com"]);
+    for (const filter of ["includeDomains=app.x.com", "includeDomains=%20APP.X.COM", "includeDomains=App.X.com,other"])
+      expect(await rows("flowViews", filter, t), filter).toEqual([["f1", 1, 1]]);
+    expect(await rows("flowViews", "excludeDomains=APP.x.com", t)).toEqual([]);
+  });
 });
 
 describe("flowEditors", () => {

@@ -133,7 +133,10 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
       useful: (it.useful as boolean | undefined) ?? null,
       comment: s("comment"),
       actionId: s("actionId"),
-      domain: s("domain"),
+      // A host name, kept as one: trimmed and lower-cased (host names are case-insensitive, and
+      // Segment's page URLs arrive lower-cased by URL parsing), so that one site is one domain in
+      // the reports and their domain filters (which fold the same way) find it.
+      domain: it.domain == null ? null : (it.domain as string).trim().toLowerCase(),
       userName: s("userName"),
     },
   };

@@ -42,7 +42,7 @@ export function reportWindowCost(args: { startDate?: unknown; endDate?: unknown 
   }
 }
 
-/** Domain lists: comma-separated, repeated, or both; trimmed, empty entries dropped. */
+/** Domain lists: comma-separated, repeated, or both; trimmed and lower-cased as stored domains are, empty entries dropped. */
 export function domainList(value: unknown, name: string): string[] {
   if (value === undefined || value === null) return [];
   const parts = Array.isArray(value) ? value : [value];
@@ -52,7 +52,7 @@ export function domainList(value: unknown, name: string): string[] {
     ...new Set(
       (parts as string[])
         .flatMap((p) => p.split(","))
-        .map((d) => d.trim())
+        .map((d) => d.trim().toLowerCase())
         .filter(Boolean),
     ),
   ];
