@@ -217,6 +217,30 @@ describe("track calls", () => {
     expect(Number(logout!.time)).toBeGreaterThanOrEqual(before);
   });
 
+  it("ISO 8601 times without an offset are UTC, whatever the machine's zone; other text is a rejection, not a guess", async () => {
+    const t = await tenant("segz");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const r = await batch(
+      {
+        batch: [
+          { type: "track", userId: "u", event: "Login", timestamp: "2024-06-01T10:00:00", messageId: mid() },
+          { type: "track", userId: "u", event: "Login", timestamp: "2024-06-01 10:00:00.250", messageId: mid() },
+          { type: "track", userId: "u", event: "Login", timestamp: "2024-06-01T12:00:00+02:00", messageId: mid() },
+          { type: "track", userId: "u", event: "Login", timestamp: "June 1, 2024 10:00", messageId: mid() },
+          { type: "track", userId: "u", event: "Login", timestamp: "2024-02-30T10:00:00Z", messageId: mid() },
+        ],
+      },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.rejected).toEqual([
+      { index: 3, errors: ["timestamp must be an ISO 8601 date-time"] },
+      { index: 4, errors: ["timestamp must be an ISO 8601 date-time"] },
+    ]);
+    const ten = Date.UTC(2024, 5, 1, 10);
+    expect((await eventsOf(t.accountId)).map((e) => Number(e.time))).toEqual([ten, ten + 250, ten]);
+  });
+
   it("a single-call path takes one call; a bad one is a 400 problem", async () => {
     const r = await req("/segment/v1/track", {
       method: "POST",
@@ -247,12 +271,14 @@ describe("identify calls", () => {
         { type: "identify", userId: "idf-1", traits: { seats: 6 }, messageId: mid() },
         { type: "identify", userId: "idf-2", traits: { seats: "many" }, messageId: mid() },
         { type: "identify", userId: "idf-3", traits: { signupTime: "2024-01-02T03:04:05Z" }, messageId: mid() },
+        // Without an offset: UTC, not the machine's zone.
+        { type: "identify", userId: "idf-4", traits: { signupTime: "2024-01-02T03:04:05" }, messageId: mid() },
       ],
     });
     expect(r.status, r.text).toBe(200);
     expect(r.body).toEqual({
       success: true,
-      accepted: 3,
+      accepted: 4,
       duplicates: 0,
       rejected: [{ index: 2, errors: ["traits.seats must be a number"] }],
       ignoredTraits: 2,
@@ -270,6 +296,8 @@ describe("identify calls", () => {
     ]);
     const three = await req(`/v1/accounts/${a.accountId}/endUsers/idf-3?fields=custom`, { headers: a.headers });
     expect(three.body.custom).toEqual({ signupTime: Date.parse("2024-01-02T03:04:05Z") });
+    const four = await req(`/v1/accounts/${a.accountId}/endUsers/idf-4?fields=custom`, { headers: a.headers });
+    expect(four.body.custom).toEqual({ signupTime: Date.UTC(2024, 0, 2, 3, 4, 5) });
     expectProblem(await req(`/v1/accounts/${a.accountId}/endUsers/idf-2`, { headers: a.headers }), 404);
   });
 });

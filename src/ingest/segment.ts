@@ -33,11 +33,32 @@ const snake = (camel: string) => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCas
 /** The contract's event fields read from `properties` (camelCase or snake_case). */
 const PROPERTY_FIELDS = ["flowId", "widget", "step", "searchTerm", "resultCount", "contentId", "useful", "comment", "actionId"] as const;
 
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+
+/**
+ * An ISO 8601 date or date-time as epoch ms, or NaN. Without an offset it is UTC, as every time of
+ * this API is: `Date.parse` reads "2024-06-01T10:00:00" in the machine's time zone (a Segment call
+ * stored hours apart on two servers), and reads free text ("June 1, 2024") its own way.
+ */
+export function isoTimeMs(text: string): number {
+  const m = ISO_8601.exec(text.trim());
+  if (!m) return Number.NaN;
+  const [, y, mo, d, h = "0", mi = "0", sec = "0", frac = "", , sign, oh = "0", om = "0"] = m;
+  const fields = [Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec)] as const;
+  const ms = Date.UTC(...fields, Number(frac.padEnd(3, "0").slice(0, 3)));
+  // Out-of-range parts (month 13, 30 February, 24:61) roll over in Date.UTC: they are refused instead.
+  const back = new Date(ms);
+  const same = [back.getUTCFullYear(), back.getUTCMonth(), back.getUTCDate(), back.getUTCHours(), back.getUTCMinutes(), back.getUTCSeconds()];
+  if (same.some((v, i) => v !== fields[i]) || Number(oh) > 23 || Number(om) > 59) return Number.NaN;
+  const offset = sign ? (sign === "-" ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000 : 0;
+  return ms - offset;
+}
+
 /** A call's time (epoch ms): `timestamp`, else `originalTimestamp` corrected by receivedAt − sentAt, else receipt. */
 export function callTime(call: Obj, batchSentAt: unknown, receivedAt: number): { time: number } | { problem: string } {
   const parse = (v: unknown, name: string): number | null | { problem: string } => {
     if (v === undefined || v === null) return null;
-    const t = typeof v === "string" || v instanceof Date ? Date.parse(String(v)) : Number.NaN;
+    const t = typeof v === "string" ? isoTimeMs(v) : Number.NaN;
     return Number.isFinite(t) ? t : { problem: `${name} must be an ISO 8601 date-time` };
   };
   const timestamp = parse(call.timestamp, "timestamp");

@@ -8,7 +8,7 @@ import { encodeValue, endUserSchema, type SchemaField } from "../domains/endUser
 import { upsertEndUsers } from "../domains/endUsers/schema.js";
 import { recordEvents } from "../domains/events/schema.js";
 import { claimMessages } from "./idempotency.js";
-import { type CheckedCall, callTime, contextOf, trackToEvent } from "./segment.js";
+import { type CheckedCall, callTime, contextOf, isoTimeMs, trackToEvent } from "./segment.js";
 
 export interface BatchOutcome {
   accepted: number;
@@ -66,8 +66,8 @@ export async function storeCalls(
           out.ignoredTraits++;
           continue;
         }
-        // Segment sends dates as ISO 8601 strings; timestamp fields hold epoch ms.
-        const value = field.type === "timestamp" && typeof raw === "string" && Number.isFinite(Date.parse(raw)) ? Date.parse(raw) : raw;
+        // Segment sends dates as ISO 8601 strings (UTC without an offset); timestamp fields hold epoch ms.
+        const value = field.type === "timestamp" && typeof raw === "string" && Number.isFinite(isoTimeMs(raw)) ? isoTimeMs(raw) : raw;
         if (value !== null) {
           const enc = encodeValue(field, value, "traits");
           if ("problem" in enc) problems.push(enc.problem);
