@@ -154,7 +154,9 @@ function dimValue(e: Ev, d: string): unknown {
   return v === undefined ? null : v;
 }
 
-const norm = (d: string, values: unknown[]) => (d === "event:searchTerm" ? values.map((v) => (typeof v === "string" ? v.trim().toLowerCase() : v)) : values);
+// Search terms and domains are stored trimmed and lower-cased; `is` values are compared as stored.
+const norm = (d: string, values: unknown[]) =>
+  d === "event:searchTerm" || d === "event:domain" ? values.map((v) => (typeof v === "string" ? v.trim().toLowerCase() : v)) : values;
 
 function holds(e: Ev, c: Cond): boolean {
   const [op, x, y] = c as [string, any, any];
@@ -408,7 +410,7 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
           return [
             "or",
             [
-              ["is", "event:domain", [null]],
+              ["is", "event:domain", [null, " DOCS.x.com"]],
               ["is", "user:beta", [true]],
             ],
           ];

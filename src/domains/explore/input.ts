@@ -163,7 +163,9 @@ function parseCondition(c: Checker, v: unknown, path: Path, opts: CondOpts, dept
             `must be ${kind === "text" ? "a string" : kind === "bool" ? "true or false" : kind ? "a number" : "a string, number or boolean"} or null`,
           );
       });
-      const norm = dim.kind === "event" && dim.name === "event:searchTerm" ? values.map((x) => (typeof x === "string" ? x.trim().toLowerCase() : x)) : values;
+      // Stored trimmed and lower-cased (src/domains/events/validate.ts): a value is compared as stored.
+      const folded = dim.kind === "event" && (dim.name === "event:searchTerm" || dim.name === "event:domain");
+      const norm = folded ? values.map((x) => (typeof x === "string" ? x.trim().toLowerCase() : x)) : values;
       return { op, dim, values: norm as (string | number | boolean | null)[], path } as Condition;
     }
     case "gt":
