@@ -654,3 +654,36 @@ describe("text values fit their index on PostgreSQL (a 500 there before)", () =>
     expect(await fingerprint(t.accountId)).toEqual(before);
   });
 });
+
+describe("statements within the databases' limits on bound values and expression depth (a 500 before)", () => {
+  const values = (prefix: string, n = 1_000) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+  const post = (path: string, body: unknown) =>
+    call(`${server.url}/v1/accounts/${t.accountId}${path}`, { method: "POST", headers: { ...t.headers, "content-type": "application/json" }, body });
+
+  it("Explore: contains with 1,000 values is answered (SQLite nested a flat OR chain 1,000 deep); past 30,000 bound values, a 400 that says so", async () => {
+    const wide = await post("/analytics/query", { metrics: ["events"], filters: [["contains", "event:searchTerm", values("s")]] });
+    expect(wide.status, wide.text).toBe(200);
+    const many = Array.from({ length: 40 }, (_, k) => ["isNot", "event:flowId", values(`f${k}-`)]);
+    expectProblem(
+      await post("/analytics/query", { metrics: ["events"], filters: many }),
+      400,
+      /^the question binds 40005 values where a statement takes 30000/,
+    );
+    const steps = [{ filters: many.slice(0, 20) }, { filters: [["is", "event:type", ["flow_completed"]]] }];
+    expectProblem(await post("/analytics/funnel", { steps }), 400, /^the question binds 4000\d values where a statement takes 30000/);
+  });
+
+  it("B22: at most 1,000 values in a search, named in the 400", async () => {
+    const schema = await call(`${server.url}/v1/accounts/${t.accountId}/integrationAttributeSchema`, {
+      method: "PUT",
+      headers: t.headers,
+      body: [{ name: "company", type: "string" }],
+    });
+    expect(schema.status, schema.text).toBeLessThan(300);
+    const r = await post("/integrationAttributes/search", { company: values("v", 1_001).join(",") });
+    expectProblem(r, 400, "a search names at most 1000 values in all");
+    expect(r.body.errors).toEqual([{ path: "company", message: "past 1000 values" }]);
+    const ok = await post("/integrationAttributes/search", { company: values("v", 1_000).join(",") });
+    expect(ok.status, ok.text).toBe(200);
+  });
+});

@@ -29,6 +29,13 @@ export const ICU_ROOT = '"und-x-icu"';
 
 export type Dialect = "sqlite" | "postgres";
 
+/**
+ * Values one statement may bind: SQLite takes 32,766, PostgreSQL 65,535 (one limit for both, so a
+ * question answers alike on either). A condition takes 1,000 values and a question 100 conditions,
+ * and a funnel's steps appear twice in its statement: 20 conditions of 1,000 values failed with a 500.
+ */
+const MAX_BOUND_VALUES = 30_000;
+
 export interface Statement {
   sql: string;
   params: unknown[];
@@ -66,6 +73,11 @@ export class Builder {
       params.push(this.values[Number(i)]);
       return this.dialect === "postgres" ? `$${params.length}` : "?";
     });
+    if (params.length > MAX_BOUND_VALUES)
+      throw badRequest(
+        `the question binds ${params.length} values where a statement takes ${MAX_BOUND_VALUES}: name fewer values in its conditions (a funnel's steps count twice) or in the rules of its segments`,
+        [{ path: "filters", message: "too many values" }],
+      );
     return { sql: text, params };
   }
   /** A bound number compared with numeric columns (PostgreSQL would otherwise infer the column's integer type). */
@@ -112,7 +124,7 @@ export class Builder {
     const fn = this.dialect === "postgres" ? "strpos" : "instr";
     // (expr: a column, read three times.)
     const lowered = unicodeLower(this.dialect, expr);
-    return `(${expr} IS NOT NULL AND (${values.map((v) => `${fn}(${lowered}, ${this.p(v.toLowerCase())}) > 0`).join(" OR ")}))`;
+    return `(${expr} IS NOT NULL AND ${balancedOr(values.map((v) => `${fn}(${lowered}, ${this.p(v.toLowerCase())}) > 0`))})`;
   }
   /** A DateTime column as epoch ms. */
   epochMs(col: string): string {
@@ -357,4 +369,15 @@ export function compareCells(x: unknown, y: unknown): number {
   const cb = [...b].map((ch) => ch.codePointAt(0)!);
   for (let i = 0; i < Math.min(ca.length, cb.length); i++) if (ca[i] !== cb[i]) return ca[i]! - cb[i]!;
   return ca.length - cb.length;
+}
+
+/**
+ * `parts` ORed as a balanced tree of parentheses. SQLite refuses an expression nested past 1,000
+ * levels, and a flat chain of n ORs nests n deep: `contains` with 1,000 values (its limit) failed
+ * the question with a 500 there. Balanced, 1,000 parts nest 10 deep.
+ */
+function balancedOr(parts: readonly string[]): string {
+  if (parts.length <= 2) return `(${parts.join(" OR ")})`;
+  const mid = Math.ceil(parts.length / 2);
+  return `(${balancedOr(parts.slice(0, mid))} OR ${balancedOr(parts.slice(mid))})`;
 }
