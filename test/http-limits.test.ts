@@ -49,8 +49,24 @@ describe("HTTP server limits", () => {
     c.socket.write("GET / HTTP/1.1\r\nHost: x\r\n");
     const took = await c.closed;
     expect(c.received()).toMatch(/^HTTP\/1\.1 408/);
+    expect(JSON.parse(c.received().split("\r\n\r\n")[1]!)).toMatchObject({ status: 408, title: "Request Timeout" });
     expect(took).toBeGreaterThanOrEqual(350);
     expect(took).toBeLessThan(5_000);
+  });
+
+  it("answers what Node's parser refuses as a problem document: 431 past 16 KB of request line and headers, 400 for bytes that are no HTTP", async () => {
+    const long = await raw();
+    long.socket.write(`GET /${"a,".repeat(10_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await long.closed;
+    const [head, body] = long.received().split("\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(head).toMatch(/\r\nContent-Type: application\/problem\+json\r\n/);
+    expect(JSON.parse(body!)).toMatchObject({ type: "about:blank", title: "Request Header Fields Too Large", status: 431 });
+    const junk = await raw();
+    junk.socket.write("NOT HTTP AT ALL\r\n\r\n");
+    await junk.closed;
+    expect(junk.received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(junk.received().split("\r\n\r\n")[1]!)).toMatchObject({ status: 400, title: "Bad Request" });
   });
 
   it("keeps an idle keep-alive connection for the keep-alive timeout, announces it, then closes it", async () => {
