@@ -26,6 +26,7 @@ import { AcceptedQueries, answerHandedOverResults, graphqlFastPath, handedOverCo
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { maskError } from "./graphql/masking.js";
 import { conditionalGets, PersistedDocuments, usePersistedDocuments } from "./graphql/persistedDocuments.js";
+import { jsonRequestParams } from "./graphql/requestParams.js";
 import { authenticateBeforeBody, identityBeforeBody, preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
 import { storableText } from "./graphql/storableText.js";
 import { traceOperations } from "./graphql/tracing.js";
@@ -116,6 +117,7 @@ export function createApp(config: Config) {
     logging: graphqlLogger(),
     plugins: [
       requireCredentials(),
+      jsonRequestParams(),
       // documentId in place of query (and persisted-only keys): after the credentials, before anything reads the text.
       usePersistedDocuments(persisted, compiled),
       storableText(),

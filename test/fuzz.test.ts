@@ -600,6 +600,25 @@ describe("cases the mutated input found", () => {
     expect(text.status, text.text).toBeLessThan(300);
   });
 
+  it("GraphQL over GET or a form: variables or extensions that are not JSON are a 400 (a 500 from Yoga's parser before)", async () => {
+    for (const q of ["variables=oops", "extensions=oops", "variables=%7B"]) {
+      const r = await call(`${server.url}/graphql?query=%7B__typename%7D&${q}`, { headers: t.headers });
+      expect(r.status, r.text).toBe(400);
+      expect(r.body.errors[0]).toMatchObject({
+        message: expect.stringMatching(/^"variables" and "extensions" must be JSON: /),
+        extensions: { code: "BAD_REQUEST" },
+      });
+    }
+    const form = await call(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { ...t.headers, "content-type": "application/x-www-form-urlencoded" },
+      raw: "query=%7B__typename%7D&variables=oops",
+    });
+    expect(form.status, form.text).toBe(400);
+    // Credentials still come first.
+    expect((await call(`${server.url}/graphql?query=%7B__typename%7D&variables=oops`)).status).toBe(401);
+  });
+
   it("a saved endpoint's name that no endpoint can have is a 404 (a NUL in it was a 500 on PostgreSQL)", async () => {
     for (const name of ["%00", "a%00b", "x".repeat(65), "%F0%9F%92%A5"]) {
       const r = await send(`${B()}/run/${name}`);
