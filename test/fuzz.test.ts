@@ -384,6 +384,23 @@ describe("mutated input on every REST operation", () => {
   });
 });
 
+/**
+ * What is wrong with a GraphQL answer to mutated input: a 5xx, an unexpected (masked) error, or an
+ * operation refused whole (errors, no data) that changed the account's rows all the same.
+ */
+function graphqlFailures(res: Reply, before: Record<string, number>, after: Record<string, number>, what: string): string[] {
+  const label = `${what} → ${res.status} ${res.text.slice(0, 300)}`;
+  const out: string[] = [];
+  if (res.status >= 500) out.push(`5xx: ${label}`);
+  const errors: { message: string; extensions?: { code?: string } }[] = res.body?.errors ?? [];
+  if (errors.some((e) => e.extensions?.code === "INTERNAL_SERVER_ERROR" || /^Unexpected error/.test(e.message))) out.push(`unexpected error: ${label}`);
+  if (errors.length && (res.body?.data == null || Object.values(res.body.data).every((v) => v == null))) {
+    const changed = OWNED.filter((m) => after[m] !== before[m]);
+    if (changed.length) out.push(`refused, yet changed ${changed.join(", ")}: ${label}`);
+  }
+  return out;
+}
+
 describe("mutated variables on the GraphQL operation of every REST row, over POST /graphql", () => {
   it("is never a 5xx nor an unexpected error; an operation refused whole changes nothing", { timeout: 300_000 }, async () => {
     const r = seeded(testSeed(2));
@@ -419,15 +436,7 @@ describe("mutated variables on the GraphQL operation of every REST row, over POS
         const after = await fingerprint(t.accountId);
         const before = last;
         last = after;
-        const label = `${route.name} [${what.join("; ")}] → ${res.status} ${res.text.slice(0, 300)}`;
-        if (res.status >= 500) failures.push(`5xx: ${label}`);
-        const errors: { message: string; extensions?: { code?: string } }[] = res.body?.errors ?? [];
-        if (errors.some((e) => e.extensions?.code === "INTERNAL_SERVER_ERROR" || /^Unexpected error/.test(e.message)))
-          failures.push(`unexpected error: ${label}`);
-        if (errors.length && (res.body?.data == null || Object.values(res.body.data).every((v) => v == null))) {
-          const changed = OWNED.filter((m) => after[m] !== before[m]);
-          if (changed.length) failures.push(`refused, yet changed ${changed.join(", ")}: ${label}`);
-        }
+        failures.push(...graphqlFailures(res, before, after, `${route.name} [${what.join("; ")}]`));
       }
     }
     expect(asked).toBeGreaterThan(routes.length * CASES * 0.8);
@@ -515,16 +524,8 @@ describe("mutated arguments on every field of the GraphQL schema that takes any"
         const after = await fingerprint(t.accountId);
         const before = last;
         last = after;
-        const label = `${target.name} ${JSON.stringify(variables).slice(0, 300)} → ${res.status} ${res.text.slice(0, 300)}`;
-        if (res.status >= 500) failures.push(`5xx: ${label}`);
-        const errors: { message: string; extensions?: { code?: string } }[] = res.body?.errors ?? [];
         if (res.body?.data != null) answered++;
-        if (errors.some((e) => e.extensions?.code === "INTERNAL_SERVER_ERROR" || /^Unexpected error/.test(e.message)))
-          failures.push(`unexpected error: ${label}`);
-        if (errors.length && (res.body?.data == null || Object.values(res.body.data).every((v) => v == null))) {
-          const changed = OWNED.filter((m) => after[m] !== before[m]);
-          if (changed.length) failures.push(`refused, yet changed ${changed.join(", ")}: ${label}`);
-        }
+        failures.push(...graphqlFailures(res, before, after, `${target.name} ${JSON.stringify(variables).slice(0, 300)}`));
       }
     }
     // Past validation (data, with or without field errors) often enough that resolvers are reached.
