@@ -4,6 +4,7 @@
 // refusing it never answers such a request; one that stops at the limit answers 413 and closes the
 // connection. Nothing is written to the database either way.
 import { request } from "node:http";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
 import { CALL_LIMIT_BYTES, REQUEST_LIMIT_BYTES } from "../src/ingest/segment.js";
@@ -227,5 +228,71 @@ describe("/segment/v1/*", () => {
     const r = await sendChunked("/segment/v1/batch", { headers: { ...json, ...basic }, head: JSON.stringify({ batch: [call] }), upTo: 0, end: true });
     expectProblem(r, 413, /32 KB \(batch\[0\]\)/);
     expect(await prisma.event.count({ where: { accountId: a.accountId } })).toBe(events);
+  });
+});
+
+// A compressed body (Content-Encoding) is decoded on POST /graphql as body-parser decodes the REST
+// routes' (gzip, deflate, br), and the 10 MiB limit holds for the decoded bytes: a few KB of gzip
+// that inflate past it are refused like 11 MiB sent plain.
+describe("compressed bodies: POST /graphql as the REST routes", () => {
+  const CODINGS = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync } as const;
+  const post = (path: string, method: string, headers: Record<string, string>, body: Buffer) =>
+    fetch(server.url + path, { method, headers: { ...json, accept: "application/json", ...headers }, body: new Uint8Array(body) }).then(async (res) => {
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined } as Reply;
+    });
+  const tagsOf = async (t: Tenant) => (await prisma.tag.findMany({ where: { accountId: t.accountId }, select: { name: true } })).map((x) => x.name).sort();
+  // Zeros inside a JSON string: about 10 KB of gzip, 11 MiB decoded.
+  const bomb = (prefix: string) => gzipSync(Buffer.concat([Buffer.from(`${prefix}"`), Buffer.alloc(11 * MiB, "0"), Buffer.from('"}')]));
+
+  it("gzip, deflate and br bodies are decoded and executed, over GraphQL and REST alike (twice each: the accepted-query path too)", async () => {
+    const t = await tenant("limits-coded");
+    for (const [coding, encode] of Object.entries(CODINGS)) {
+      for (const round of [1, 2]) {
+        const name = `${coding}-${round}`;
+        const gql = JSON.stringify({
+          query: `mutation($a: String!, $n: String!) { upsertTags(accountId: $a, input: [{ name: $n }]) { __typename } }`,
+          variables: { a: t.accountId, n: `g-${name}` },
+        });
+        const r = await post("/graphql", "POST", { ...t.headers, "content-encoding": coding }, encode(Buffer.from(gql)));
+        expect([coding, r.status, r.body]).toEqual([coding, 200, { data: { upsertTags: { __typename: "TagsPayload" } }, extensions: costExtensions() }]);
+        const rest = await post(
+          `/v1/accounts/${t.accountId}/tags`,
+          "PUT",
+          { ...t.headers, "content-encoding": coding },
+          encode(Buffer.from(JSON.stringify([{ name: `r-${name}` }]))),
+        );
+        expect([coding, rest.status]).toEqual([coding, 201]);
+      }
+    }
+    const names = Object.keys(CODINGS).flatMap((c) => [1, 2].map((r) => `${c}-${r}`));
+    expect(await tagsOf(t)).toEqual([...names.map((n) => `g-${n}`), ...names.map((n) => `r-${n}`)].sort());
+  });
+
+  it("another coding is a 415, bytes that do not decode a 400, and past 10 MiB decoded a 413: problem+json, nothing written, on both", async () => {
+    const t = await tenant("limits-coded-bad");
+    const before = await rowsOf(t.accountId);
+    const gql = Buffer.from(JSON.stringify({ query: `mutation { upsertTags(accountId: "${t.accountId}", input: [{ name: "x" }]) { __typename } }` }));
+    const rest = Buffer.from(JSON.stringify([{ name: "x" }]));
+    for (const [path, method, body, prefix] of [
+      [
+        "/graphql",
+        "POST",
+        gql,
+        `{"query":${JSON.stringify(`mutation { upsertTags(accountId: "${t.accountId}", input: [{ name: "x" }]) { __typename } }`)},"variables":{"pad":`,
+      ],
+      [`/v1/accounts/${t.accountId}/tags`, "PUT", rest, `[{"name":"x","description":`],
+    ] as const) {
+      expectProblem(await post(path, method, { ...t.headers, "content-encoding": "compress" }, body), 415, /unsupported content encoding "compress"/);
+      expectProblem(await post(path, method, { ...t.headers, "content-encoding": "gzip" }, body), 400);
+      const packed = bomb(prefix);
+      expect(packed.length).toBeLessThan(64 * 1024);
+      expectProblem(
+        await post(path, method, { ...t.headers, "content-encoding": "gzip" }, packed),
+        413,
+        "Request body larger than the limit (10 MiB for JSON).",
+      );
+    }
+    expect(await rowsOf(t.accountId)).toBe(before);
   });
 });

@@ -141,9 +141,7 @@ export function graphqlFastPath(options: {
     const body: unknown = req.body;
     if (req.method !== "POST" || accepted.size === 0 || req.url.includes("?") || !Buffer.isBuffer(body) || body.length === 0) return next();
     if (!JSON_TYPE.test(req.headers["content-type"] ?? "")) return next();
-    // A compressed body is Yoga's to decode.
-    const encoding = req.headers["content-encoding"];
-    if (encoding && encoding !== "identity") return next();
+    // (A compressed body arrives decoded: src/app.ts.)
     const mediaType = regularMediaType(req.headers.accept);
     if (!mediaType) return next();
     const toYoga = (ctx?: Context, result?: ExecutionResult) => {

@@ -6,6 +6,7 @@
 // 413: a client sending a chunked body that never ends would never be answered, and be read all
 // along.)
 import type { IncomingMessage } from "node:http";
+import zlib from "node:zlib";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 
 /** The error body-parser raises past its limit, so that knownError (src/errors.ts) maps both alike. */
@@ -91,5 +92,39 @@ export function readBounded(req: IncomingMessage, res: Response, limit: number):
       reject(Object.assign(new Error("request aborted"), { type: "request.aborted", status: 400, expose: true }));
     };
     req.on("data", onData).on("end", onEnd).on("error", onError);
+  });
+}
+
+/** The content codings body-parser inflates for the REST routes (and Segment's): the same on POST /graphql. */
+const DECODERS: Record<string, (buf: Buffer, options: zlib.ZlibOptions & zlib.BrotliOptions, cb: (err: Error | null, out: Buffer) => void) => void> = {
+  gzip: zlib.gunzip,
+  deflate: zlib.inflate,
+  br: zlib.brotliDecompress,
+};
+
+/**
+ * A body read whole as sent (readBounded) in the plain bytes its Content-Encoding stands for, as
+ * body-parser gives the REST routes theirs: gzip, deflate and br are decoded, up to `limit` bytes
+ * decoded (a small body that inflates past it is the same 413 as a large one); another coding is a
+ * 415, bytes that do not decode a 400. `identity` or no header: the body as it is.
+ */
+export function decodeContent(body: Buffer, contentEncoding: string | undefined, limit: number): Promise<Buffer> {
+  const coding = (contentEncoding ?? "identity").trim().toLowerCase();
+  if (coding === "identity") return Promise.resolve(body);
+  const decode = Object.hasOwn(DECODERS, coding) ? DECODERS[coding] : undefined;
+  if (!decode)
+    return Promise.reject(
+      Object.assign(new Error(`unsupported content encoding "${coding}": send gzip, deflate, br or identity`), {
+        type: "encoding.unsupported",
+        status: 415,
+        expose: true,
+      }),
+    );
+  return new Promise((resolve, reject) => {
+    decode(body, { maxOutputLength: limit }, (err, out) => {
+      if (!err) return resolve(out);
+      if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") return reject(tooLarge(limit));
+      reject(Object.assign(new Error(`The ${coding} body does not decode: ${err.message}`), { type: "encoding.invalid", status: 400, expose: true }));
+    });
   });
 }
