@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dbKind, withTransaction } from "../src/db/index.js";
+import { foldDomain } from "../src/domains/events/validate.js";
 import { Checker, parseQuery } from "../src/domains/explore/input.js";
 import { runQuery } from "../src/domains/explore/query.js";
 import { rollupAnswers } from "../src/domains/explore/rollup.js";
@@ -61,7 +62,7 @@ function makeEvents(seed: number) {
   for (let i = 0; i < 500; i++) {
     const time = i % 2 ? W0 + r.int(SPAN) : W1 + r.int(SPAN1);
     const user = r.chance(0.1) ? {} : { endUserId: r.pick(USERS) };
-    const domain = r.chance(0.3) ? {} : { domain: r.pick(["app.x.com", "admin.x.com", "Docs.x.com"]) };
+    const domain = r.chance(0.3) ? {} : { domain: r.pick(["app.x.com", "admin.x.com", "Docs.x.com", "bücher.x.com", "XN--BCHER-KVA.x.com"]) };
     const kind = r.int(5);
     const base = { time, ...user, ...domain };
     if (kind === 0) out.push({ ...base, type: "flow_started", flowId: r.pick(["f1", "f2", "f3"]), widget: r.pick(["self_help", "beacon"]) });
@@ -154,9 +155,11 @@ function dimValue(e: Ev, d: string): unknown {
   return v === undefined ? null : v;
 }
 
-// Search terms and domains are stored trimmed and lower-cased; `is` values are compared as stored.
+// Search terms and domains are stored trimmed and lower-cased (domains in Unicode: foldDomain); `is` values are compared as stored.
 const norm = (d: string, values: unknown[]) =>
-  d === "event:searchTerm" || d === "event:domain" ? values.map((v) => (typeof v === "string" ? v.trim().toLowerCase() : v)) : values;
+  d === "event:searchTerm" || d === "event:domain"
+    ? values.map((v) => (typeof v !== "string" ? v : d === "event:domain" ? foldDomain(v) : v.trim().toLowerCase()))
+    : values;
 
 function holds(e: Ev, c: Cond): boolean {
   const [op, x, y] = c as [string, any, any];
@@ -410,7 +413,7 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
           return [
             "or",
             [
-              ["is", "event:domain", [null, " DOCS.x.com"]],
+              ["is", "event:domain", [null, " DOCS.x.com", r.pick(["xn--bcher-kva.x.com", "Bücher.x.com"])]],
               ["is", "user:beta", [true]],
             ],
           ];

@@ -148,6 +148,42 @@ describe("write keys", () => {
 });
 
 describe("track calls", () => {
+  it("an internationalized site is one domain however it arrives: a page URL's punycode host, POST /events' Unicode or punycode, the report filters in either", async () => {
+    const t = await tenant("segidn");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const T = "2024-06-01T12:00:00.000Z";
+    const track = (url: string) => ({
+      type: "track",
+      userId: "u1",
+      event: "Flow Started",
+      properties: { flowId: "f1", widget: "beacon" },
+      context: { page: { url } },
+      timestamp: T,
+    });
+    const r = await batch({ batch: [track("https://Bücher.example/a"), track("https://xn--bcher-kva.example/b")] }, key);
+    expect([r.status, r.body.accepted], r.text).toEqual([200, 2]);
+    const events = (domain: string) => ({ type: "flow_started", time: Date.parse(T), endUserId: "u2", flowId: "f1", widget: "beacon", domain });
+    const posted = await req(`/v1/accounts/${t.accountId}/events`, {
+      method: "POST",
+      headers: t.headers,
+      // Unicode, punycode in capitals, and a malformed punycode label (kept as sent).
+      body: [events(" bücher.EXAMPLE "), events("XN--BCHER-KVA.example"), events("xn--zz-.example")],
+    });
+    expect(posted.status, posted.text).toBe(202);
+    expect((await eventsOf(t.accountId)).map((e) => e.domain)).toEqual([
+      "bücher.example",
+      "bücher.example",
+      "bücher.example",
+      "bücher.example",
+      "xn--zz-.example",
+    ]);
+    const report = (q: string) => req(`/v1/accounts/${t.accountId}/reports/flowViews?startDate=2024-06-01&endDate=2024-06-01&${q}`, { headers: t.headers });
+    for (const q of ["includeDomains=xn--bcher-kva.example", `includeDomains=${encodeURIComponent("Bücher.example")}`]) {
+      const rep = await report(q);
+      expect([rep.status, rep.body.rows], q).toEqual([200, [["f1", 4, 2]]]);
+    }
+  });
+
   it("event names normalise to engagement types; other names are user actions; properties in camel or snake case", async () => {
     const t = await tenant("segn");
     const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;

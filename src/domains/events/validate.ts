@@ -1,6 +1,7 @@
 // What an engagement event is: its types, the fields each type needs, and the per-item check that
 // turns a request item into a row of "Event" (or the reasons it cannot be one).
 
+import { domainToASCII, domainToUnicode } from "node:url";
 import { ownEntry } from "../../lookup.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 
@@ -133,11 +134,24 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
       useful: (it.useful as boolean | undefined) ?? null,
       comment: s("comment"),
       actionId: s("actionId"),
-      // A host name, kept as one: trimmed and lower-cased (host names are case-insensitive, and
-      // Segment's page URLs arrive lower-cased by URL parsing), so that one site is one domain in
-      // the reports and their domain filters (which fold the same way) find it.
-      domain: it.domain == null ? null : (it.domain as string).trim().toLowerCase(),
+      domain: it.domain == null ? null : foldDomain(it.domain as string),
       userName: s("userName"),
     },
   };
+}
+
+/**
+ * A host name as it is stored, so that one site is one domain in the reports and their domain
+ * filters (which fold the same way) find it: trimmed and lower-cased (host names are
+ * case-insensitive, and Segment's page URLs arrive lower-cased by URL parsing), and an
+ * internationalized name in Unicode, however it was sent: Segment's page URLs give it in punycode
+ * (`xn--bcher-kva.example`, what URL parsing yields), a client of POST /events more often as typed
+ * (`bücher.example`). A value that is not a valid host name is kept as sent (trimmed, lower-cased).
+ */
+export function foldDomain(value: string): string {
+  const folded = value.trim().toLowerCase();
+  if (!/(^|\.)xn--/.test(folded)) return folded;
+  // Only a name that encodes back to what was sent: a malformed label stays as sent.
+  const unicode = domainToUnicode(folded);
+  return unicode && domainToASCII(unicode) === folded ? unicode : folded;
 }

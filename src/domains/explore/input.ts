@@ -5,6 +5,7 @@
 // REST body, `input.filters[1].dimension` for a GraphQL input (the same place, by field name).
 import { badRequest } from "../../errors.js";
 import { ownEntry } from "../../lookup.js";
+import { foldDomain } from "../events/validate.js";
 import { reportWindow } from "../reports/window.js";
 import { bucketsOf, INTERVALS, type Interval, isTimeZone } from "./buckets.js";
 
@@ -165,7 +166,8 @@ function parseCondition(c: Checker, v: unknown, path: Path, opts: CondOpts, dept
       });
       // Stored trimmed and lower-cased (src/domains/events/validate.ts): a value is compared as stored.
       const folded = dim.kind === "event" && (dim.name === "event:searchTerm" || dim.name === "event:domain");
-      const norm = folded ? values.map((x) => (typeof x === "string" ? x.trim().toLowerCase() : x)) : values;
+      const fold = dim.name === "event:domain" ? foldDomain : (x: string) => x.trim().toLowerCase();
+      const norm = folded ? values.map((x) => (typeof x === "string" ? fold(x) : x)) : values;
       return { op, dim, values: norm as (string | number | boolean | null)[], path } as Condition;
     }
     case "gt":

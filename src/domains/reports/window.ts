@@ -2,6 +2,7 @@
 import { clock } from "../../clock.js";
 import { badRequest } from "../../errors.js";
 import { parseUtcDate } from "../auditLogs/schema.js";
+import { foldDomain } from "../events/validate.js";
 
 const DAY = 86_400_000;
 export const DEFAULT_REPORT_DAYS = 30;
@@ -42,7 +43,7 @@ export function reportWindowCost(args: { startDate?: unknown; endDate?: unknown 
   }
 }
 
-/** Domain lists: comma-separated, repeated, or both; trimmed and lower-cased as stored domains are, empty entries dropped. */
+/** Domain lists: comma-separated, repeated, or both; folded as stored domains are (foldDomain), empty entries dropped. */
 export function domainList(value: unknown, name: string): string[] {
   if (value === undefined || value === null) return [];
   const parts = Array.isArray(value) ? value : [value];
@@ -52,7 +53,7 @@ export function domainList(value: unknown, name: string): string[] {
     ...new Set(
       (parts as string[])
         .flatMap((p) => p.split(","))
-        .map((d) => d.trim().toLowerCase())
+        .map(foldDomain)
         .filter(Boolean),
     ),
   ];
