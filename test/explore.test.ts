@@ -48,6 +48,17 @@ const RULES: Record<string, Rule> = {
     ],
   },
   notGold: { or: [{ field: "custom.plan", op: "ne", value: "gold" }, { not: { field: "custom.beta", op: "exists" } }] },
+  // Long `in` lists, 32,040 values in all (more than a statement may bind one by one: Builder.inList).
+  wide: {
+    or: [
+      ...Array.from({ length: 32 }, (_, k) => ({
+        field: "custom.plan",
+        op: "in",
+        value: Array.from({ length: 1_000 }, (_, i) => (k === 7 && i === 500 ? "Gold" : `p${k}-${i}`)),
+      })),
+      { field: "custom.seats", op: "in", value: Array.from({ length: 40 }, (_, i) => (i === 20 ? 7 : 100.5 + i)) },
+    ],
+  } as Rule,
 };
 const segmentIds: Record<string, string> = {};
 
@@ -381,6 +392,33 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
     expect(g.data.account.analytics.query).toEqual(r.body);
   });
 
+  it("long value lists agree with the oracle: a segment whose rules bind 32,040 values, `is` and `isNot` lists past INLINE_LIST", async () => {
+    const fmt = (t: number) => new Date(t).toISOString().slice(0, 16).replace("T", " ");
+    const long = Array.from({ length: 40 }, (_, i) => `nf-${i}`);
+    for (const filters of [
+      [["inSegment", segmentIds.wide]],
+      [["not", ["inSegment", segmentIds.wide]]],
+      [["is", "event:flowId", [...long, "f2"]]],
+      [["isNot", "event:flowId", [...long, "f1"]]],
+      [["is", "user:seats", [...Array.from({ length: 40 }, (_, i) => 1_000 + i), 7, 10]]],
+    ] as Cond[][]) {
+      const q: Question = {
+        metrics: ["events", "users"],
+        dimensions: ["user:plan", "event:flowId"],
+        filters,
+        timeZone: "UTC",
+        startDate: fmt(W0),
+        endDate: fmt(W0 + SPAN),
+      };
+      const want = oracle(q);
+      expect(want.rows.length, JSON.stringify(filters)).toBeGreaterThan(0);
+      const got = await ask(a, { ...q, limit: 10_000 });
+      expect(got.status, `${JSON.stringify(filters).slice(0, 200)} → ${got.text}`).toBe(200);
+      expect(got.body.rows).toEqual(want.rows);
+      expect(got.body.totals).toEqual(want.totals);
+    }
+  });
+
   it("agrees with the oracle on randomized questions (DST zones, odd edges, user fields, erased users, segments)", async () => {
     const r = seeded(testSeed(42));
     const dims = [
@@ -396,7 +434,7 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
       "event:endUserId",
     ];
     const conds = (): Cond => {
-      switch (r.int(9)) {
+      switch (r.int(10)) {
         case 0:
           return ["is", "event:type", r.sample(["flow_started", "flow_step", "selfhelp_search", "user_action"], 1 + r.int(2))];
         case 1:
@@ -408,7 +446,7 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
             ? [r.pick(["gt", "lte"]), "user:signupTime", Date.UTC(2025, 0, 1, 12, 30, 0, 123)]
             : [r.pick(["gt", "gte", "lt", "lte"]), r.pick(["event:step", "event:resultCount", "user:seats"]), r.int(8)];
         case 4:
-          return ["inSegment", segmentIds[r.pick(["big", "notGold"])]];
+          return ["inSegment", segmentIds[r.pick(["big", "notGold", "wide"])]];
         case 5:
           return [
             "or",
@@ -421,6 +459,9 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
           return ["not", ["is", "event:useful", [true, null]]];
         case 7:
           return ["is", "event:searchTerm", [" REFUND", "tax form"]];
+        case 8:
+          // A list past INLINE_LIST, bound as one value.
+          return [r.pick(["is", "isNot"]), "event:flowId", [...Array.from({ length: 40 }, (_, i) => `nf-${i}`), ...r.sample(["f1", "f2", "f3"], 1 + r.int(2))]];
         default:
           return ["is", "event:endUserId", [null, "u1", "u3"]];
       }
