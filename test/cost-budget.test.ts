@@ -128,6 +128,39 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     expect(remaining(await list(server, t, 10))).toBe(43);
   });
 
+  it("GraphQL: a page size no list takes is refused for what it sent and costs the minimum point, as on REST (it was priced at its size: 200 points)", async () => {
+    const t = await fresh("gbig");
+    const r = await gql(server, t, PAGE, { n: 20_000 });
+    expect([r.status, r.body.errors?.[0]?.message, r.body.extensions.cost]).toEqual([
+      400,
+      "limit must be between 1 and 10000",
+      { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: throttle(100, 99) },
+    ]);
+    for (const n of [0, -5]) expect((await gql(server, t, PAGE, { n })).body.extensions.cost.requestedQueryCost).toBe(1);
+    expect(remaining(await gql(server, t, CHEAP))).toBe(96);
+  });
+
+  it("every /graphql answer carries extensions.cost, those refused before anything is priced too (nothing charged)", async () => {
+    const t = await fresh("gnone");
+    const none = { requestedQueryCost: 0, actualQueryCost: 0, throttleStatus: null };
+    const post = (body: unknown, headers: Record<string, string> = t.headers) =>
+      call(`${server.url}/graphql`, { method: "POST", headers, ...(typeof body === "string" ? { raw: body } : { body }) });
+    const cases: [string, Promise<Reply>, number][] = [
+      ["a text that does not parse", post({ query: "{ account(" }), 200],
+      ["a document that does not validate", post({ query: "{ nope }" }), 200],
+      ["no query", post({}), 200],
+      ["a body that is not JSON", post("xx", { ...t.headers, "content-type": "application/json" }), 400],
+      ["an unknown documentId", post({ documentId: `sha256:${"0".repeat(64)}` }), 400],
+      ["past a limit", post({ query: `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: account(id: "${t.accountId}") { id }`).join(" ")} }` }), 400],
+      ["no credentials", post({ query: "{ __typename }" }, { "content-type": "application/json" }), 401],
+    ];
+    for (const [what, reply, status] of cases) {
+      const r = await reply;
+      expect([what, r.status, r.body.errors?.length > 0, r.body.extensions?.cost], r.text).toEqual([what, status, true, none]);
+    }
+    expect(remaining(await gql(server, t, CHEAP))).toBe(99);
+  });
+
   it("REST input refused before it runs costs the minimum point, and a 429 comes before it as always", async () => {
     const t = await fresh("bad");
     const bad = await list(server, t, 0);

@@ -5,6 +5,8 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser } from "../src/admin.js";
+import { requestScope } from "../src/audit/requestScope.js";
+import { withTransaction } from "../src/db/index.js";
 import { call, expectJson, expectProblem, gql, httpGet, pathB, prisma, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
@@ -26,6 +28,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+/** Rows written as an earlier version of the service could have (audited, as every write is). */
+const asSystem = <T>(fn: Parameters<typeof withTransaction<T>>[0]) =>
+  requestScope.run({ requestId: null, ip: null, actor: "system:test" }, () => withTransaction(fn));
 const TAGS = "query TopTags($accountId: String!, $first: Int = 10) { account(id: $accountId) { tags(first: $first) { nodes { name type } } } }";
 const CONTENTS =
   "query Contents($accountId: String!, $states: [ContentState!], $first: Int!, $withTitle: Boolean!) { account(id: $accountId) { contents(first: $first, filter: { state: $states }) { nodes { id ...T @include(if: $withTitle) state } } } } fragment T on Content { title }";
@@ -114,6 +119,53 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
     expect(await prisma.persistedDocument.count({ where: { accountId: a.accountId, hash: sha(UPSERT) } })).toBe(0);
   });
 
+  it("a document past the GraphQL limits (aliases, directives, tokens) is a 400 naming the limit, by text or by documentId, as POST /graphql refuses it; nothing saved", async () => {
+    const aliases = `query Many($accountId: String!) { ${Array.from({ length: 40 }, (_, i) => `a${i}: account(id: $accountId) { id }`).join(" ")} }`;
+    const directives = `query Marked($accountId: String!) { account(id: $accountId) { ${"id @include(if: true) ".repeat(60)}} }`;
+    const tokens = `query Long($accountId: String!) { account(id: $accountId) { ${"id ".repeat(2_100)}} }`;
+    const before = await prisma.savedEndpoint.count({ where: { accountId: a.accountId } });
+    for (const [text, limit] of [
+      [aliases, /Aliases limit of 15 exceeded, found 40/],
+      [directives, /Directives limit of 50 exceeded, found 60/],
+      [tokens, /Token limit of 2000 exceeded/],
+    ] as const) {
+      expectProblem(await put(a, "past", { document: text }), 400, new RegExp(`^document is past this API's limits on a GraphQL document: .*${limit.source}`));
+      // The same text over POST /graphql: refused by the same limit.
+      const direct = await call(`${server.url}/graphql`, { method: "POST", headers: a.headers, body: { query: text, variables: { accountId: a.accountId } } });
+      expect([direct.status, direct.body.errors?.[0]?.message], direct.text).toEqual([400, expect.stringMatching(limit)]);
+      // Registered as a persisted document by another route of the past, then named: the same 400.
+      await asSystem((tx) => tx.persistedDocument.create({ data: { accountId: a.accountId, hash: sha(text), text } }));
+      expectProblem(await put(a, "past", { documentId: `sha256:${sha(text)}` }), 400, limit);
+    }
+    expect(await prisma.savedEndpoint.count({ where: { accountId: a.accountId } })).toBe(before);
+  });
+
+  it("an endpoint saved past the limits (before they applied here) is refused when called: 400, nothing runs", async () => {
+    const aliases = `query Old($accountId: String!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: account(id: $accountId) { id }`).join(" ")} }`;
+    const now = new Date();
+    await asSystem(async (tx) => {
+      await tx.persistedDocument.create({ data: { accountId: a.accountId, hash: sha(aliases), text: aliases } });
+      await tx.savedEndpoint.create({
+        data: {
+          id: `ep_old_${a.accountId}`,
+          accountId: a.accountId,
+          name: "old-past",
+          method: "GET",
+          documentHash: sha(aliases),
+          maxAgeSeconds: 0,
+          variables: "[]",
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+    });
+    expectProblem(
+      await run(a, "old-past"),
+      400,
+      /^This endpoint's document is past this API's limits on a GraphQL document \(Aliases limit of 15 exceeded, found 20\.\): save it again within them\./,
+    );
+  });
+
   it("another account's endpoints: 403 through its path, 404 under one's own; nothing of it listed", async () => {
     await put(b, "secret", { document: TAGS });
     expectProblem(await call(`${server.url}${pathB(b)}/endpoints/secret`, { headers: a.headers }), 403);
@@ -128,11 +180,15 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
     expectProblem(await run(b, "secret", "", {}), 401);
   });
 
-  it("a persisted-only key saves by documentId but brings no new text (403)", async () => {
+  it("a persisted-only key saves by documentId but brings no new text (403), nor registers one (403)", async () => {
     const { key } = await createKey(a.email, { persistedOnly: true });
     const headers = { "x-service-integration-key": key, "x-service-user": a.email };
     const text = "query PO($accountId: String!) { account(id: $accountId) { id } }";
     expectProblem(await put(a, "po", { document: text }, headers), 403, /persisted documents only/);
+    // Nor register the text by itself and save from its id: the lock would be one request away.
+    const own = await call(`${server.url}${pathB(a)}/graphql/documents`, { method: "POST", headers, body: { [sha(text)]: text } });
+    expectProblem(own, 403, /cannot register them/);
+    expect(await prisma.persistedDocument.count({ where: { accountId: a.accountId, hash: sha(text) } })).toBe(0);
     const pushed = await call(`${server.url}${pathB(a)}/graphql/documents`, { method: "POST", headers: a.headers, body: { [sha(text)]: text } });
     expect(pushed.status).toBe(200);
     expectJson(await put(a, "po", { documentId: sha(text) }, headers), 201);
@@ -194,6 +250,8 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
       ["?first=5&withTitle=true&colour=red", /^colour is not a variable of this endpoint \(its variables: states, first, withTitle\)/, "colour"],
       [`?first=5&withTitle=true&accountId=${b.accountId}`, /^accountId is the path's account/, "accountId"],
       ["?first=5&first=6&withTitle=true", /^first must be given once/, "first"],
+      // (Once written to the object's prototype, out of every check's sight: it ran.)
+      ["?first=5&withTitle=true&__proto__=1", /^__proto__ is not a variable of this endpoint/, "__proto__"],
     ];
     for (const [query, detail, path] of cases) {
       const r = await run(a, "contents", query);
@@ -253,6 +311,29 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
     const unknown = await run(a, "nope");
     expect(unknown.status).toBe(404);
     expect(remaining(big) - remaining(unknown)).toBe(1);
+    // So does a page size no list takes: refused before anything is read (it was priced at 200 points).
+    const refused = await run(a, "priced", "?first=20000");
+    expectProblem(refused, 400, /^limit must be between 1 and 10000/);
+    expect(remaining(unknown) - remaining(refused)).toBe(1);
+  });
+
+  it("a call is charged to the accounts its operation names, as over POST /graphql: another account's, not the path's as well", async () => {
+    const email = `charge-${b.accountId}@example.com`;
+    await createUser(email, [a.accountId, b.accountId]);
+    const { key } = await createKey(email);
+    const headers = { "x-service-integration-key": key, "x-service-user": email };
+    const text = `query Other { account(id: "${b.accountId}") { id } }`;
+    expectJson(await put(a, "names-b", { document: text }, headers), 201);
+    const remaining = async (t: Tenant) =>
+      Number(
+        (await call(`${server.url}/graphql`, { method: "POST", headers, body: { query: `{ account(id: "${t.accountId}") { id } }` } })).body.extensions.cost
+          .throttleStatus.currentlyAvailable,
+      );
+    const [a0, b0] = [await remaining(a), await remaining(b)];
+    const r = await run(a, "names-b", "", headers);
+    expect([r.status, r.body]).toEqual([200, { account: { id: b.accountId } }]);
+    // Each probe costs its own account one point; the call cost b one and a nothing.
+    expect([a0 - (await remaining(a)), b0 - (await remaining(b))]).toEqual([1, 2]);
   });
 });
 

@@ -1,9 +1,10 @@
 // Limits on what one GraphQL document may ask for (graphql-armor): depth, cost, aliases, tokens and
 // directives. A rejected document is the caller's fault, so it answers 400 with a message that names
 // the limit, whatever the client's Accept header (Yoga would answer 200 for plain application/json).
-import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
-import { GraphQLError, type ValidationContext } from "graphql";
+import { ApolloArmor, EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
+import { type DocumentNode, GraphQLError, type GraphQLSchema, parse, type ValidationContext, validate } from "graphql";
 import type { Plugin } from "graphql-yoga";
+import type { Config } from "../config.js";
 
 export const LIMIT_CODE = "QUERY_LIMIT_EXCEEDED";
 
@@ -30,6 +31,44 @@ function rejecter(limit: string) {
     if (ctx) ctx.reportError(clear);
     else throw clear;
   };
+}
+
+/** The limits as configured (GRAPHQL_MAX_*; suggestions hidden when introspection is off). */
+export function limitsOf(config: Config): GraphQLLimits {
+  return {
+    maxDepth: config.GRAPHQL_MAX_DEPTH,
+    maxCost: config.GRAPHQL_MAX_COST,
+    maxAliases: config.GRAPHQL_MAX_ALIASES,
+    maxTokens: config.GRAPHQL_MAX_TOKENS,
+    maxDirectives: config.GRAPHQL_MAX_DIRECTIVES,
+    blockFieldSuggestions: !config.INTROSPECTION,
+  };
+}
+
+/**
+ * A document text held to the same limits outside Yoga (a saved endpoint's, which runs without
+ * Yoga's plugins): parsed within the token limit, then validated with armor's rules for depth,
+ * cost, aliases and directives. The messages of what is past a limit; none when within them.
+ */
+export function limitErrors(schema: GraphQLSchema, text: string, limits: GraphQLLimits): string[] {
+  let document: DocumentNode;
+  try {
+    document = parse(text, { maxTokens: limits.maxTokens });
+  } catch (err) {
+    // In armor's words, as POST /graphql answers the same text.
+    const message = (err as Error).message;
+    return [/more (than|that) \d+ tokens/.test(message) ? `Token limit of ${limits.maxTokens} exceeded.` : message.replace(/^Syntax Error: /, "")];
+  }
+  const { validationRules } = new ApolloArmor({
+    maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true },
+    costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+    maxAliases: { n: limits.maxAliases },
+    maxDirectives: { n: limits.maxDirectives },
+    maxTokens: { enabled: false },
+    blockFieldSuggestion: { enabled: false },
+  }).protect();
+  // (armor prefixes its messages with "Syntax Error: ", which would send the reader looking for a typo.)
+  return validate(schema, document, validationRules).map((e) => e.message.replace(/^Syntax Error: /, ""));
 }
 
 /** The callbacks armor calls on rejection, replacing its own propagation so the error is ours. */

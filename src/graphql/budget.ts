@@ -20,6 +20,8 @@ export interface OperationBudget {
   charge(ctx: Context, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined): Promise<void>;
   /** A result with the answer's `extensions.cost` added. */
   withCost(ctx: Context, result: ExecutionResult): ExecutionResult;
+  /** The `extensions.cost` of an answer refused before it was priced. */
+  readonly unpriced: unknown;
 }
 
 export function operationBudget(schema: GraphQLSchema, chargeRequest: ChargeRequest, extension: CostExtension): OperationBudget {
@@ -32,6 +34,7 @@ export function operationBudget(schema: GraphQLSchema, chargeRequest: ChargeRequ
     withCost(ctx, result) {
       return { ...result, extensions: { ...result.extensions, cost: extension(ctx.cost) } };
     },
+    unpriced: extension({ units: 0, points: 0, throttle: null }),
   };
 }
 
@@ -61,6 +64,13 @@ export function useCostBudget(budget: OperationBudget): Plugin {
           setResult(budget.withCost(ctx, result));
         },
       };
+    },
+    // An answer refused before anything was priced (a body or text that does not parse, a document
+    // that does not validate or is past a limit, an unknown documentId, a text from a persisted-only
+    // key) carries the cost too, as every answer does: nothing priced, nothing charged.
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || Symbol.asyncIterator in result || (result.extensions as { cost?: unknown } | undefined)?.cost) return;
+      setResult({ ...result, extensions: { ...result.extensions, cost: budget.unpriced } });
     },
   };
 }

@@ -38,10 +38,13 @@ import {
   valueFromASTUntyped,
 } from "graphql";
 import { getArgumentValues } from "graphql/execution/values.js";
+import { LIST_LIMITS } from "../schema/pagination.js";
 
 /** Items assumed of a list whose size nothing in the request bounds (a content's tags, a schema's fields). */
 export const DEFAULT_LIST_SIZE = 10;
 const SIZE_ARGS = ["first", "last", "limit"];
+/** The largest page any list of the schema takes (its lists' `max`: src/schema/pagination.ts). */
+const MAX_LIST_SIZE = Math.max(...Object.values(LIST_LIMITS).map((l) => l.max));
 
 /**
  * Cost units per budget point: GitHub's scale (a call's nodes ÷ 100, rounded to the nearest whole
@@ -130,13 +133,17 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
       const given: ArgumentNode | undefined = node.arguments?.find((a) => a.name.value === name);
       const valid = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
       const fallback = valid(arg.defaultValue) ? arg.defaultValue : null;
+      // A size no list takes is refused before anything is read (`first must be between 1 and …`):
+      // it reads nothing, so it is priced so; the request costs the minimum, as a REST request
+      // refused for a bad limit does (a price of 200 points for first: 20000 spent the budget on a 400).
+      const size = (x: number) => (Number.isInteger(x) && x >= 1 && x <= MAX_LIST_SIZE ? x : 0);
       if (!given) {
         if (fallback !== null) return fallback;
         continue;
       }
       if (given.value.kind !== Kind.VARIABLE) {
         const value = valueFromAST(given.value, arg.type, {});
-        if (valid(value)) return value;
+        if (typeof value === "number") return size(value);
         if (fallback !== null) return fallback;
         continue;
       }
@@ -144,7 +151,7 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
       const otherwise = fallback ?? DEFAULT_LIST_SIZE;
       return (v) => {
         const value = withDefaults(v)[variable];
-        return valid(value) ? value : otherwise;
+        return typeof value === "number" ? size(value) : otherwise;
       };
     }
     return null;

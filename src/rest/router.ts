@@ -165,6 +165,11 @@ export interface RoutePlan {
   operation: CompiledOperation;
   cost: CostPlan;
   charge: ChargeRequest;
+  /**
+   * The accounts a request is charged to, from its variables: a spec route's is its path's; a saved
+   * endpoint's, those its operation's root fields name, as over POST /graphql (its path's when none).
+   */
+  accounts?: (variables: Record<string, unknown>) => string[];
 }
 
 /** Runs one row for one request (the table's handler, and a saved endpoint's call: src/domains/endpoints/run.ts). */
@@ -188,7 +193,8 @@ export async function runRoute(route: RestRoute, plan: RoutePlan, contextValue: 
       refused = err;
     }
   }
-  await plan.charge(contextValue, variables ? plan.cost(variables) : 0, [accountId], route.scopes);
+  const named = variables && plan.accounts ? plan.accounts(variables) : [];
+  await plan.charge(contextValue, variables ? plan.cost(variables) : 0, named.length ? named : [accountId], route.scopes);
   if (bodyProblem) return fail(route, input, res, bodyProblem);
   if (!variables) throw refused;
   if (route.reply.kind === "page" && typeof variables.first === "number" && variables.first > PAGE_SLICE) {

@@ -31,7 +31,7 @@ import { prisma } from "../../db/index.js";
 import { AppError, type FieldError, knownError } from "../../errors.js";
 import type { ChargeRequest } from "../../graphql/budget.js";
 import { type CompiledOperation, compileOperation } from "../../graphql/compiled.js";
-import { type CostPlan, costPlan } from "../../graphql/cost.js";
+import { accountsOf, type CostPlan, costPlan } from "../../graphql/cost.js";
 import { logger } from "../../logger.js";
 import { PROBLEM_SCHEMAS, SECURITY_SCHEMES } from "../../openapi/document.js";
 import { inputSchema } from "../../openapi/graphqlSchemas.js";
@@ -44,7 +44,7 @@ import { reply } from "../../rest/responses.js";
 import { jsonBodyParser, runRoute } from "../../rest/router.js";
 import { findUnstorableText, unstorableTextError } from "../../text.js";
 import { requireAccount } from "../accounts/schema.js";
-import { ACCOUNT_VARIABLE, ENDPOINT_NAME, type EndpointVariable, MAX_ENDPOINTS, soleOperation, variablesOf } from "./store.js";
+import { ACCOUNT_VARIABLE, documentPastLimits, ENDPOINT_NAME, type EndpointVariable, MAX_ENDPOINTS, soleOperation, variablesOf } from "./store.js";
 
 /** Where an endpoint is called. */
 export const RUN_PATH = `${B}/run/:name`;
@@ -84,6 +84,10 @@ export function endpointRouter(execution: EndpointExecution): Router {
     const hit = compiled.get(key);
     if (hit) return hit;
     // Validated against the schema when the endpoint was saved; a failure here is ours (a 500).
+    // The limits too, since this check came in; an endpoint saved before it may be past them.
+    const past = documentPastLimits(text, execution.schema);
+    if (past.length)
+      throw new AppError(400, `This endpoint's document is past this API's limits on a GraphQL document (${past.join("; ")}): save it again within them.`);
     const document = parse(text);
     const definition = soleOperation(document);
     const types = new Map<string, GraphQLInputType>();
@@ -124,7 +128,12 @@ export function endpointRouter(execution: EndpointExecution): Router {
       const row = endpointRow(name, endpoint, prepared, req, accountId);
       await runRoute(
         row,
-        { operation: prepared.operation, cost: prepared.cost, charge: execution.charge },
+        {
+          operation: prepared.operation,
+          cost: prepared.cost,
+          charge: execution.charge,
+          accounts: (variables) => accountsOf(execution.schema, prepared.document, null, variables),
+        },
         ctx,
         { params: req.params as Record<string, string>, query: {}, body: req.body, header: (h) => req.get(h) },
         req,
@@ -270,7 +279,9 @@ function bodyVariables(req: Request): Record<string, unknown> {
 function queryVariables(req: Request, types: ReadonlyMap<string, GraphQLInputType>): Record<string, unknown> {
   const at = req.originalUrl.indexOf("?");
   const params = new URLSearchParams(at < 0 ? "" : req.originalUrl.slice(at + 1));
-  const out: Record<string, unknown> = {};
+  // No prototype: a parameter named `__proto__` is a key like any other (an unknown variable, a 400),
+  // not a write to the object's prototype that no later check would see.
+  const out: Record<string, unknown> = Object.create(null);
   for (const name of new Set(params.keys())) {
     const values = params.getAll(name);
     const bad1 = findUnstorableText(values, "query");

@@ -1,4 +1,5 @@
 // Persisted documents in the schema: the mutation that stores a manifest (what the REST route runs).
+import { AppError } from "../../errors.js";
 import { builder } from "../../schema/builder.js";
 import { requireAccount } from "../accounts/schema.js";
 import { storeManifest } from "./store.js";
@@ -23,7 +24,15 @@ builder.mutationField("storePersistedDocuments", (t) =>
     },
     // Validated against the schema that runs this mutation (the one requests run against).
     resolve: async (_root, { accountId, documents }, ctx, info) => {
-      await requireAccount(ctx, accountId);
+      const identity = await requireAccount(ctx, accountId);
+      // A key that runs registered documents only cannot register its own: otherwise the lock would
+      // be one request away (store a text, run it by id). Documents come from a build's manifest,
+      // registered with another key or the CLI.
+      if (identity.persistedOnly)
+        throw new AppError(
+          403,
+          "This API key runs persisted documents only and cannot register them: store the manifest with another key of the account, or with the CLI (`documents push`).",
+        );
       return { stored: await storeManifest(accountId, documents, info.schema) };
     },
   }),
