@@ -64,7 +64,7 @@ describe.skipIf(!available)("in headless Chromium", () => {
     expect(shown).toBe(
       JSON.stringify({
         data: { viewer: { email: t.email, accountIds: [t.accountId] } },
-        extensions: { cost: { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: null } },
+        extensions: { cost: { requestedQueryCost: 1, actualQueryCost: 0, throttleStatus: null } },
       }),
     );
     expect(pageErrors).toEqual([]);

@@ -179,7 +179,8 @@ export function costExtensions(points = 1, limit: number | null = 600) {
   return {
     cost: {
       requestedQueryCost: points,
-      actualQueryCost: points,
+      // Nothing is charged where no account was (throttleStatus null).
+      actualQueryCost: limit === null ? 0 : points,
       throttleStatus:
         limit === null ? null : { maximumAvailable: limit, currentlyAvailable: expect.any(Number), restoreRate: Math.round((limit / 60) * 1000) / 1000 },
     },

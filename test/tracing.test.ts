@@ -188,7 +188,7 @@ describe("OpenTelemetry traces over OTLP/HTTP", () => {
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const { root, trace } = await traceOf(requestId, (tr) => tr.some((s) => s.name === "query TracedTags") && tr.some(isSql));
-    expect(root.name).toBe("POST graphql");
+    expect([root.name, root.attributes["http.route"]]).toEqual(["POST /graphql", "/graphql"]);
     const operation = trace.find((s) => s.name === "query TracedTags")!;
     expect(operation.parentSpanId).toBe(root.spanId);
     // The cost is the operation's static cost (src/graphql/cost.ts) for these variables.
@@ -220,6 +220,23 @@ describe("OpenTelemetry traces over OTLP/HTTP", () => {
     const operation = trace.find((s) => s.name === "query TracedPersisted")!;
     expect(operation.parentSpanId).toBe(root.spanId);
     expect(operation.attributes).toMatchObject({ "graphql.document.id": documentId, "graphql.operation.name": "TracedPersisted" });
+
+    // A saved endpoint runs a persisted document too: its span names it the same way.
+    const saved = await call(`${server.url}/v1/accounts/${t.accountId}/endpoints/traced`, {
+      method: "PUT",
+      headers: t.headers,
+      body: { document: "query TracedEndpoint($accountId: String!) { account(id: $accountId) { id } }" },
+    });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    const runId = `otel-endpoint-${Date.now()}`;
+    const ran = await call(`${server.url}/v1/accounts/${t.accountId}/run/traced`, { headers: { ...t.headers, "x-request-id": runId } });
+    expect(ran.status, JSON.stringify(ran.body)).toBe(200);
+    const endpoint = await traceOf(runId, (tr) => tr.some((s) => s.name === "query TracedEndpoint"));
+    expect(endpoint.trace.find((s) => s.name === "query TracedEndpoint")!.attributes).toMatchObject({
+      "graphql.document.id": saved.body.documentId,
+      "graphql.operation.name": "TracedEndpoint",
+    });
+    expect(endpoint.root.attributes["http.route"]).toBe("/v1/accounts/:accountId/run/:name");
   });
 
   it("continues an incoming traceparent: the request's span is a child of the caller's", async () => {

@@ -41,6 +41,8 @@ import { operationCost } from "./cost.js";
 export interface CompiledOperation {
   readonly name: string | undefined;
   readonly type: OperationTypeNode;
+  /** `sha256:<hex>` of a persisted document's text (a saved endpoint's): the operation's span shows it. */
+  readonly documentId?: string;
   /** Its static cost (./cost.ts) for these variables (the operation's span shows it). */
   cost(inputs: Record<string, unknown>): number;
   /** Runs the operation; variable errors come back as `errors`, as graphql-js reports them. */

@@ -185,8 +185,9 @@ export function createTracing(config: Config): Tracing {
         const sc = span.spanContext();
         rememberTraceIds(res, { trace_id: sc.traceId, span_id: sc.spanId });
         res.once("close", () => {
-          const template = typeof req.route?.path === "string" ? `${req.baseUrl}${req.route.path}` : undefined;
           const route = routeOf(req);
+          // POST/GET /graphql is mounted without an Express route (its metrics label is "graphql").
+          const template = typeof req.route?.path === "string" ? `${req.baseUrl}${req.route.path}` : route === "graphql" ? "/graphql" : undefined;
           span.updateName(`${req.method} ${template ?? route}`);
           span.setAttributes(clean({ "http.route": template, "guidegate.route": route, "http.response.status_code": res.statusCode }));
           if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });

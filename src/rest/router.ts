@@ -310,7 +310,9 @@ async function receiveRawBody(raw: RawBody, input: RestInput, req: Request): Pro
 async function execute(operation: CompiledOperation, contextValue: Context, variables: Record<string, unknown>): Promise<ExecutionResult> {
   // The span's arguments are built only with tracing on: nothing is allocated for it otherwise.
   const result = await (tracing
-    ? inOperationSpan({ name: operation.name, type: operation.type, cost: () => operation.cost(variables) }, () => operation.execute(contextValue, variables))
+    ? inOperationSpan({ name: operation.name, type: operation.type, documentId: operation.documentId, cost: () => operation.cost(variables) }, () =>
+        operation.execute(contextValue, variables),
+      )
     : operation.execute(contextValue, variables));
   const failed = Boolean(result.errors?.length);
   countOperation(operation.name, operation.type, failed);

@@ -75,17 +75,17 @@ function tooCostly(cost: RequestCost, max: number): AppError {
 }
 
 /**
- * A GraphQL answer's `extensions.cost`, Shopify's shape, in points. `actualQueryCost` is the
- * requested cost (what was charged: the static upper bound, nothing refunded), null when refused.
- * `throttleStatus` is the budget of the account charged (the first one, if several); null when the
- * request touched no account (`viewer`, `__typename`), which charges nothing.
+ * A GraphQL answer's `extensions.cost`, Shopify's shape, in points. `actualQueryCost` is what was
+ * charged: the requested cost (the static upper bound, nothing refunded), 0 when the request touched
+ * no account (`viewer`, `__typename`: nothing is charged), null when refused. `throttleStatus` is
+ * the budget of the account charged (the first one, if several); null when none was.
  */
 export function costExtension(cost: RequestCost | undefined, refused = Boolean(cost?.refused)) {
   const c = cost ?? { units: 0, points: 1, throttle: null };
   const t = c.throttle;
   return {
     requestedQueryCost: c.points,
-    actualQueryCost: refused ? null : c.points,
+    actualQueryCost: refused ? null : t ? c.points : 0,
     throttleStatus: t ? { maximumAvailable: t.limit, currentlyAvailable: t.remaining, restoreRate: Math.round((t.limit / 60) * 1000) / 1000 } : null,
   };
 }

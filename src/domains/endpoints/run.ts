@@ -92,7 +92,9 @@ export function endpointRouter(execution: EndpointExecution): Router {
     const definition = soleOperation(document);
     const types = new Map<string, GraphQLInputType>();
     for (const v of definition.variableDefinitions ?? []) types.set(v.variable.name.value, typeFromAST(execution.schema, v.type) as GraphQLInputType);
-    const prepared = { operation: compileOperation(execution.schema, document), cost: costPlan(execution.schema, document), definition, document, types };
+    // The document is a persisted one of the account: its span names it as POST /graphql's by id do.
+    const operation = { ...compileOperation(execution.schema, document), documentId: `sha256:${hash}` };
+    const prepared = { operation, cost: costPlan(execution.schema, document), definition, document, types };
     compiled.set(key, prepared);
     return prepared;
   };
