@@ -71,8 +71,15 @@ export function knownError(error: unknown): AppError | null {
     const fieldErrors = error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message }));
     return new AppError(400, fieldErrors.map((e) => `${e.path}: ${e.message}`).join("; "), fieldErrors);
   }
-  const e = error as { type?: unknown; status?: unknown; expose?: unknown; limit?: unknown; message?: unknown } | null;
-  if (e?.type === "entity.parse.failed") return new AppError(400, `Malformed JSON body: ${String(e.message)}`);
+  const e = error as { type?: unknown; status?: unknown; expose?: unknown; limit?: unknown; message?: unknown; body?: unknown } | null;
+  if (e?.type === "entity.parse.failed") {
+    // body-parser's strict mode refuses valid JSON that is not an object or array (`null`, `5`, `"x"`)
+    // with JSON.parse's words for a mangled copy ("\"null\" is not valid JSON"): say what is wrong.
+    const text = typeof e.body === "string" ? e.body.trim() : "";
+    if (text && !/^[[{]/.test(text) && validJson(text))
+      return new AppError(400, `The JSON body must be an object or an array (it is ${text.length > 40 ? `${text.slice(0, 40)}…` : text}).`);
+    return new AppError(400, `Malformed JSON body: ${String(e.message)}`);
+  }
   if (e?.type === "entity.too.large") return new AppError(413, `Request body larger than the limit (${mebibytes(Number(e.limit))} for JSON).`);
   // Other body-parser failures (bad charset, aborted upload ...) say what went wrong themselves.
   if (typeof e?.status === "number" && e.status >= 400 && e.status < 500 && e.expose === true) return new AppError(e.status, String(e.message));
@@ -99,5 +106,14 @@ export function knownError(error: unknown): AppError | null {
       );
     default:
       return null;
+  }
+}
+
+function validJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -588,6 +588,14 @@ describe("cases the mutated input found", () => {
       raw: body,
     });
 
+  it("a JSON body that is valid JSON but not an object or array is a 400 that says so (it said '\"null\" is not valid JSON')", async () => {
+    for (const body of ["null", " 5 ", '"x"', "true"]) {
+      const r = await send(`${B()}/events`, { method: "POST", body });
+      expectProblem(r, 400, `The JSON body must be an object or an array (it is ${body.trim()}).`);
+    }
+    expectProblem(await send(`${B()}/events`, { method: "POST", body: "{bad" }), 400, /^Malformed JSON body: /);
+  });
+
   it("an event type named like an Object.prototype member is an unknown type (400), not a 500; on Segment it is a user action", async () => {
     for (const type of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
       const r = await send(`${B()}/events`, { method: "POST", body: JSON.stringify([{ type, time: Date.now(), endUserId: "u1" }]) });
@@ -722,13 +730,12 @@ describe("statements within the databases' limits on bound values and expression
     const listed = await post("/analytics/query", { metrics: ["events"], filters: lists });
     expect(listed.status, listed.text).toBe(200);
     const many = Array.from({ length: 40 }, (_, k) => ["contains", "event:flowId", values(`f${k}-`)]);
-    expectProblem(
-      await post("/analytics/query", { metrics: ["events"], filters: many }),
-      400,
-      /^the question binds 40005 values where a statement takes 30000/,
-    );
+    const past = await post("/analytics/query", { metrics: ["events"], filters: many });
+    expectProblem(past, 400, /^body: the question binds 40005 values where a statement takes 30000/);
+    // The whole question is what to narrow: its path is the body's.
+    expect(past.body.errors).toEqual([{ path: "body", message: expect.stringMatching(/^the question binds 40005 values/) }]);
     const steps = [{ filters: many.slice(0, 20) }, { filters: [["is", "event:type", ["flow_completed"]]] }];
-    expectProblem(await post("/analytics/funnel", { steps }), 400, /^the question binds 4000\d values where a statement takes 30000/);
+    expectProblem(await post("/analytics/funnel", { steps }), 400, /^body: the question binds 4000\d values where a statement takes 30000/);
   });
 
   it("B22: at most 1,000 values in a search, named in the 400", async () => {

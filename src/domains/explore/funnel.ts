@@ -148,7 +148,7 @@ function stepsOf(count: number, byStep: Map<number, { users: number; median: num
 }
 
 export async function runFunnel(dialect: "sqlite" | "postgres", c: Checker, accountId: string, q: FunnelQuestion, users: UserContext): Promise<FunnelAnswer> {
-  const b = new Builder(dialect, users);
+  const b = new Builder(dialect, users, c.style);
   const { sql, kind } = statement(b, c, accountId, q);
   const budget = budgetOf({ windowMs: q.to - q.from, dimensions: q.breakdown ? 1 : 0, userValues: sql.sql.includes('"EndUser"') });
   const [rows] = await runStatements([sql], budget, { hashJoins: true });

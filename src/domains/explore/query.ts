@@ -223,7 +223,7 @@ export async function runQuery(
   opts: { allRows?: boolean; raw?: boolean } = {},
 ): Promise<QueryAnswer> {
   const at = q.cursor && !opts.allRows ? decodeCursor(c, q) : { offset: 0, from: q.from, to: q.to };
-  const b = new Builder(dialect, users);
+  const b = new Builder(dialect, users, c.style);
   const page = opts.allRows ? null : { offset: at.offset, limit: q.limit };
   // An interval and no other dimension: every bucket (at most 1,000) is listed, zeros included, so
   // the rows are completed, ordered and paged here; otherwise the database orders and pages.

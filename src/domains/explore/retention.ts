@@ -102,7 +102,7 @@ export async function runRetention(
   users: UserContext,
 ): Promise<RetentionAnswer> {
   const now = clock.now().getTime();
-  const b = new Builder(dialect, users);
+  const b = new Builder(dialect, users, c.style);
   const sql = statement(b, c, accountId, q, now);
   const budget = budgetOf({ windowMs: Math.max(q.to, now) - q.from, dimensions: 0, userValues: sql.sql.includes('"EndUser"') });
   const [rows] = await runStatements([sql], budget, { hashJoins: true, hashAggregates: true });

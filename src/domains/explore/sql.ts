@@ -8,7 +8,7 @@ import { badRequest } from "../../errors.js";
 import type { SchemaField } from "../endUsers/fields.js";
 import type { Rule } from "../segments/rules.js";
 import type { Interval } from "./buckets.js";
-import { type Checker, type Condition, type Dimension, type Path, pathText, type ValueKind } from "./input.js";
+import { type Checker, type Condition, type Dimension, type Path, type PathStyle, pathText, type ValueKind } from "./input.js";
 
 /**
  * A column's text lower-cased as JavaScript's toLowerCase does it (Unicode's default case mapping,
@@ -61,6 +61,8 @@ export class Builder {
   constructor(
     readonly dialect: Dialect,
     readonly users: UserContext,
+    /** How the question's paths are named (`body`, `input`): a refusal of the whole question names it. */
+    readonly style: PathStyle = "body",
   ) {}
 
   /** A bound value (booleans as 0/1 on SQLite): a token finish() turns into a placeholder. */
@@ -75,11 +77,11 @@ export class Builder {
       params.push(this.values[Number(i)]);
       return this.dialect === "postgres" ? `$${params.length}` : "?";
     });
-    if (params.length > MAX_BOUND_VALUES)
-      throw badRequest(
-        `the question binds ${params.length} values where a statement takes ${MAX_BOUND_VALUES}: name fewer values in its conditions (a funnel's steps count twice) or in the rules of its segments`,
-        [{ path: "filters", message: "too many values" }],
-      );
+    if (params.length > MAX_BOUND_VALUES) {
+      // The values of every condition together: the whole question (`body`) is what to narrow.
+      const message = `the question binds ${params.length} values where a statement takes ${MAX_BOUND_VALUES}: name fewer values in its conditions (a funnel's steps count twice) or in the rules of its segments`;
+      throw badRequest(`${this.style}: ${message}`, [{ path: this.style, message }]);
+    }
     return { sql: text, params };
   }
   /**
