@@ -245,7 +245,7 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
     const cases: [string, RegExp, string][] = [
       ["?first=abc&withTitle=true", /^first must be an integer/, "first"],
       ["?first=5&withTitle=yes", /^withTitle must be true or false/, "withTitle"],
-      ["?first=5&withTitle=true&states=gone", /^states: Value "gone" does not exist in "ContentState" enum/, ""],
+      ["?first=5&withTitle=true&states=gone", /^states: Value "gone" does not exist in "ContentState" enum/, "states"],
       ["?withTitle=true", /^first is required \(Int!\)/, "first"],
       ["?first=5&withTitle=true&colour=red", /^colour is not a variable of this endpoint \(its variables: states, first, withTitle\)/, "colour"],
       [`?first=5&withTitle=true&accountId=${b.accountId}`, /^accountId is the path's account/, "accountId"],
@@ -260,6 +260,7 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
     }
     const wrongType = await call(`${server.url}${pathB(a)}/run/contents`, { method: "POST", headers: a.headers, body: { first: "five", withTitle: true } });
     expectProblem(wrongType, 400, /^first: Int cannot represent non-integer value: "five"/);
+    expect(wrongType.body.errors).toEqual([{ path: "first", message: 'Int cannot represent non-integer value: "five"' }]);
     expectProblem(await call(`${server.url}${pathB(a)}/run/contents`, { method: "POST", headers: a.headers, body: [1] }), 400, /^body must be a JSON object/);
     expectProblem(
       await call(`${server.url}${pathB(a)}/run/contents`, { method: "POST", headers: { ...a.headers, "content-type": "text/plain" }, raw: "first=1" }),

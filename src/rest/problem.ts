@@ -49,14 +49,12 @@ export function problemFromGraphQL(errors: readonly GraphQLFormattedError[], bod
   const worst = [...errors].sort((a, b) => statusOf(b) - statusOf(a))[0]!;
   const status = statusOf(worst);
   const ext = worst.extensions as ErrorExtensions | undefined;
+  // A value that did not coerce is named as the caller sent it, in the detail and in `errors`.
+  const invalid =
+    worst instanceof VariableValueError ? { path: restName(worst, body && "input" in body ? body.rename : undefined), message: worst.reason } : null;
   // Only 500s are masked; a 503 says what happened and when to retry.
-  const detail =
-    status === 500
-      ? "Unexpected error; the request may succeed on retry."
-      : worst instanceof VariableValueError
-        ? `${restName(worst, body && "input" in body ? body.rename : undefined)}: ${worst.reason}`
-        : worst.message;
-  return [problem(status, detail, status === 500 ? undefined : ext?.errors), ext?.http?.headers];
+  const detail = status === 500 ? "Unexpected error; the request may succeed on retry." : invalid ? `${invalid.path}: ${invalid.message}` : worst.message;
+  return [problem(status, detail, status === 500 ? undefined : (ext?.errors ?? (invalid ? [invalid] : undefined))), ext?.http?.headers];
 }
 
 /**
