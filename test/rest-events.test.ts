@@ -90,6 +90,7 @@ describe("POST /events", () => {
       { type: "selfhelp_search", time: T, searchTerm: "x", resultCount: 0, contentId: "c" }, // 15 clicked without results
       { type: "user_action", time: T, actionId: "" }, // 16 empty actionId
       { type: "user_action", time: T, actionId: "go", endUserId: "fine" }, // 17 ok
+      null, // 18 (refused the whole request before)
     ];
     const r = await post(t, items);
     expect(r.status, r.text).toBe(207);
@@ -112,6 +113,7 @@ describe("POST /events", () => {
       14: "an event must be a JSON object",
       15: "a search with a clicked contentId must have resultCount ≥ 1",
       16: "actionId must be a non-empty string",
+      18: "an event must be a JSON object",
     });
     const rows = await eventsOf(t);
     expect(rows.map((e) => e.type)).toEqual(["flow_started", "popup_shown", "user_action"]);

@@ -99,6 +99,20 @@ describe("write keys", () => {
     expectProblem(await req(`/v1/accounts/${a.accountId}/events`, { method: "POST", headers: asHeaders, body: [] }), 403);
     const g = await req("/graphql", { method: "POST", headers: asHeaders, body: { query: `{ account(id: "${a.accountId}") { id } }` } });
     expect(g.body.errors[0].extensions.code).toBe("FORBIDDEN");
+    // GraphQL refuses it whole: a write key ships in web pages, and introspection is not for them.
+    for (const query of ["{ __typename }", "{ __schema { queryType { name } } }"]) {
+      for (const r of [
+        await req("/graphql", { method: "POST", headers: asHeaders, body: { query } }),
+        await req(`/graphql?query=${encodeURIComponent(query)}`, { headers: asHeaders }),
+      ]) {
+        expect([r.status, r.body.data, r.body.errors?.[0]?.extensions?.code], query).toEqual([403, undefined, "FORBIDDEN"]);
+      }
+    }
+    // Also where a query was accepted before (the fast path serves repeated texts).
+    expect(
+      (await req("/graphql", { method: "POST", headers: { ...a.headers, "content-type": "application/json" }, body: { query: "{ __typename }" } })).status,
+    ).toBe(200);
+    expect((await req("/graphql", { method: "POST", headers: asHeaders, body: { query: "{ __typename }" } })).status).toBe(403);
   });
 
   it("writeKey in the body works like Basic auth", async () => {

@@ -165,8 +165,10 @@ export function graphqlFastPath(options: {
     if (op?.type !== "query") return toYoga();
     const ctx = context(req, res);
     try {
-      // A persisted-only key's text is Yoga's to refuse (src/graphql/persistedDocuments.ts).
-      if ((await ctx.identity()).persistedOnly) return toYoga(ctx);
+      // A persisted-only key's text is Yoga's to refuse (src/graphql/persistedDocuments.ts), and so
+      // is a write key (src/graphql/requireCredentials.ts).
+      const identity = await ctx.identity();
+      if (identity.persistedOnly || identity.scope === "ingest") return toYoga(ctx);
     } catch {
       return toYoga(ctx);
     }

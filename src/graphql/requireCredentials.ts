@@ -9,7 +9,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Plugin } from "graphql-yoga";
 import { authenticate, type Identity, KEY_HEADER, USER_HEADER } from "../auth/identity.js";
-import { knownError } from "../errors.js";
+import { forbidden, knownError } from "../errors.js";
 import { graphqlUnauthenticated } from "../observability/metrics.js";
 
 const identities = new WeakMap<Request, Promise<Identity>>();
@@ -40,7 +40,14 @@ export function requireCredentials(): Plugin<Record<string, never>, { req?: Inco
       const identity = early ?? authenticate({ key: request.headers.get(KEY_HEADER), email: request.headers.get(USER_HEADER) });
       identities.set(request, identity);
       return identity.then(
-        () => undefined,
+        (found) => {
+          // A write key (scope `ingest`) is public, embedded in web pages: it works on the ingestion
+          // paths alone, so GraphQL refuses it whole, introspection and `{ __typename }` included.
+          if (found.scope === "ingest")
+            setRequestParser(() => {
+              throw forbidden("An API key of scope 'ingest' (a write key) works on /segment/v1/* only, not on GraphQL.");
+            });
+        },
         (err: unknown) => {
           const known = knownError(err);
           if (!known) throw err;

@@ -9,7 +9,7 @@ import { bulkReply, MULTI_STATUS, reply } from "../../rest/responses.js";
 import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { EVENT_TYPES, WIDGETS } from "./validate.js";
 
-const RECORD = graphql(`mutation RecordEvents($accountId: String!, $events: [EngagementEvent!]!) {
+const RECORD = graphql(`mutation RecordEvents($accountId: String!, $events: [EngagementEvent]!) {
   recordEvents(accountId: $accountId, events: $events) { results { index statusCode id errors ... on EventResult { duplicate } } } }`);
 
 const str = (description: string) => ({ type: "string", minLength: 1, description });

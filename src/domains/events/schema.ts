@@ -140,7 +140,9 @@ builder.mutationField("recordEvents", (t) =>
     description: "Stores engagement events (1 to 10,000). Per-item status: 202 stored, 400 invalid (the valid ones are stored).",
     args: {
       accountId: t.arg.string({ required: true }),
-      events: t.arg({ type: ["EngagementEvent"], required: true, validate: bulkArg }),
+      // Items may be null: a null item fails alone ("an event must be a JSON object"), as any other
+      // non-object does; a non-null list type refused the whole request for it.
+      events: t.arg({ type: ["EngagementEvent"], required: { list: true, items: false }, validate: bulkArg }),
     },
     resolve: async (_root, { accountId, events }, ctx) => {
       await requireAccount(ctx, accountId);
