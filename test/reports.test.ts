@@ -437,6 +437,31 @@ describe("domain filters", () => {
     for (const filter of ["includeDomains=app.x.com", "includeDomains=%20APP.X.COM", "includeDomains=App.X.com,other"])
       expect(await rows("flowViews", filter, t), filter).toEqual([["f1", 1, 1]]);
     expect(await rows("flowViews", "excludeDomains=APP.x.com", t)).toEqual([]);
+    // A final dot names the same host; a list given but naming none is a 400, not "no filter".
+    const dotted = await post(t, [{ type: "flow_started", time: D1 + H, endUserId: "u2", flowId: "f1", widget: "self_help", domain: "App.X.com." }]);
+    expect(dotted.status, dotted.text).toBe(202);
+    expect(await rows("flowViews", "includeDomains=app.x.com", t)).toEqual([["f1", 2, 2]]);
+    expect(await rows("flowViews", "excludeDomains=app.x.com.", t)).toEqual([]);
+    for (const q of ["includeDomains=", "includeDomains=%20,,", "excludeDomains=,"])
+      expectProblem(await report(t, "flowViews", q), 400, /^(include|exclude)Domains must list at least one domain/);
+  });
+
+  it("format=csv ignores limit and cursor, even ones JSON would refuse", async () => {
+    const json = await report(a, "flowViews", `${WINDOW}&limit=1`);
+    expect(json.status).toBe(200);
+    for (const q of ["limit=0", "limit=20000", "limit=abc", "cursor=zzz"]) {
+      const csv = await report(a, "flowViews", `${WINDOW}&format=csv&${q}`);
+      expect([q, csv.status], csv.text).toEqual([q, 200]);
+    }
+    expectProblem(await report(a, "flowViews", `${WINDOW}&limit=0`), 400, /limit must be between 1 and/);
+  });
+
+  it("dates of the years 1 to 99 are dates (Date.UTC read them as 1901 to 1999)", async () => {
+    const r = await report(a, "summary", "startDate=0050-03-01&endDate=0050-03-02");
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.rows).toEqual([[0, 0, 0, 0, 0, 0]]);
+    expect([r.body.startDate, r.body.endDate]).toEqual(["0050-03-01T00:00:00.000Z", "0050-03-03T00:00:00.000Z"]);
+    expectProblem(await report(a, "summary", "startDate=0099-02-29"), 400, /must be a UTC date/);
   });
 });
 

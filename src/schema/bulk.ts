@@ -66,9 +66,14 @@ export function firstOccurrences<T>(values: T[]): Map<T, number> {
   return seen;
 }
 
-/** Comma-separated path lists cannot carry names with commas. */
+/**
+ * A name the comma-separated path lists of deletes can carry: no comma, and no white space at either
+ * end (the lists trim their entries, as `a, b` is written): ` u ` could be stored and then never
+ * named again, so an end user so created could never be erased.
+ */
 export function checkListSafeName(value: string, what: string): string | null {
   if (value.includes(",")) return `${what} must not contain a comma`;
+  if (value.trim() !== value) return `${what} must not begin or end with white space`;
   return null;
 }
 

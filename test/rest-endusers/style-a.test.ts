@@ -127,6 +127,12 @@ describe("end users, style A", () => {
     const comma = await put(`${A(t)}/endUsers/a,b`, t, { plan: "x" });
     expect(comma.status).toBe(400);
     expect(comma.body).toEqual({ errors: ["id must not contain a comma"], id: "a,b", statusCode: 400 });
+    // Nor white space at an end: the delete list trims its entries, so ` u ` could never be erased.
+    const spaced = await put(`${A(t)}/endUsers/%20u%20`, t, { plan: "x" });
+    expect([spaced.status, spaced.body]).toEqual([400, { errors: ["id must not begin or end with white space"], id: " u ", statusCode: 400 }]);
+    const bulk = await put(`${A(t)}/endUsers`, t, [{ id: "u\t" }, { id: "fine-id" }]);
+    expect([bulk.status, bulk.body.failure?.[0]?.errors], bulk.text).toEqual([207, ["id must not begin or end with white space"]]);
+    expect(await prisma.endUser.count({ where: { accountId: t.accountId, externalId: { in: [" u ", "u\t"] } } })).toBe(0);
     expect((await get(`${A(t)}/endUsers/frank`, t)).body.custom).toEqual({ plan: "basic", score: 9 });
   });
 

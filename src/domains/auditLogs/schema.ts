@@ -34,7 +34,9 @@ export function parseUtcDate(value: string, name: string): { at: Date; dateOnly:
     badRequest(`${name} must be a UTC date as YYYY-MM-DD HH:MM or YYYY-MM-DD (got '${value.slice(0, 40)}')`, [{ path: name, message: "invalid date" }]);
   if (!m) throw fail();
   const [y, mo, d, h = "0", mi = "0"] = m.slice(1).map((x) => x ?? undefined) as string[];
-  const at = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi)));
+  // (Date.UTC reads years 0–99 as 1900–1999: the year is set on its own.)
+  const at = new Date(Date.UTC(2000, Number(mo) - 1, Number(d), Number(h), Number(mi)));
+  at.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
   if (at.getUTCFullYear() !== Number(y) || at.getUTCMonth() !== Number(mo) - 1 || at.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59)
     throw fail();
   return { at, dateOnly: m[4] === undefined };

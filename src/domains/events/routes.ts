@@ -24,7 +24,7 @@ const EVENT_SCHEMA = {
       type: "string",
       minLength: 1,
       maxLength: MESSAGE_ID_MAX,
-      description: "Optional idempotency key: an item whose id this account sent in the last 7 days is accepted and not stored again.",
+      description: "Optional idempotency key: an item whose id this account sent in the last 8 days is accepted and not stored again.",
     },
     endUserId: str("The end user (created on first sight)."),
     flowId: str("Flow events and task events."),

@@ -96,11 +96,9 @@ export const reportRoutes: RestRoute[] = [
     },
     variables: (i: RestInput) => {
       const csv = stringParam(i.query, "format", { oneOf: FORMATS }) === "csv";
-      const limit = intParam(i.query, "limit", { min: 1, max: MAX_REPORT_LIMIT }) ?? null;
-      const cursor = cursorParam(i.query) ?? null;
       return {
-        // CSV is one download of every row; JSON answers a page.
-        ...(csv ? { allRows: true } : { limit, cursor }),
+        // CSV is one download of every row, whatever `limit` and `cursor` say (not even read); JSON answers a page.
+        ...(csv ? { allRows: true } : { limit: intParam(i.query, "limit", { min: 1, max: MAX_REPORT_LIMIT }) ?? null, cursor: cursorParam(i.query) ?? null }),
         accountId: pathParam(i, "accountId"),
         name: pathParam(i, "reportName"),
         flowId: stringParam(i.query, "flowId") ?? null,

@@ -58,5 +58,7 @@ export function domainList(value: unknown, name: string): string[] {
     ),
   ];
   if (list.length > 1_000) throw badRequest(`${name} must list at most 1000 domains`, [{ path: name, message: "too many" }]);
+  // Given, but naming none (`includeDomains=` or `,,`): not the same as not given (no filter).
+  if (!list.length && parts.length) throw badRequest(`${name} must list at least one domain`, [{ path: name, message: "empty" }]);
   return list;
 }

@@ -124,7 +124,8 @@ const TagsPayload = payloadType<TagItem>("TagsPayload", TagResult);
 function nameProblem(value: string | null | undefined, field: string): string | null {
   if (value == null || value.trim() === "") return `${field} is required`;
   if (value.length > TAG_NAME_MAX) return `${field} must be at most ${TAG_NAME_MAX} characters`;
-  return checkListSafeName(value, field);
+  // Names are stored trimmed (below): it is the trimmed name that must fit a list.
+  return checkListSafeName(value.trim(), field);
 }
 
 builder.mutationField("upsertTags", (t) =>
