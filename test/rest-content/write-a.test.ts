@@ -320,6 +320,38 @@ describe("DELETE /api/v1/{accountId}/content/{ids}", () => {
     expect(await prisma.tag.count({ where: { id: tag.id } })).toBe(1);
   });
 
+  it("deleting a folder moves its contents to the top level as their own update: audited, lastUpdateTime bumped, found by updatedAfter", async () => {
+    const t = await tenant();
+    const folder = await makeContent(t.accountId, { type: "folder", title: "F" });
+    const made = await req(`${pathA(t)}/content`, {
+      method: "POST",
+      headers: t.headers,
+      body: [
+        { title: "in-1", type: "text", parentId: folder.id },
+        { title: "in-2", type: "text", parentId: folder.id },
+        { title: "outside", type: "text" },
+      ],
+    });
+    expect(made.status, made.text).toBe(201);
+    const [in1, in2, outside] = made.body.data.map((d: { id: string }) => d.id);
+    const before = await prisma.content.findUniqueOrThrow({ where: { id: in1 } });
+    await new Promise((r) => setTimeout(r, 5));
+    const r = await req(`${pathA(t)}/content/${folder.id}`, { method: "DELETE", headers: t.headers });
+    expect(r.status, r.text).toBe(204);
+    const rows = await prisma.content.findMany({ where: { accountId: t.accountId }, orderBy: { title: "asc" } });
+    expect(rows.map((x) => [x.title, x.parentId])).toEqual([
+      ["in-1", null],
+      ["in-2", null],
+      ["outside", null],
+    ]);
+    expect(rows[0]!.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
+    const moved = await prisma.auditLog.findMany({ where: { accountId: t.accountId, action: "update", resourceType: "content" } });
+    expect(moved.map((e) => e.resourceId).sort()).toEqual([in1, in2].sort());
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId, action: "update", resourceId: outside } })).toBe(0);
+    const since = await req(`/v1/accounts/${t.accountId}/content/updatedAfter?fromTime=${before.updatedAt.getTime() + 1}`, { headers: t.headers });
+    expect(since.body.data.map((d: { id: string }) => d.id).sort()).toEqual([in1, in2].sort());
+  });
+
   it("204 for a single id", async () => {
     const t = await tenant();
     const [a] = await createA(t, [{ title: "a", type: "text" }]);

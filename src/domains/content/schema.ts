@@ -1,10 +1,12 @@
 // Content (links, videos, text, flows, widgets, folders): the type, the account's filtered list,
 // lookups, and bulk create / update / delete with per-item results. Validation is per item: a bad
 // item fails alone (REST answers 207), the good ones are written together in one transaction.
+
 import { createContextCache } from "@pothos/core";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
 import { updateRows } from "../../audit/recorder.js";
+import { clock } from "../../clock.js";
 import { prisma, type Reader, withTransaction } from "../../db/index.js";
 import { lockRows } from "../../db/locks.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
@@ -447,6 +449,15 @@ builder.mutationField("deleteContents", (t) =>
         async (db, chunk) =>
           (await db.content.findMany({ where: { accountId, id: { in: chunk } }, select: { id: true } })).map((r) => ({ key: r.id, id: r.id })),
         async (tx, rowIds) => {
+          // The contents of a deleted folder move to the top level. That is a change of theirs (a
+          // new parentId): audited, with its lastUpdateTime (B5 `updatedAfter` finds it) and its
+          // webhook, not something the foreign key's SET NULL would do unseen.
+          const moved = { accountId, parentId: { in: rowIds }, id: { notIn: rowIds } };
+          const children = (await tx.content.findMany({ where: moved, select: { id: true } })).map((c) => c.id);
+          if (children.length) {
+            await tx.content.updateMany({ where: moved, data: { parentId: null, updatedAt: clock.now() } });
+            await emitContent(tx, accountId, "content.updated", children);
+          }
           await emitContent(tx, accountId, "content.deleted", rowIds);
           return tx.content.deleteMany({ where: { accountId, id: { in: rowIds } } });
         },
