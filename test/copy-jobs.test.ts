@@ -199,6 +199,13 @@ describe("B6 validation", () => {
       const r = await copy(w, body);
       expect(r.status, JSON.stringify(body)).toBe(400);
     }
+    // A field B6 does not take (it queued a job before).
+    const extra = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: [`${w.src}-a`], extra: 1 });
+    expect([extra.status, extra.body.detail, extra.body.errors]).toEqual([
+      400,
+      "body: unknown field(s) extra (B6 takes destinationAccountId, destinationUserId, contentIds, copyUserTags)",
+      [{ path: "extra", message: "unknown field" }],
+    ]);
     const notJson = await req(`/v1/accounts/${w.src}/content/copy`, { method: "POST", headers: { ...w.headers, "content-type": "text/plain" }, raw: "x" });
     expect(notJson.status).toBe(415);
     expect(await prisma.copyJob.count({ where: { accountId: w.src } })).toBe(0);

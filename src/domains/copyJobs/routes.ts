@@ -1,4 +1,5 @@
 // Copy jobs over REST: B6 (queue a copy, 202) and the job's status.
+import { AppError } from "../../errors.js";
 import { B, type RestRoute, route, type Unchecked, unchecked } from "../../rest/contract.js";
 import { graphql } from "../../rest/operation.js";
 import { pathParam } from "../../rest/params.js";
@@ -41,10 +42,17 @@ export const copyJobRoutes: RestRoute[] = [
   }),
 ];
 
-/** The body as the CopyRequest input; GraphQL checks the types of what is there. */
+const COPY_FIELDS = ["destinationAccountId", "destinationUserId", "contentIds", "copyUserTags"];
+
+/** The body as the CopyRequest input; GraphQL checks the types of what is there. A field B6 does not take is a 400, as on every route. */
 function copyInput(body: unknown): Unchecked {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return unchecked(body);
   const b = body as Record<string, unknown>;
+  const extra = Object.keys(b).filter((k) => !COPY_FIELDS.includes(k));
+  if (extra.length)
+    throw new AppError(400, `body: unknown field(s) ${extra.map((k) => k.slice(0, 64)).join(", ")} (B6 takes ${COPY_FIELDS.join(", ")})`, [
+      { path: extra[0]!.slice(0, 64), message: "unknown field" },
+    ]);
   return unchecked({
     destinationAccountId: b.destinationAccountId,
     destinationUserId: b.destinationUserId,
