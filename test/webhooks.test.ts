@@ -584,6 +584,13 @@ describe("delivery", () => {
     const dst = `${t.accountId}-dst`;
     await createAccount(dst);
     await createUser(t.email, [dst]);
+    // The destination's subscriber hears of the copies as of any new content.
+    const dstHook = await req(`/v1/accounts/${dst}/webhooks`, {
+      method: "POST",
+      headers: t.headers,
+      body: { url: `${rcv.url}/dst`, events: ["content.created"] },
+    });
+    expect(dstHook.status, dstHook.text).toBe(201);
     const jobs = new CopyJobWorker({ leaseMs: 2_000, pollMs: 50, itemAttempts: 1 });
     await jobs.start();
     try {
@@ -623,5 +630,12 @@ describe("delivery", () => {
       destinationAccountId: dst,
       counts: { total: 1, copied: 1, failed: 0 },
     });
+    const [copied] = await until("the copy's content.created", async () => {
+      const list = rcv.received.filter((m) => m.path === "/dst");
+      return list.length ? list : null;
+    });
+    const created = verify(dstHook.body.secret, copied!) as { type: string; data: any };
+    const copiedRow = await prisma.content.findFirstOrThrow({ where: { accountId: dst } });
+    expect(created).toMatchObject({ type: "content.created", data: { id: copiedRow.id, title: "Bills", type: "link", tags: [] } });
   });
 });

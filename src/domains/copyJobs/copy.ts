@@ -8,6 +8,7 @@ import { createRows } from "../../audit/recorder.js";
 import type { Tx } from "../../db/index.js";
 import { AppError } from "../../errors.js";
 import { newId } from "../../ids.js";
+import { emitContent } from "../webhooks/emit.js";
 
 /** A folder tree larger than this is refused (its item fails; the rest of the job goes on). */
 export const MAX_TREE = 10_000;
@@ -100,6 +101,8 @@ export async function copyItem(tx: Tx, plan: CopyPlan, sourceId: string): Promis
       await tx.contentTag.createMany({ data: links });
     }
   }
+  // The destination's subscribers hear of the new contents as of any other (with their tags), in this transaction.
+  await emitContent(tx, plan.destinationAccountId, "content.created", [...newIds.values()]);
   return { targetId: newIds.get(root.id)!, created: nodes.length };
 }
 
