@@ -105,9 +105,17 @@ describe("GraphQL viewer", () => {
     const headers = { "x-service-integration-key": key, "x-service-user": t.email };
     const r = await graphql("{ viewer { email scope accountIds } }", headers);
     expect(r.status).toBe(403);
-    expect(r.body.data).toBeNull();
+    // A write key is refused before its document is read (src/graphql/requireCredentials.ts); an
+    // auditlogs key runs the auditLogs query alone, so its refusal is the field's.
+    expect(r.body.data ?? null).toBeNull();
     expect(r.body.errors).toEqual([
-      { message: `An API key of scope '${scope}' cannot be used here (it needs scope 'integration').`, extensions: { code: "FORBIDDEN" } },
+      {
+        message:
+          scope === "ingest"
+            ? "An API key of scope 'ingest' (a write key) works on /segment/v1/* only, not on GraphQL."
+            : `An API key of scope '${scope}' cannot be used here (it needs scope 'integration').`,
+        extensions: { code: "FORBIDDEN" },
+      },
     ]);
     expect(r.text).not.toContain(t.accountId);
     // The same refusal as reading the account itself.

@@ -115,12 +115,15 @@ describe("records (B20, B21, B23)", () => {
     expect(updated.status).toBe(200);
     expect(updated.body.data[0].additionalAttributes).toEqual({ seats: 300, enterprise: true, secret: "s3" });
     expect(await prisma.attributeRecord.count({ where: { accountId: t.accountId } })).toBe(2);
+    // A record sent back as it was answered: its read-only fields are dropped, not refused.
+    const roundTrip = await put("/integrationAttributes", t, [{ ...updated.body.data[0], additionalAttributes: { seats: 301 } }]);
+    expect([roundTrip.status, roundTrip.body.data?.[0]?.additionalAttributes], roundTrip.text).toEqual([200, { seats: 301, enterprise: true, secret: "s3" }]);
 
-    // Audit: the create and the update, secondary attributes as details, the secret never in clear.
+    // Audit: the create and the two updates, secondary attributes as details, the secret never in clear.
     const entries = await prisma.auditLog.findMany({
       where: { accountId: t.accountId, resourceType: "integrationAttribute", resourceId: "company__svc__acme" },
     });
-    expect(entries.map((e) => e.action).sort()).toEqual(["create", "update"]);
+    expect(entries.map((e) => e.action).sort()).toEqual(["create", "update", "update"]);
     const create = JSON.parse(entries.find((e) => e.action === "create")!.details);
     expect(create.additionalAttributes).toMatchObject({ region: "emea", seats: 250, secret: "[encrypted]" });
   });

@@ -91,7 +91,12 @@ export const attributeRoutes: RestRoute[] = [
       example: [{ attributeName: "company", attributeValue: "acme", additionalAttributes: { region: "emea", seats: 250 } }],
     },
     jsonBody: true,
-    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: unchecked(objectArrayBody(i.body)) }),
+    // A record as B23 answers it may be sent back: its read-only fields are dropped, as content's and
+    // end users' are (they were refused as unknown fields of the input).
+    variables: (i) => ({
+      accountId: pathParam(i, "accountId"),
+      input: unchecked(objectArrayBody(i.body).map(({ lastUpdateTime: _t, lastUpdatedBy: _b, ...item }) => item)),
+    }),
     reply: reply.bulk((d) => d.upsertIntegrationAttributes.results.map(withRecord("integrationAttribute")), attributeRecord, {
       success: [200, 201],
       failure: [400],

@@ -327,10 +327,18 @@ const compare = (a, b) => {
   if (a === null || a === undefined) return -1;
   if (b === null || b === undefined) return 1;
   if (typeof a === "number" && typeof b === "number") return a - b;
-  // Code-point order, as the API sorts.
+  // Code-point order, as the API sorts (JavaScript's < compares UTF-16 units: past U+FFFF the two
+  // differ, "～" < "😀" by code point but not by unit).
   const x = String(a);
   const y = String(b);
-  return x < y ? -1 : x > y ? 1 : 0;
+  for (let i = 0, j = 0; i < x.length && j < y.length; ) {
+    const cx = x.codePointAt(i);
+    const cy = y.codePointAt(j);
+    if (cx !== cy) return cx - cy;
+    i += cx > 0xffff ? 2 : 1;
+    j += cy > 0xffff ? 2 : 1;
+  }
+  return x.length - y.length;
 };
 
 /** The rows in the order shown: the API's order, or sorted by the chosen column (stable). */
