@@ -73,6 +73,9 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
     expect([deleted.status, deleted.text]).toEqual([204, ""]);
     expect(await prisma.savedEndpoint.count({ where: { accountId: a.accountId, name: "other-1" } })).toBe(0);
     expectProblem(await call(`${server.url}${pathB(a)}/endpoints/other-1`, { method: "DELETE", headers: a.headers }), 404, /No endpoint 'other-1'/);
+    // A name no endpoint can have: 404 on DELETE as on GET (it was a 400 on DELETE alone).
+    for (const method of ["GET", "DELETE"])
+      expectProblem(await call(`${server.url}${pathB(a)}/endpoints/bad.name`, { method, headers: a.headers }), 404, /No endpoint 'bad\.name'/);
     expectProblem(await call(`${server.url}${pathB(a)}/endpoints/other-1`, { headers: a.headers }), 404);
 
     const audit = await prisma.auditLog.findMany({ where: { accountId: a.accountId, resourceType: "endpoint" }, orderBy: { timestamp: "asc" } });

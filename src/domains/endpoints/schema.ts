@@ -6,7 +6,7 @@ import { notFound } from "../../errors.js";
 import { builder } from "../../schema/builder.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
-import { checkName, type EndpointVariable, putEndpoint, deleteEndpoint as removeEndpoint, type SavedEndpointRow, variablesOf } from "./store.js";
+import { ENDPOINT_NAME, type EndpointVariable, putEndpoint, deleteEndpoint as removeEndpoint, type SavedEndpointRow, variablesOf } from "./store.js";
 
 const EndpointMethod = builder.enumType("EndpointMethod", {
   description: "How an endpoint is called: GET (queries; GET or POST with a JSON body of variables) or POST (needed by mutations).",
@@ -118,7 +118,9 @@ builder.mutationField("deleteEndpoint", (t) =>
     args: { accountId: t.arg.string({ required: true }), name: t.arg.string({ required: true }) },
     resolve: async (_root, { accountId, name }, ctx) => {
       await requireAccount(ctx, accountId);
-      if (!(await removeEndpoint(accountId, checkName(name)))) throw notFound(`No endpoint '${name}' in this account.`);
+      // A name no endpoint can have names none: a 404, as GET and calls answer it (not looked up:
+      // PostgreSQL refuses a NUL in a bound value).
+      if (!ENDPOINT_NAME.test(name) || !(await removeEndpoint(accountId, name))) throw notFound(`No endpoint '${name.slice(0, 80)}' in this account.`);
       return true;
     },
   }),

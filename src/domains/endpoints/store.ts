@@ -41,7 +41,7 @@ export interface EndpointInput {
 
 const bad = (path: string, message: string) => badRequest(`${path} ${message}`, [{ path, message }]);
 
-export function checkName(name: string): string {
+function checkName(name: string): string {
   if (!ENDPOINT_NAME.test(name)) throw bad("name", "must be 1 to 64 of letters, digits, `-` and `_`");
   return name;
 }
