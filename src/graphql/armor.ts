@@ -2,7 +2,7 @@
 // directives. A rejected document is the caller's fault, so it answers 400 with a message that names
 // the limit, whatever the client's Accept header (Yoga would answer 200 for plain application/json).
 import { ApolloArmor, EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
-import { type DocumentNode, GraphQLError, type GraphQLSchema, parse, type ValidationContext, validate } from "graphql";
+import { type DocumentNode, GraphQLError, type GraphQLSchema, parse, type ValidationContext, type ValidationRule, validate } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { Config } from "../config.js";
 
@@ -59,16 +59,26 @@ export function limitErrors(schema: GraphQLSchema, text: string, limits: GraphQL
     const message = (err as Error).message;
     return [/more (than|that) \d+ tokens/.test(message) ? `Token limit of ${limits.maxTokens} exceeded.` : message.replace(/^Syntax Error: /, "")];
   }
-  const { validationRules } = new ApolloArmor({
-    maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true },
-    costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
-    maxAliases: { n: limits.maxAliases },
-    maxDirectives: { n: limits.maxDirectives },
-    maxTokens: { enabled: false },
-    blockFieldSuggestion: { enabled: false },
-  }).protect();
   // (armor prefixes its messages with "Syntax Error: ", which would send the reader looking for a typo.)
-  return validate(schema, document, validationRules).map((e) => e.message.replace(/^Syntax Error: /, ""));
+  return validate(schema, document, limitRules(limits)).map((e) => e.message.replace(/^Syntax Error: /, ""));
+}
+
+const rulesOf = new WeakMap<GraphQLLimits, ValidationRule[]>();
+/** armor's validation rules for these limits, made once per limits object. */
+function limitRules(limits: GraphQLLimits): ValidationRule[] {
+  let rules = rulesOf.get(limits);
+  if (!rules) {
+    rules = new ApolloArmor({
+      maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true },
+      costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+      maxAliases: { n: limits.maxAliases },
+      maxDirectives: { n: limits.maxDirectives },
+      maxTokens: { enabled: false },
+      blockFieldSuggestion: { enabled: false },
+    }).protect().validationRules;
+    rulesOf.set(limits, rules);
+  }
+  return rules;
 }
 
 /** The callbacks armor calls on rejection, replacing its own propagation so the error is ours. */

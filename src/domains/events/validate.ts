@@ -144,8 +144,7 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
  * A host name as it is stored, so that one site is one domain in the reports and their domain
  * filters (which fold the same way) find it: trimmed and lower-cased (host names are
  * case-insensitive, and Segment's page URLs arrive lower-cased by URL parsing), without a final
- * dot, and an
- * internationalized name in Unicode, however it was sent: Segment's page URLs give it in punycode
+ * dot, and an internationalized name in Unicode, however it was sent: Segment's page URLs give it in punycode
  * (`xn--bcher-kva.example`, what URL parsing yields), a client of POST /events more often as typed
  * (`bücher.example`). A value that is not a valid host name is kept as sent (trimmed, lower-cased).
  */
