@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { makeTag } from "../factories/tags.js";
 import { expectJson, expectProblem, prisma, tenant } from "../helpers.js";
-import { contentTagNames, contentWithTags, createTags, dbState, dbTags, put, req, tags, withServer } from "./shared.js";
+import { contentTagNames, contentUpdatedHook, contentWithTags, createTags, dbState, dbTags, put, req, tags, withServer } from "./shared.js";
 
 withServer();
 
@@ -79,6 +79,25 @@ describe("PUT /v1/accounts/{accountId}/tags", () => {
     expect(await contentTagNames(t, contentId)).toEqual(["after"]);
     const viaA = await req(`/api/v1/${t.accountId}/content/${contentId}`, { headers: t.headers });
     expect(viaA.body.tags).toEqual([tag.id]);
+  });
+
+  it("a rename is a change of the contents carrying the tag (their style-B tags): lastUpdateTime bumped, audited, content.updated sent", async () => {
+    const t = await tenant();
+    await createTags(t, [{ name: "old" }, { name: "other" }]);
+    const tagged = await contentWithTags(t, ["old"]);
+    const untouched = await contentWithTags(t, ["other"]);
+    const queued = await contentUpdatedHook(t.accountId);
+    const before = await prisma.content.findUniqueOrThrow({ where: { id: tagged } });
+    const untouchedBefore = await prisma.content.findUniqueOrThrow({ where: { id: untouched } });
+    await new Promise((r) => setTimeout(r, 5));
+    // A description alone changes no content.
+    expectJson(await put(t, [{ name: "other", description: "d" }, { name: "old", newName: "new" }]), 200);
+    const after = new Map((await prisma.content.findMany({ where: { accountId: t.accountId } })).map((c) => [c.id, c]));
+    expect(after.get(tagged)!.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
+    expect(after.get(untouched)!.updatedAt).toEqual(untouchedBefore.updatedAt);
+    const audited = await prisma.auditLog.findMany({ where: { accountId: t.accountId, action: "update", resourceType: "content" } });
+    expect(audited.map((e) => e.resourceId)).toEqual([tagged]);
+    expect(await queued()).toEqual([expect.objectContaining({ id: tagged, tags: ["new"], lastUpdateTime: after.get(tagged)!.updatedAt.getTime() })]);
   });
 
   it("200: rename and description in one item; renaming to the same name is a no-op", async () => {

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/admin.js";
 import { makeTag } from "../factories/tags.js";
 import { expectJson, expectProblem, prisma, type Reply, type Tenant, tenant } from "../helpers.js";
-import { b64, contentTagNames, contentWithTags, createTags, dbState, dbTags, put, req, server, tags, withServer, write } from "./shared.js";
+import { b64, contentTagNames, contentUpdatedHook, contentWithTags, createTags, dbState, dbTags, put, req, server, tags, withServer, write } from "./shared.js";
 
 withServer();
 
@@ -105,6 +105,28 @@ describe("DELETE /v1/accounts/{accountId}/tags/{names}", () => {
     expect(await dbTags(t.accountId)).toEqual([keep]);
     expect((await prisma.contentTag.findMany({ where: { contentId } })).map((l) => l.tagId)).toEqual([keep.id]);
     expect(await contentTagNames(t, contentId)).toEqual(["keep"]);
+  });
+
+  it("a deleted tag is a change of the contents that carried it: lastUpdateTime bumped, audited, content.updated sent", async () => {
+    const t = await tenant();
+    await createTags(t, [{ name: "gone" }, { name: "stays" }]);
+    const tagged = await contentWithTags(t, ["gone", "stays"]);
+    const untouched = await contentWithTags(t, ["stays"]);
+    const queued = await contentUpdatedHook(t.accountId);
+    const before = await prisma.content.findUniqueOrThrow({ where: { id: tagged } });
+    const untouchedBefore = await prisma.content.findUniqueOrThrow({ where: { id: untouched } });
+    await new Promise((r) => setTimeout(r, 5));
+    const r = await req(`${tags(t)}/gone`, { method: "DELETE", headers: t.headers });
+    expect(r.status, r.text).toBe(204);
+    const after = await prisma.content.findMany({ where: { accountId: t.accountId }, orderBy: { id: "asc" } });
+    const byId = new Map(after.map((c) => [c.id, c]));
+    expect(byId.get(tagged)!.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
+    expect(byId.get(untouched)!.updatedAt).toEqual(untouchedBefore.updatedAt);
+    const audited = await prisma.auditLog.findMany({ where: { accountId: t.accountId, action: "update", resourceType: "content" } });
+    expect(audited.map((e) => e.resourceId)).toEqual([tagged]);
+    expect(await queued()).toEqual([expect.objectContaining({ id: tagged, tags: ["stays"], lastUpdateTime: byId.get(tagged)!.updatedAt.getTime() })]);
+    const since = await req(`/v1/accounts/${t.accountId}/content/updatedAfter?fromTime=${untouchedBefore.updatedAt.getTime() + 1}`, { headers: t.headers });
+    expect(since.body.data.map((d: { id: string }) => d.id)).toEqual([tagged]);
   });
 
   it("204 for tags of any type, and for names that need URL encoding", async () => {

@@ -57,3 +57,20 @@ export const contentTagNames = async (t: Tenant, id: string) =>
   (await req(`/v1/accounts/${t.accountId}/content/createdAfter?fromTime=0&limit=10000`, { headers: t.headers })).body.data.find((c: any) => c.id === id).tags;
 
 export const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+
+/**
+ * An enabled webhook endpoint subscribed to content.updated (written directly: its URL is never
+ * reached in these tests), and a reader of the content.updated payloads queued for the account.
+ */
+export async function contentUpdatedHook(accountId: string): Promise<() => Promise<{ id: string; tags: string[]; lastUpdateTime: number }[]>> {
+  const now = new Date();
+  await write((tx) =>
+    tx.webhook.create({
+      data: { id: `wh_${accountId}`, accountId, url: "https://hooks.invalid/", events: JSON.stringify(["content.updated"]), secret: "x", createdAt: now, updatedAt: now },
+    }),
+  );
+  return async () =>
+    (await prisma.webhookDelivery.findMany({ where: { accountId, type: "content.updated" }, orderBy: { createdAt: "asc" } })).flatMap(
+      (d) => JSON.parse(d.payload).data,
+    );
+}

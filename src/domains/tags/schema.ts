@@ -3,8 +3,9 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import DataLoader from "dataloader";
 import { createRows, updateRows } from "../../audit/recorder.js";
+import { clock } from "../../clock.js";
 import { dbErrorKind } from "../../db/errors.js";
-import { prisma, withTransaction } from "../../db/index.js";
+import { prisma, type Tx, withTransaction } from "../../db/index.js";
 import { ConcurrentChange, lockRows } from "../../db/locks.js";
 import type { Tag as TagRow } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
@@ -23,9 +24,33 @@ import {
 } from "../../schema/bulk.js";
 import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
+import { emitContent } from "../webhooks/emit.js";
 
 export const TAG_NAME_MAX = 100;
 export const TAG_DESCRIPTION_MAX = 2_000;
+
+/** The account's contents that carry any of these tags (read before the tags change). */
+async function contentsTagged(tx: Tx, accountId: string, tagIds: readonly string[]): Promise<string[]> {
+  const links = await inChunks(tagIds, (chunk) =>
+    tx.contentTag.findMany({ where: { tagId: { in: chunk }, content: { accountId } }, select: { contentId: true } }),
+  );
+  return [...new Set(links.map((l) => l.contentId))];
+}
+
+/**
+ * A tag deleted or renamed changes the `tags` of every content carrying it (names in style B, ids
+ * in style A): that is a change of theirs, audited, with a new lastUpdateTime (B5 `updatedAfter`
+ * finds them) and a `content.updated` webhook after the change, not one the join table makes unseen.
+ */
+async function touchContents(tx: Tx, accountId: string, contentIds: readonly string[]): Promise<void> {
+  if (!contentIds.length) return;
+  const now = clock.now();
+  await inChunks(contentIds, async (chunk) => {
+    await tx.content.updateMany({ where: { accountId, id: { in: chunk } }, data: { updatedAt: now } });
+    return [];
+  });
+  await emitContent(tx, accountId, "content.updated", contentIds);
+}
 
 export const TagType = builder.enumType("TagType", { values: ["USER", "PAGE", "ROLE"] as const });
 
@@ -200,6 +225,7 @@ builder.mutationField("upsertTags", (t) =>
             updates.clear();
           };
           const now = new Date();
+          const renamed: string[] = [];
           for (const { op } of ops) {
             if (op.kind === "create") {
               creates.push(op.row);
@@ -215,8 +241,11 @@ builder.mutationField("upsertTags", (t) =>
             await tx.tag.update({ where: { id: op.id }, data }).catch((err: unknown) => {
               throw dbErrorKind(err) === "unique" ? new ConcurrentChange("the new name was taken by a concurrent request") : err;
             });
+            renamed.push(op.id);
           }
           await flush();
+          // A rename changes the tagged contents' names in style B (their `tags`).
+          await touchContents(tx, accountId, await contentsTagged(tx, accountId, [...new Set(renamed)]));
           return { ops, results };
         },
         { timeout: 120_000, maxWait: 10_000 },
@@ -246,7 +275,12 @@ builder.mutationField("deleteTags", (t) =>
         { table: "Tag", column: "name", accountId },
         async (db, chunk) =>
           (await db.tag.findMany({ where: { accountId, name: { in: chunk } }, select: { id: true, name: true } })).map((r) => ({ key: r.name, id: r.id })),
-        (tx, ids) => tx.tag.deleteMany({ where: { accountId, id: { in: ids } } }),
+        async (tx, ids) => {
+          const tagged = await contentsTagged(tx, accountId, ids);
+          const deleted = await tx.tag.deleteMany({ where: { accountId, id: { in: ids } } });
+          await touchContents(tx, accountId, tagged);
+          return deleted;
+        },
         (name) => `no tag named '${name}'`,
       );
     },
