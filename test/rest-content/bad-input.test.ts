@@ -154,7 +154,7 @@ describe("bad input on the content write routes", () => {
     const big = "x".repeat(200 * 1024);
     const cases: [string, object, string][] = [
       ["POST", { title: big, type: "text" }, "title must be at most 500 characters"],
-      ["POST", { title: "t", type: "text", description: big }, "description must be at most 10000 characters"],
+      ["POST", { title: "t", type: "link", url: "https://x.example", description: big }, "description must be at most 10000 characters"],
       ["POST", { title: "t", type: "text", description_md: big }, "description_md must be at most 100000 characters"],
       ["POST", { title: "t", type: "link", url: `https://x.example/${big}` }, "url must be at most 2048 characters"],
     ];
@@ -171,7 +171,8 @@ describe("bad input on the content write routes", () => {
       const r = await req(`${p(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, title: big }] });
       expectProblem(r, 400, "title must be at most 500 characters");
       const r2 = await req(`${p(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, description: big }] });
-      expectProblem(r2, 400, "description must be at most 10000 characters");
+      // (Style B sets no description on text content at all.)
+      expectProblem(r2, 400, p === pathA ? "description must be at most 10000 characters" : "description is allowed on link content only (text content takes description_md)");
     }
     expect(await dbState(t.accountId)).toEqual(before);
   });

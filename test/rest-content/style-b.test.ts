@@ -110,6 +110,30 @@ describe("style B tags are tag names (B1, B2, B3)", () => {
     expect(list.body.data.map((c: any) => c.tags)).toEqual([["alpha", "beta"], []]);
   });
 
+  it("style B sets description on link content only (the spec's variant B; text takes description_md); style A allows it on text", async () => {
+    const t = await tenant();
+    const refused = "description is allowed on link content only (text content takes description_md)";
+    const r = await req(`${pathB(t)}/content`, { method: "POST", headers: t.headers, body: [{ title: "T", type: "text", description: "d" }] });
+    expectProblem(r, 400, refused);
+    expect(await contentCount(t)).toBe(0);
+    const viaA = await req(`${pathA(t)}/content`, { method: "POST", headers: t.headers, body: [{ title: "T", type: "text", description: "from A" }] });
+    expectJson(viaA, 201);
+    const text = viaA.body.data[0].id;
+    const link = await req(`${pathB(t)}/content`, {
+      method: "POST",
+      headers: t.headers,
+      body: [{ title: "L", type: "link", url: "https://l.example", description: "ok" }],
+    });
+    expectJson(link, 201);
+    const update = await req(`${pathB(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: text, description: "changed" }] });
+    expectProblem(update, 400, refused);
+    // A description stored through style A is not refused when a style-B update leaves it alone.
+    const retitle = await req(`${pathB(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: text, title: "T2" }] });
+    expectJson(retitle, 200);
+    expect(await prisma.content.findUniqueOrThrow({ where: { id: text } })).toMatchObject({ title: "T2", description: "from A" });
+    expect(link.body.data[0]).toMatchObject({ type: "link", description: "ok" });
+  });
+
   it("B3 400 for an unknown tag name, or a tag id given as a name; nothing written", async () => {
     const t = await tenant();
     const tag = await makeTag(t.accountId, "known");

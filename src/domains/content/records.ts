@@ -38,7 +38,7 @@ export function contentRecord(style: Style) {
         type: { type: "string", enum: [...CONTENT_TYPES] },
         url: nullable("string", { description: "Links and videos." }),
         source: nullable("string", { enum: ["default", "knowledgebase", null], description: "Links only." }),
-        description: nullable("string"),
+        description: nullable("string", { description: style === "A" ? "Not on videos." : "Links only (text content: description_md)." }),
         description_md: nullable("string", { description: "Markdown description, text content only." }),
         tags: { type: "array", items: { type: "string" }, description: style === "A" ? "Tag ids, by tag name." : "Tag names, sorted." },
         state: { type: "string", enum: ["draft", "ready", "production"] },

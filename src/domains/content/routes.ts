@@ -16,12 +16,12 @@ const CONTENT_PAGE = graphql(`query ContentPage($accountId: String!, $first: Int
   account(id: $accountId) { contents(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {
     nodes { ${CONTENT_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
 
-const CREATE_CONTENT = graphql(`mutation CreateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!]) {
-  createContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes) {
+const CREATE_CONTENT = graphql(`mutation CreateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!], $descriptionTypes: [ContentType!]) {
+  createContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes, descriptionTypes: $descriptionTypes) {
     results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`);
 
-const UPDATE_CONTENT = graphql(`mutation UpdateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!]) {
-  updateContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes) {
+const UPDATE_CONTENT = graphql(`mutation UpdateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!], $descriptionTypes: [ContentType!]) {
+  updateContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes, descriptionTypes: $descriptionTypes) {
     results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`);
 
 const DELETE_CONTENT = graphql(`mutation DeleteContent($accountId: String!, $ids: [String!]!) {
@@ -45,6 +45,8 @@ const contentWrite = (style: Style) => (input: RestInput) => ({
   // Each item reshaped to ContentInput's names, its values left for GraphQL coercion to check.
   input: unchecked(objectArrayBody(input.body).map(contentInput(style))),
   allowedTypes: STATIC_TYPES,
+  // The spec's variant B: "Description for link-type content only" (text content has description_md).
+  ...(style === "B" ? { descriptionTypes: ["link" as const] } : {}),
 });
 
 /** B1's only valid state/stage pairs (spec, "B1 state and stage combinations"), as list filters. */

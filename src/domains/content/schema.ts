@@ -209,7 +209,26 @@ interface Draft {
   parentId: string | null;
 }
 
-function draftProblems(d: Draft, allowedTypes: readonly string[] | null): string[] {
+/** What a write call allows beyond the types' own rules (REST's routes narrow them). */
+interface WriteRules {
+  /** the types it may write (null: any) */
+  allowedTypes: readonly string[] | null;
+  /** the types on which it may set `description` (null: any that takes one) */
+  descriptionTypes: readonly string[] | null;
+}
+
+/** `rules` from a write mutation's arguments. */
+const rulesOf = (args: { allowedTypes?: readonly string[] | null; descriptionTypes?: readonly string[] | null }): WriteRules => ({
+  allowedTypes: args.allowedTypes ?? null,
+  descriptionTypes: args.descriptionTypes ?? null,
+});
+
+/**
+ * The problems of the record a write would leave. `setsDescription`: the item itself gives a
+ * description (a stored one, written through a route that allows it, is not this call's to refuse).
+ */
+function draftProblems(d: Draft, rules: WriteRules, setsDescription: boolean): string[] {
+  const { allowedTypes, descriptionTypes } = rules;
   const p: string[] = [];
   if (d.title == null || d.title.trim() === "") p.push("title is required");
   else if (d.title.length > LIMITS.title) p.push(`title must be at most ${LIMITS.title} characters`);
@@ -222,6 +241,8 @@ function draftProblems(d: Draft, allowedTypes: readonly string[] | null): string
   if (d.source != null && d.type !== "link") p.push("source is allowed on link content only");
   if (d.description != null) {
     if (d.type === "video") p.push("description is not allowed on video content");
+    else if (setsDescription && d.type && descriptionTypes && !descriptionTypes.includes(d.type))
+      p.push(`description is allowed on ${descriptionTypes.join(", ")} content only${d.type === "text" ? " (text content takes description_md)" : ""}`);
     else if (d.description.length > LIMITS.description) p.push(`description must be at most ${LIMITS.description} characters`);
   }
   if (d.descriptionMd != null) {
@@ -295,8 +316,14 @@ builder.mutationField("createContents", (t) =>
       accountId: t.arg.string({ required: true }),
       input: t.arg({ type: [ContentInput], required: true, validate: bulkArg }),
       allowedTypes: t.arg({ type: [ContentType], required: false, description: "Restricts the types this call may create (REST: link, video, text)." }),
+      descriptionTypes: t.arg({
+        type: [ContentType],
+        required: false,
+        description: "Restricts the types on which this call may set `description` (REST style B: link, as the spec's variant B says).",
+      }),
     },
-    resolve: async (_root, { accountId, input, allowedTypes }, ctx, info) => {
+    resolve: async (_root, { accountId, input, ...args }, ctx, info) => {
+      const rules = rulesOf(args);
       await requireAccount(ctx, accountId);
       const refs = await resolveReferences(prisma, accountId, input);
       const now = new Date();
@@ -317,7 +344,7 @@ builder.mutationField("createContents", (t) =>
         const { tagIds, problems } = refs(it);
         const all = [
           ...(it.id != null ? ["id must not be given when creating (it is assigned)"] : []),
-          ...draftProblems(draft, allowedTypes ?? null),
+          ...draftProblems(draft, rules, it.description != null),
           ...problems,
         ];
         if (all.length) return fail(index, 400, all);
@@ -352,8 +379,14 @@ builder.mutationField("updateContents", (t) =>
       accountId: t.arg.string({ required: true }),
       input: t.arg({ type: [ContentInput], required: true, validate: bulkArg }),
       allowedTypes: t.arg({ type: [ContentType], required: false, description: "Restricts the types this call may update (REST: link, video, text)." }),
+      descriptionTypes: t.arg({
+        type: [ContentType],
+        required: false,
+        description: "Restricts the types on which this call may set `description` (REST style B: link, as the spec's variant B says).",
+      }),
     },
-    resolve: async (_root, { accountId, input, allowedTypes }, ctx, info) => {
+    resolve: async (_root, { accountId, input, ...args }, ctx, info) => {
+      const rules = rulesOf(args);
       await requireAccount(ctx, accountId);
       const ids = input.map((it) => it.id).filter((id): id is string => !!id);
       // Everything the outcome depends on is read inside the transaction, after the rows are
@@ -386,7 +419,7 @@ builder.mutationField("updateContents", (t) =>
           const all = [
             ...(it.type != null && it.type !== cur.type ? [`type cannot be changed (it is '${cur.type}')`] : []),
             ...(it.parentId === it.id ? ["a content cannot be its own parent"] : []),
-            ...draftProblems(draft, allowedTypes ?? null),
+            ...draftProblems(draft, rules, it.description != null),
             ...problems,
           ];
           if (all.length) return fail(index, 400, all, it.id);
