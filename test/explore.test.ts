@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dbKind, withTransaction } from "../src/db/index.js";
 import { foldDomain } from "../src/domains/events/validate.js";
+import { zoneFormatters } from "../src/domains/explore/buckets.js";
 import { Checker, parseQuery } from "../src/domains/explore/input.js";
 import { runQuery } from "../src/domains/explore/query.js";
 import { rollupAnswers } from "../src/domains/explore/rollup.js";
@@ -362,6 +363,14 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
       totals: [6, 2, 9],
       cursor: null,
     });
+    // A zone name in any letter case is that zone, and a question's cursor names it once: the
+    // spellings keep no state of their own (each kept a time-zone formatter for good).
+    const before = zoneFormatters();
+    for (const spelling of ["america/new_york", "AMERICA/NEW_YORK", "America/New_york"]) {
+      const again = await ask(t, { ...body, timeZone: spelling });
+      expect(again.body, spelling).toEqual(r.body);
+    }
+    expect(zoneFormatters()).toBe(before);
     // By a dimension: only combinations with events; the first metric descending, then the dimension.
     const byType = await ask(t, { metrics: ["events"], dimensions: ["event:type"], startDate: "2026-03-06", endDate: "2026-03-10" });
     expect(byType.body.rows).toEqual([

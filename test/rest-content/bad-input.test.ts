@@ -172,7 +172,11 @@ describe("bad input on the content write routes", () => {
       expectProblem(r, 400, "title must be at most 500 characters");
       const r2 = await req(`${p(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, description: big }] });
       // (Style B sets no description on text content at all.)
-      expectProblem(r2, 400, p === pathA ? "description must be at most 10000 characters" : "description is allowed on link content only (text content takes description_md)");
+      expectProblem(
+        r2,
+        400,
+        p === pathA ? "description must be at most 10000 characters" : "description is allowed on link content only (text content takes description_md)",
+      );
     }
     expect(await dbState(t.accountId)).toEqual(before);
   });

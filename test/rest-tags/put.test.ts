@@ -91,7 +91,13 @@ describe("PUT /v1/accounts/{accountId}/tags", () => {
     const untouchedBefore = await prisma.content.findUniqueOrThrow({ where: { id: untouched } });
     await new Promise((r) => setTimeout(r, 5));
     // A description alone changes no content.
-    expectJson(await put(t, [{ name: "other", description: "d" }, { name: "old", newName: "new" }]), 200);
+    expectJson(
+      await put(t, [
+        { name: "other", description: "d" },
+        { name: "old", newName: "new" },
+      ]),
+      200,
+    );
     const after = new Map((await prisma.content.findMany({ where: { accountId: t.accountId } })).map((c) => [c.id, c]));
     expect(after.get(tagged)!.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
     expect(after.get(untouched)!.updatedAt).toEqual(untouchedBefore.updatedAt);

@@ -66,7 +66,15 @@ export async function contentUpdatedHook(accountId: string): Promise<() => Promi
   const now = new Date();
   await write((tx) =>
     tx.webhook.create({
-      data: { id: `wh_${accountId}`, accountId, url: "https://hooks.invalid/", events: JSON.stringify(["content.updated"]), secret: "x", createdAt: now, updatedAt: now },
+      data: {
+        id: `wh_${accountId}`,
+        accountId,
+        url: "https://hooks.invalid/",
+        events: JSON.stringify(["content.updated"]),
+        secret: "x",
+        createdAt: now,
+        updatedAt: now,
+      },
     }),
   );
   return async () =>

@@ -16,11 +16,13 @@ const CONTENT_PAGE = graphql(`query ContentPage($accountId: String!, $first: Int
   account(id: $accountId) { contents(first: $first, after: $after, filter: $filter, orderBy: $orderBy) {
     nodes { ${CONTENT_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
 
-const CREATE_CONTENT = graphql(`mutation CreateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!], $descriptionTypes: [ContentType!]) {
+const CREATE_CONTENT =
+  graphql(`mutation CreateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!], $descriptionTypes: [ContentType!]) {
   createContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes, descriptionTypes: $descriptionTypes) {
     results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`);
 
-const UPDATE_CONTENT = graphql(`mutation UpdateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!], $descriptionTypes: [ContentType!]) {
+const UPDATE_CONTENT =
+  graphql(`mutation UpdateContent($accountId: String!, $input: [ContentInput!]!, $allowedTypes: [ContentType!], $descriptionTypes: [ContentType!]) {
   updateContents(accountId: $accountId, input: $input, allowedTypes: $allowedTypes, descriptionTypes: $descriptionTypes) {
     results { index statusCode id errors content { ${CONTENT_FIELDS} } } } }`);
 

@@ -85,32 +85,45 @@ export function offsetsOf(from: number, to: number, timeZone: string): { until: 
   return out;
 }
 
+// One formatter per zone, keyed by the zone's canonical name (canonicalZone): the runtime takes zone
+// names in any letter case, so keying by what a client sent let each spelling keep a formatter
+// (about 25 KB outside the JS heap) for good. Canonical names are a few hundred; the bound is a
+// guard all the same.
+const FORMATTERS_MAX = 1_000;
 const formatters = new Map<string, Intl.DateTimeFormat>();
+const formatterOf = (timeZone: string) =>
+  new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  });
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    });
+    f = formatterOf(timeZone);
+    if (formatters.size >= FORMATTERS_MAX) formatters.clear();
     formatters.set(timeZone, f);
   }
   return f;
 }
 
-/** Whether `tz` is an IANA zone name the runtime knows. */
-export function isTimeZone(tz: string): boolean {
+/** How many zones have a formatter (tests: spellings of one zone share it). */
+export const zoneFormatters = () => formatters.size;
+
+/**
+ * The canonical name of an IANA zone the runtime knows (`america/new_york` → `America/New_York`),
+ * or null. Nothing is cached for a name that is not canonical.
+ */
+export function canonicalZone(tz: string): string | null {
   try {
-    formatter(tz);
-    return true;
+    return formatterOf(tz).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
 }
 

@@ -7,7 +7,7 @@ import { badRequest } from "../../errors.js";
 import { ownEntry } from "../../lookup.js";
 import { foldDomain } from "../events/validate.js";
 import { reportWindow } from "../reports/window.js";
-import { bucketsOf, INTERVALS, type Interval, isTimeZone } from "./buckets.js";
+import { bucketsOf, canonicalZone, INTERVALS, type Interval } from "./buckets.js";
 
 /** How error paths are written: the REST body's JSON form, or the GraphQL input's field names. */
 export type PathStyle = "body" | "input";
@@ -240,8 +240,10 @@ export function windowOf(c: Checker, body: Record<string, unknown>, now?: Date):
 
 export function timeZoneOf(c: Checker, v: unknown): string {
   if (v === undefined || v === null) return "UTC";
-  if (typeof v !== "string" || !isTimeZone(v)) c.fail(["timeZone"], "must be an IANA time zone name such as Europe/Berlin");
-  return v;
+  const zone = typeof v === "string" ? canonicalZone(v) : null;
+  if (zone === null) return c.fail(["timeZone"], "must be an IANA time zone name such as Europe/Berlin");
+  // Its canonical spelling: answers and cursors name one zone however it was written.
+  return zone;
 }
 
 function intIn(c: Checker, v: unknown, path: Path, min: number, max: number, fallback: number): number {
