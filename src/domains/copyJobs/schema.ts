@@ -104,12 +104,16 @@ builder.mutationField("copyContents", (t) =>
       const ids = [...new Set(input.contentIds.map((s) => s.trim()))];
       if (ids.length === 0 || ids.some((s) => s === "")) throw bad("contentIds", "must list at least one id, none of them empty");
       if (ids.length > MAX_BULK_ITEMS) throw bad("contentIds", `must list at most ${MAX_BULK_ITEMS} ids`);
+      // Looked up among the destination account's users only, and one answer for every miss: whether
+      // an e-mail is a user of some other tenant is not the caller's to learn.
       const user = await prisma.user.findFirst({
-        where: { OR: [{ id: input.destinationUserId }, { email: input.destinationUserId }] },
-        select: { id: true, memberships: { where: { accountId: input.destinationAccountId }, select: { accountId: true } } },
+        where: {
+          OR: [{ id: input.destinationUserId }, { email: input.destinationUserId }],
+          memberships: { some: { accountId: input.destinationAccountId } },
+        },
+        select: { id: true },
       });
-      if (!user) throw bad("destinationUserId", `'${input.destinationUserId}' is no user`);
-      if (!user.memberships.length) throw bad("destinationUserId", `'${input.destinationUserId}' does not belong to account '${input.destinationAccountId}'`);
+      if (!user) throw bad("destinationUserId", `'${input.destinationUserId}' is not a user of account '${input.destinationAccountId}'`);
       const found = new Set((await prisma.content.findMany({ where: { accountId, id: { in: ids } }, select: { id: true } })).map((c) => c.id));
       const unknown = ids.filter((id) => !found.has(id));
       if (unknown.length) {
