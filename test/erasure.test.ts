@@ -175,6 +175,9 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     expect(mine.map((e) => e.action).sort()).toEqual(["create", "delete", "update"]);
     expect(new Set(mine.map((e) => e.resourceId)).size).toBe(1);
     for (const e of mine) expect(e.details).toEqual({ erased: true });
+    // Not the events' pseudonym: the deletion's entry is written with the end_user.deleted message,
+    // which names the user; one pseudonym for both would tie the user to their history.
+    expect(String(erasedRow[0])).not.toBe(mine[0]!.resourceId);
 
     // The database: nothing left that names them.
     expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: ID } })).toBe(0);

@@ -401,7 +401,8 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
  * Deletes end users (by row id) with their values and actions, and erases them everywhere else, in
  * the caller's transaction and in a fixed number of statements per chunk: their events are
  * anonymised under one random pseudonym each (src/domains/events/erasure.ts) and the audit entries
- * about them are rewritten to the same pseudonym without the values (src/audit/recorder.ts), their
+ * about them are rewritten to another, unrelated pseudonym without the values (src/audit/recorder.ts),
+ * their
  * per-user report rollups move to the pseudonym (src/domains/reports/rollups.ts), and
  * so are the engagement webhook messages about them (src/domains/webhooks/emit.ts).
  */
@@ -414,7 +415,13 @@ async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promi
   await anonymiseEvents(tx, accountId, pseudonyms);
   await eraseEndUsersFromRollups(tx, accountId, pseudonyms);
   await anonymiseWebhookMessages(tx, accountId, pseudonyms);
-  await eraseAuditTrail("EndUser", erased);
+  // The audit trail gets pseudonyms of its own. The deletion's entry and the end_user.deleted message
+  // (which names the user, for the customer's systems, and stays in the delivery log) are written at
+  // one instant; under the events' pseudonym the pair would tie the user's id to their whole history.
+  await eraseAuditTrail(
+    "EndUser",
+    rows.map((row) => ({ row, pseudonym: newPseudonym() })),
+  );
 }
 
 /**
