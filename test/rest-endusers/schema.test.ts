@@ -154,12 +154,19 @@ describe("end-user schema, style A", () => {
     const u = await fresh("fdel");
     await put(`${A(u)}/endUserSchema`, u, [{ name: "doomed", type: "string" }]);
     const users = ["u1", "u2", "u3"].map((id) => ({ id, custom: { doomed: `v-${id}`, plan: "p" } }));
-    expect((await put(`${A(u)}/endUsers`, u, users)).status).toBe(201);
+    expect((await put(`${A(u)}/endUsers`, u, [...users, { id: "u4", custom: { plan: "p" } }])).status).toBe(201);
     expect(await prisma.endUserValue.count({ where: { accountId: u.accountId, field: "doomed" } })).toBe(3);
+    await new Promise((r) => setTimeout(r, 5));
+    const t0 = Date.now();
 
     expect((await del(`${A(u)}/endUserSchema/doomed`, u)).status).toBe(204);
+    // Each user who lost a value changed (a sync by updatedSince sees it, the audit says so); u4 did not.
+    const since = await get(`${A(u)}/endUsers?updatedSince=${t0}&limit=100`, u);
+    expect(since.body.data.map((e: { id: string }) => e.id).sort()).toEqual(["u1", "u2", "u3"]);
+    const audited = await prisma.auditLog.findMany({ where: { accountId: u.accountId, resourceType: "endUser", action: "update" } });
+    expect(audited.map((e) => e.resourceId).sort()).toEqual(["u1", "u2", "u3"]);
     expect(await prisma.endUserValue.count({ where: { accountId: u.accountId, field: "doomed" } })).toBe(0);
-    expect(await prisma.endUserValue.count({ where: { accountId: u.accountId, field: "plan" } })).toBe(3);
+    expect(await prisma.endUserValue.count({ where: { accountId: u.accountId, field: "plan" } })).toBe(4);
     expect((await get(`${A(u)}/endUsers/u1`, u)).body.custom).toEqual({ plan: "p" });
     // Adding it again starts empty, with any type.
     expect((await put(`${A(u)}/endUserSchema`, u, [{ name: "doomed", type: "double" }])).status).toBe(200);

@@ -1,6 +1,7 @@
 // The end-user schema: service-provided default fields (constants, undeletable) plus at most 50
 // custom fields per account. Every custom value written is checked against its field's type here.
 
+import { clock } from "../../clock.js";
 import { decrypt, encrypt } from "../../crypto.js";
 import { prisma, type Reader, type Tx, withTransaction } from "../../db/index.js";
 import { lockAccount } from "../../db/locks.js";
@@ -275,6 +276,9 @@ builder.mutationField("deleteEndUserFields", (t) =>
         const found = new Set((await tx.endUserField.findMany({ where: { accountId, name: { in: names } }, select: { name: true } })).map((r) => r.name));
         const doomed = [...found];
         if (doomed.length) {
+          // Losing a value is a change of the end user: a new lastUpdateTime, so that a sync by
+          // `updatedSince` sees the value gone (and the audit entry of each carries its removal).
+          await tx.endUser.updateMany({ where: { accountId, values: { some: { accountId, field: { in: doomed } } } }, data: { updatedAt: clock.now() } });
           await tx.endUserValue.deleteMany({ where: { accountId, field: { in: doomed } } });
           await tx.endUserField.deleteMany({ where: { accountId, name: { in: doomed } } });
         }
