@@ -365,6 +365,27 @@ describe("rollups", () => {
       expect(r.status, `${q}: ${r.text}`).toBe(400);
       expect(r.body.detail).toMatch(detail);
     }
+    // A keyset value of the wrong kind for its column's SQL, or text with NUL, is a 400 (the database
+    // refused them: a 500 on PostgreSQL). flowEditors' time is an audit timestamp, the comments' an
+    // event's epoch milliseconds.
+    const forged = (report: string, v: unknown[]) => Buffer.from(JSON.stringify({ r: report, v, s: 1 })).toString("base64url");
+    const range = "startDate=2024-03-10&endDate=2024-03-13";
+    for (const [path, cursor] of [
+      [`flowEditors?flowId=f1&${range}`, forged("flowEditors", ["u", 1, "Thu Jan 01 2026 00:00:00 GMT+0000 (Coordinated Universal Time)"])],
+      [`flowEditors?flowId=f1&${range}`, forged("flowEditors", ["u", 1, 1767225600000])],
+      [`flowEditors?flowId=f1&${range}`, forged("flowEditors", ["u\u0000", 1, null])],
+      [`positiveFeedbackComments?${range}`, forged("positiveFeedbackComments", ["2026-01-01", "f", "u", null, "c"])],
+      [`positiveFeedbackComments?${range}`, forged("positiveFeedbackComments", [1767225600000, "f\u0000", "u", null, "c"])],
+    ]) {
+      const r = await req(`/v1/accounts/${t.accountId}/reports/${path}&cursor=${cursor}`, { headers: t.headers });
+      expect([path, r.status, r.body.detail]).toEqual([path, 400, expect.stringMatching(/cursor is malformed/)]);
+    }
+    // Well-formed ones of the right kinds position the walk.
+    for (const [path, cursor] of [
+      [`flowEditors?flowId=f1&${range}`, forged("flowEditors", ["u", 1, "2026-01-01T00:00:00.000Z"])],
+      [`positiveFeedbackComments?${range}`, forged("positiveFeedbackComments", [1767225600000, "f", "u", null, "c"])],
+    ])
+      expect((await req(`/v1/accounts/${t.accountId}/reports/${path}&cursor=${cursor}`, { headers: t.headers })).status).toBe(200);
     // A cursor of another report is refused.
     const other = await req(`/v1/accounts/${t.accountId}/reports/popupsByUser?startDate=2024-03-10&endDate=2024-03-13&cursor=${first.body.cursor}`, {
       headers: t.headers,

@@ -24,7 +24,9 @@ export function decodeCursor(cursor: string): [SortValue, string] {
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && v.length === 2 && (typeof v[0] === "string" || typeof v[0] === "number") && typeof v[1] === "string") {
+    // (Text holding NUL would reach the database, which refuses it: a 500, not a 400.)
+    const text = (x: unknown) => typeof x === "string" && !x.includes("\u0000");
+    if (Array.isArray(v) && v.length === 2 && (text(v[0]) || typeof v[0] === "number") && text(v[1])) {
       return [v[0], v[1]];
     }
   } catch {

@@ -72,6 +72,8 @@ describe("GET /v1/accounts/{accountId}/tags", () => {
     ["limit=abc", "limit must be an integer"],
     ["cursor=!!!", /^cursor is malformed/],
     [`cursor=${b64({ x: 1 })}`, /^cursor is malformed/],
+    // Text with NUL would reach the database, which refuses it (a 500 on PostgreSQL).
+    [`cursor=${b64(["t\u0000", "x"])}`, /^cursor is malformed/],
     [`cursor=${b64([1700000000000, "c_1"])}`, "cursor does not belong to this list"],
   ])("%s is a 400", async (query, detail) => {
     const t = await tenant();

@@ -23,6 +23,11 @@ export interface Column {
    * ascending index (NULLS LAST) and stop at the page instead of sorting every row (reportSql).
    */
   notNullInSql?: boolean;
+  /**
+   * A `time` column computed from a timestamp column (an audit entry's time) rather than from an
+   * event's epoch milliseconds: its keyset value in a cursor is the timestamp's ISO 8601 text.
+   */
+  fromTimestamp?: boolean;
   description: string;
 }
 
@@ -307,7 +312,7 @@ export const REPORTS: readonly ReportDefinition[] = [
     [
       col("userId", "string", "The editor (e-mail, cli:<user> or system)."),
       col("edits", "int", "Changes recorded."),
-      col("lastEditTime", "time", "The latest change (epoch ms; ISO 8601 in CSV)."),
+      { ...col("lastEditTime", "time", "The latest change (epoch ms; ISO 8601 in CSV)."), fromTimestamp: true },
     ],
     (q) => {
       const at = (d: Date) => (q.dialect === "sqlite" ? d.toISOString().replace("Z", "+00:00") : d);

@@ -6,6 +6,7 @@ import { builder } from "../../schema/builder.js";
 import { pageSize } from "../../schema/pagination.js";
 import { requireAccount } from "../accounts/schema.js";
 import {
+  type Column,
   type ColumnKind,
   DEFAULT_REPORT_LIMIT,
   type Keyset,
@@ -62,6 +63,9 @@ export function encodeReportCursor(report: string, k: Keyset): string {
   return Buffer.from(JSON.stringify({ r: report, v: k.values, s: k.same })).toString("base64url");
 }
 
+/** A timestamp as a cursor holds it: ISO 8601 in UTC, as the database gives it (PostgreSQL: Z; SQLite: +00:00). */
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|\+00:00)$/;
+
 const malformed = () =>
   badRequest("cursor is malformed: pass the cursor value of a previous page of this report unchanged", [{ path: "cursor", message: "malformed cursor" }]);
 
@@ -78,13 +82,15 @@ export function decodeReportCursor(def: ReportDefinition, cursor: string): Keyse
   if (!c || typeof c !== "object" || !Array.isArray(c.v) || c.v.length !== def.columns.length || !Number.isSafeInteger(c.s) || (c.s as number) < 1)
     throw malformed();
   if (c.r !== def.name) throw badRequest(`cursor belongs to another report than ${def.name}`, [{ path: "cursor", message: "cursor from another report" }]);
-  const ok = (kind: ColumnKind, x: unknown) =>
+  // Each value must be of the kind its column's SQL compares it with: one of another kind (a date
+  // string against epoch milliseconds, text holding NUL) would be refused by the database, a 500.
+  const ok = (col: Column, x: unknown) =>
     x === null ||
-    (kind === "string" && typeof x === "string") ||
-    ((kind === "int" || kind === "date") && Number.isSafeInteger(x)) ||
-    (kind === "time" && (Number.isSafeInteger(x) || (typeof x === "string" && !Number.isNaN(Date.parse(x))))) ||
-    (kind === "bool" && (typeof x === "boolean" || x === 0 || x === 1));
-  if (!def.columns.every((col, i) => ok(col.kind, (c.v as unknown[])[i]))) throw malformed();
+    (col.kind === "string" && typeof x === "string" && !x.includes("\u0000")) ||
+    ((col.kind === "int" || col.kind === "date") && Number.isSafeInteger(x)) ||
+    (col.kind === "time" && (col.fromTimestamp ? typeof x === "string" && ISO_TIMESTAMP.test(x) && !Number.isNaN(Date.parse(x)) : Number.isSafeInteger(x))) ||
+    (col.kind === "bool" && (typeof x === "boolean" || x === 0 || x === 1));
+  if (!def.columns.every((col, i) => ok(col, (c.v as unknown[])[i]))) throw malformed();
   return { values: c.v, same: c.s as number };
 }
 
