@@ -16,11 +16,10 @@ import { configureDatabase, forgetQueryArguments, prisma } from "./db/index.js";
 import { chargeRequest, costExtension } from "./domains/accounts/schema.js";
 import { endpointsOpenApiExtra } from "./domains/endpoints/openapi.js";
 import { endpointRouter, RUN_PATH } from "./domains/endpoints/run.js";
-import { configureEndpointLimits } from "./domains/endpoints/store.js";
 import { openApiTags, writePolicy } from "./domains/index.js";
 import { configureWebhooks } from "./domains/webhooks/settings.js";
 import { knownError } from "./errors.js";
-import { armorPlugins, limitsOf } from "./graphql/armor.js";
+import { armorPlugins, configureDocumentLimits, limitsOf } from "./graphql/armor.js";
 import { operationBudget, useCostBudget } from "./graphql/budget.js";
 import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
 import { AcceptedQueries, answerHandedOverResults, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
@@ -81,7 +80,7 @@ export function createApp(config: Config) {
   configureMail(config);
   configurePublicUrl(config.PUBLIC_URL);
   configureWebhooks(config);
-  configureEndpointLimits(limitsOf(config));
+  configureDocumentLimits(limitsOf(config));
   // With tracing on, each budget check is a span (a Redis round trip with REDIS_URL).
   const rateLimiter = traced(
     createRateLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, redisUrl: config.REDIS_URL, maxRequestPoints: config.RATE_LIMIT_MAX_REQUEST_POINTS }),

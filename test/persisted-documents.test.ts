@@ -1,6 +1,7 @@
 // Persisted documents (issue 33 item 2): a per-account store filled from a client's manifest (REST
 // and CLI), POST/GET /graphql with `documentId` in place of `query`, persisted-only keys, and GET's
 // ETag / If-None-Match. 304s are checked with node:http (fetch adds Cache-Control: no-cache).
+
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -8,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../src/admin.js";
+import { withTransaction } from "../src/db/index.js";
 import { call, costExtensions, expectProblem, httpGet, pathB, prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
@@ -77,6 +79,13 @@ describe("the manifest: POST /v1/accounts/{accountId}/graphql/documents", () => 
     expectProblem(await push(b, { [sha(good)]: 42 }), 400, /must be the document's text/);
     expectProblem(await push(b, [good]), 400, /body must be a JSON object mapping document ids to document texts/);
     expectProblem(await push(b, {}), 400, /at least one document/);
+    // Past the limits POST /graphql holds every text to (aliases: 15 by default; tokens: 2,000): it is
+    // parsed by id outside Yoga, so it is never stored.
+    const aliases = `query Many($accountId: String!) { ${Array.from({ length: 40 }, (_, i) => `a${i}: account(id: $accountId) { id }`).join(" ")} }`;
+    const r3 = await push(b, { [sha(aliases)]: aliases });
+    expectProblem(r3, 400, /is past this API's limits on a GraphQL document: .*alias/i);
+    const tokens = `query Long { ${"__typename ".repeat(3_000)}}`;
+    expectProblem(await push(b, { [sha(tokens)]: tokens }), 400, /is past this API's limits on a GraphQL document: Token limit of 2000 exceeded/);
     expect(await prisma.persistedDocument.count({ where: { accountId: b.accountId } })).toBe(0);
   });
 
@@ -119,6 +128,15 @@ describe("POST and GET /graphql with documentId", () => {
     expect((await post(a.headers, { documentId: `sha256:${sha(TAGS)}`, query: TAGS })).body.errors[0].message).toBe(
       "Send either `query` or `documentId`, not both.",
     );
+  });
+
+  it("a document stored before the limits applied at storing, past the token limit, is a 400 when run, not parsed whole", async () => {
+    const tokens = `query Long { ${"__typename ".repeat(3_000)}}`;
+    await withTransaction((tx) => tx.persistedDocument.create({ data: { accountId: a.accountId, hash: sha(tokens), text: tokens } }));
+    const r = await post(a.headers, { documentId: sha(tokens) });
+    expect(r.status).toBe(400);
+    expect(r.body.errors[0].message).toMatch(/^the stored document is past this API's limits on a GraphQL document: Document contains more that 2000 tokens/);
+    expect(r.body.data).toBeUndefined();
   });
 
   it("a stored mutation runs by POST, and by GET is a 405 as any mutation over GET", async () => {

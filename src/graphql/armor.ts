@@ -4,7 +4,7 @@
 import { ApolloArmor, EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { type DocumentNode, GraphQLError, type GraphQLSchema, parse, type ValidationContext, type ValidationRule, validate } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import type { Config } from "../config.js";
+import { type Config, loadConfig } from "../config.js";
 
 export const LIMIT_CODE = "QUERY_LIMIT_EXCEEDED";
 
@@ -105,3 +105,22 @@ export function armorPlugins(limits: GraphQLLimits): Plugin[] {
     },
   ];
 }
+
+let documentLimits: GraphQLLimits | null = null;
+/** The limits stored documents are held to: the app's (src/app.ts), else the environment's. */
+export function configureDocumentLimits(configured: GraphQLLimits): void {
+  documentLimits = configured;
+}
+
+/**
+ * A stored document's breaches of the GraphQL limits (depth, cost, aliases, tokens, directives) that
+ * every text sent to POST /graphql is held to. Saved endpoints and persisted documents are parsed
+ * outside Yoga's plugins: without this, a text refused there could be stored, then parsed and
+ * cached by id (a megabyte of aliases kept ~60 MB of heap).
+ */
+export function documentPastLimits(text: string, schema: GraphQLSchema): string[] {
+  return limitErrors(schema, text, documentLimitsNow());
+}
+
+/** The limits stored documents are held to now. */
+export const documentLimitsNow = (): GraphQLLimits => (documentLimits ??= limitsOf(loadConfig()));

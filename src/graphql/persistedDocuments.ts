@@ -16,12 +16,14 @@
 // text by the fast path (src/graphql/fastPath.ts). What is left of it is the few lines below.
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { type DocumentNode, parse } from "graphql";
+import { type DocumentNode, GraphQLError, parse } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { LRUCache } from "lru-cache";
 import { prisma } from "../db/index.js";
 import { AppError } from "../errors.js";
 import { noneMatchHas, weakETag } from "../rest/conditional.js";
+import { MAX_CACHED_TEXT_BYTES } from "../textCache.js";
+import { documentLimitsNow } from "./armor.js";
 import type { CompiledDocuments } from "./compiled.js";
 import { preauthenticated } from "./requireCredentials.js";
 
@@ -39,11 +41,20 @@ interface Loaded {
   document: DocumentNode;
 }
 
-/** How many parsed persisted documents a process keeps (across accounts). */
+/** How many parsed persisted documents a process keeps (across accounts), and the most bytes of their texts. */
 const LOADED_MAX = 2_000;
+const LOADED_MAX_BYTES = 4 * 1024 * 1024;
 
 export class PersistedDocuments {
-  private readonly loaded = new LRUCache<string, Loaded>({ max: LOADED_MAX });
+  // Bounded by the texts' bytes too (a parsed document takes ~100× its text in heap, see
+  // src/textCache.ts); a text over MAX_CACHED_TEXT_BYTES is parsed on each run instead. Documents
+  // stored before the limits applied at storing (documentPastLimits) are refused on the way in.
+  private readonly loaded = new LRUCache<string, Loaded>({
+    max: LOADED_MAX,
+    maxSize: LOADED_MAX_BYTES,
+    maxEntrySize: MAX_CACHED_TEXT_BYTES,
+    sizeCalculation: (entry) => Math.max(1, Buffer.byteLength(entry.text)),
+  });
   /** The nodes handed out: executions of them are persisted documents'. */
   readonly nodes = new WeakSet<DocumentNode>();
 
@@ -59,7 +70,18 @@ export class PersistedDocuments {
     if (!row) return null;
     // A stored text validated against the schema when it was stored; a parse failure here means a
     // schema or data problem of ours, not the caller's: it surfaces as a 500.
-    const entry = { text: row.text, document: parse(row.text) };
+    // (Within the token limit Yoga's parser holds texts to: one stored before the limits applied at
+    // storing is refused here rather than parsed whole.)
+    let document: DocumentNode;
+    try {
+      document = parse(row.text, { maxTokens: documentLimitsNow().maxTokens });
+    } catch (err) {
+      if (!(err instanceof GraphQLError) || !/Parsing aborted/.test(err.message)) throw err;
+      throw new AppError(400, `the stored document is past this API's limits on a GraphQL document: ${err.message.replace(/^Syntax Error: /, "")}`, [
+        { path: "documentId", message: "past the GraphQL document limits" },
+      ]);
+    }
+    const entry = { text: row.text, document };
     this.loaded.set(`${row.accountId}:${hash}`, entry);
     this.nodes.add(entry.document);
     return entry;

@@ -29,6 +29,7 @@ import { authorize, followAuthChanges } from "../../auth/identity.js";
 import type { Context } from "../../context.js";
 import { prisma } from "../../db/index.js";
 import { AppError, type FieldError, knownError } from "../../errors.js";
+import { documentPastLimits } from "../../graphql/armor.js";
 import type { ChargeRequest } from "../../graphql/budget.js";
 import { type CompiledOperation, compileOperation } from "../../graphql/compiled.js";
 import { accountsOf, type CostPlan, costPlan } from "../../graphql/cost.js";
@@ -44,7 +45,7 @@ import { reply } from "../../rest/responses.js";
 import { jsonBodyParser, runRoute } from "../../rest/router.js";
 import { findUnstorableText, unstorableTextError } from "../../text.js";
 import { requireAccount } from "../accounts/schema.js";
-import { ACCOUNT_VARIABLE, documentPastLimits, ENDPOINT_NAME, type EndpointVariable, MAX_ENDPOINTS, soleOperation, variablesOf } from "./store.js";
+import { ACCOUNT_VARIABLE, ENDPOINT_NAME, type EndpointVariable, MAX_ENDPOINTS, soleOperation, variablesOf } from "./store.js";
 
 /** Where an endpoint is called. */
 export const RUN_PATH = `${B}/run/:name`;

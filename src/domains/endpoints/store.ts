@@ -4,10 +4,9 @@
 // the REST rows (routes.ts) come here.
 import { type DocumentNode, type GraphQLSchema, Kind, type OperationDefinitionNode, parse, print, type TypeNode, validate } from "graphql";
 import { clock } from "../../clock.js";
-import { loadConfig } from "../../config.js";
 import { withTransaction } from "../../db/index.js";
 import { AppError, badRequest, type FieldError } from "../../errors.js";
-import { type GraphQLLimits, limitErrors, limitsOf } from "../../graphql/armor.js";
+import { documentPastLimits } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
 import { newId } from "../../ids.js";
 
@@ -63,21 +62,6 @@ export function callerVariables(op: OperationDefinitionNode): EndpointVariable[]
 }
 
 const isRequired = (type: TypeNode, hasDefault: boolean) => type.kind === Kind.NON_NULL_TYPE && !hasDefault;
-
-let limits: GraphQLLimits | null = null;
-/** The GraphQL limits endpoints are held to: the app's (src/app.ts), else the environment's. */
-export function configureEndpointLimits(configured: GraphQLLimits): void {
-  limits = configured;
-}
-
-/**
- * The document's breaches of the GraphQL limits (depth, cost, aliases, tokens, directives) that every
- * text a client sends to POST /graphql is held to: an endpoint runs outside Yoga's plugins, so
- * without this a text refused there could be saved here and run.
- */
-export function documentPastLimits(text: string, schema: GraphQLSchema): string[] {
-  return limitErrors(schema, text, (limits ??= limitsOf(loadConfig())));
-}
 
 /** A document text, parsed and validated against the schema requests run against and within the GraphQL limits: a 400 naming what is wrong. */
 export function checkDocument(text: string, schema: GraphQLSchema): { document: DocumentNode; operation: OperationDefinitionNode } {

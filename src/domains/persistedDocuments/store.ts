@@ -1,10 +1,12 @@
 // Storing a client's manifest of persisted documents: the REST route's mutation and the CLI's
 // `documents push` both come here. Every entry is checked before anything is written (its id is
 // the SHA-256 of its text, the text parses and validates against the schema): one bad entry is a
-// 400 naming it, and nothing of the manifest is stored.
+// 400 naming it, and nothing of the manifest is stored. Texts past the GraphQL limits POST /graphql
+// holds every text to are refused like invalid ones.
 import { type GraphQLSchema, parse, validate } from "graphql";
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, type FieldError } from "../../errors.js";
+import { documentPastLimits } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
 import { inChunks } from "../../schema/bulk.js";
 
@@ -53,7 +55,15 @@ export async function storeManifest(accountId: string, entries: readonly Manifes
     }
     let problems: string[];
     try {
-      problems = validate(schema, parse(text)).map((e) => e.message);
+      const document = parse(text);
+      // The limits before validation, as Yoga checks them on POST /graphql: a stored document is
+      // parsed by id outside Yoga's parser, so one past them is never stored.
+      const past = documentPastLimits(text, schema);
+      if (past.length) {
+        errors.push({ path: id, message: `is past this API's limits on a GraphQL document: ${past.join("; ")}` });
+        continue;
+      }
+      problems = validate(schema, document).map((e) => e.message);
     } catch (err) {
       problems = [(err as Error).message];
     }
