@@ -88,6 +88,17 @@ describe.runIf(dbKind() === "postgres")("direct reads as functions, behind a tra
     await admin.query(`DROP TABLE ${table}`);
   });
 
+  it("only the first statements a process runs get functions (clients choose among thousands of shapes); later ones answer plain", async () => {
+    const p = pool();
+    const reads = new ReadFunctions(p, 2);
+    const texts = [1, 2, 3, 4].map(
+      (k) => `SELECT c."title", ${k} AS "k" FROM "Content" c WHERE c."accountId" = $1 ORDER BY c."title" LIMIT 1 /* cap ${randomBytes(4).toString("hex")} */`,
+    );
+    for (const [i, text] of texts.entries())
+      for (let round = 0; round < 2; round++) expect(await reads.query(text, [t.accountId])).toEqual([{ title: "c0", k: i + 1 }]);
+    expect(await Promise.all(texts.map((text) => functionsNamed(readFunctionName(text))))).toEqual([1, 1, 0, 0]);
+  });
+
   it("a statement with two columns of one name runs plain", async () => {
     const q = `SELECT c."id", c."title" AS "id" FROM "Content" c WHERE c."accountId" = $1 ORDER BY c."title"`;
     const p = pool();

@@ -14,9 +14,10 @@
 //     cannot follow named statements (DATABASE_PREPARED_STATEMENTS=false), each read runs as a
 //     PL/pgSQL function instead (./readFunctions.ts), whose plan PostgreSQL caches per server
 //     connection as it would a prepared statement's.
-// The statements are few and fixed: every SQL text is built from a bounded set of shapes (a
-// client's values are parameters, never text), so the prepared statements of a connection stay
-// few. The SQLite map is bounded all the same.
+// Every SQL text is built from a bounded set of shapes (a client's values are parameters, never
+// text), but a client chooses among thousands of them (the content list's filter combinations): on
+// PostgreSQL only the first MAX_NAMED_STATEMENTS texts a process runs get names (prepared statements
+// or functions), later ones run unnamed (./readFunctions.ts); the SQLite map is bounded too.
 //
 // A direct read sees committed data only: inside withTransaction() it would miss the
 // transaction's own writes, so it refuses to run there (read through the transaction client).
@@ -27,7 +28,7 @@ import { tracing } from "../observability/tracing.js";
 import { modelColumns } from "./columns.js";
 import { sqliteFile } from "./migrate.js";
 import { sharedPool } from "./postgres.js";
-import { ReadFunctions } from "./readFunctions.js";
+import { admission, MAX_NAMED_STATEMENTS, ReadFunctions } from "./readFunctions.js";
 
 /** One read in both dialects: `?` placeholders on SQLite, `$1…` on PostgreSQL, the same parameters. */
 export interface DirectQuery {
@@ -85,11 +86,13 @@ function postgresDriver(connectionString: string): Driver {
   // were planned on every call: 0.55 ms of planning for B16's 0.09 ms values read).
   const config = loadConfig();
   const functions = config.DATABASE_PREPARED_STATEMENTS || !config.DATABASE_READ_FUNCTIONS ? null : new ReadFunctions(pool);
+  const named = admission(MAX_NAMED_STATEMENTS);
   return {
     async all<T>(q: DirectQuery, params: unknown[]) {
       observe(q.postgres);
       if (functions) return (await functions.query(q.postgres, params)) as T[];
-      return (await pool.query({ name: config.DATABASE_PREPARED_STATEMENTS ? q.name : undefined, text: q.postgres, values: params })).rows as T[];
+      const name = config.DATABASE_PREPARED_STATEMENTS && named(q.postgres) ? q.name : undefined;
+      return (await pool.query({ name, text: q.postgres, values: params })).rows as T[];
     },
     // The pool is Prisma's too: src/db/index.ts closes it.
     close: async () => {},

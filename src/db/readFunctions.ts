@@ -23,8 +23,29 @@ import { logger } from "../logger.js";
 /** How a statement runs: through its function, or plain. */
 type Way = { call: string } | { plain: true };
 
-/** Statements remembered at most (least recently defined dropped): far above the shapes the code builds. */
+/** Statements remembered at most (least recently defined dropped). */
 const MAX_STATEMENTS = 1000;
+
+/**
+ * Distinct SQL texts a process gives a name on the server (a function here, or a named prepared
+ * statement: ./direct.ts). Each name holds a plan on every server connection that runs it, and a
+ * client chooses among thousands of shapes (the content list's filters alone combine into ~5,000):
+ * the first ones a process runs (the service's own reads are well under this) get names, any later
+ * one runs unnamed, planned on each call. That bounds the plans of a server connection, and the
+ * functions a process creates.
+ */
+export const MAX_NAMED_STATEMENTS = 256;
+
+/** The first `max` distinct keys are admitted, for good; any other is not. */
+export function admission(max: number): (key: string) => boolean {
+  const admitted = new Set<string>();
+  return (key) => {
+    if (admitted.has(key)) return true;
+    if (admitted.size >= max) return false;
+    admitted.add(key);
+    return true;
+  };
+}
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -37,11 +58,18 @@ const permanent = (code: string | undefined) => code === "42501" || code === "42
 export class ReadFunctions {
   private readonly ways = new Map<string, Promise<Way>>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly admit: (sql: string) => boolean;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    maxFunctions = MAX_NAMED_STATEMENTS,
+  ) {
+    this.admit = admission(maxFunctions);
+  }
 
   /** Runs one read statement (its `$n` parameters bound to `params`); rows as the driver returns them. */
   async query(sql: string, params: unknown[]): Promise<unknown[]> {
-    const way = await this.way(sql, false);
+    const way: Way = this.admit(sql) ? await this.way(sql, false) : { plain: true };
     if ("plain" in way) return (await this.pool.query({ text: sql, values: params })).rows;
     try {
       return (await this.pool.query({ text: way.call, values: params })).rows;

@@ -110,7 +110,11 @@ function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: 
   return { sql, params };
 }
 
-/** One statement per combination of which filters are present (bounded: 2^9 × the tag-column choices, a handful in practice). */
+/**
+ * One statement per combination of which filters are present: bounded (2^9 × the sort, cursor and
+ * tag-column choices, about 5,000), and clients choose among them, so only the first ones a process
+ * runs get names on PostgreSQL (src/db/readFunctions.ts, MAX_NAMED_STATEMENTS).
+ */
 const cache = new Map<string, { name: string; sqlite: string; postgres: string; params: string[] }>();
 
 /**
