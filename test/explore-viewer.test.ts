@@ -361,4 +361,54 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     expect(errors).toEqual([]);
     expect(offsite).toEqual([]);
   }, 90_000);
+  it("refuses a filter value that does not fit its dimension at its row, and sends numbers and booleans as the API types them", async () => {
+    await page.goto(`${server.url}/reports?view=explore&days=7`);
+    await ready(page);
+    const posts: string[] = [];
+    const onRequest = (r: { method(): string; url(): string }) => {
+      if (r.method() === "POST" && r.url().includes("/analytics/")) posts.push(r.url());
+    };
+    page.on("request", onRequest);
+    await page.locator("#ex-filters .add").click();
+    const row = page.locator("#ex-filters .filter-row").first();
+    const refused = async (dim: string, op: string, value: string, message: string) => {
+      posts.length = 0;
+      await row.locator("[data-part=dim]").selectOption(dim);
+      await row.locator("[data-part=op]").selectOption(op);
+      await row.locator("[data-part=value]").fill(value);
+      await page.locator("#ex-form button[type=submit]").click();
+      await row.locator(".row-problem").waitFor({ timeout: 5_000 });
+      // Said at the row, the value box marked and focused; nothing is asked (not another question).
+      expect(await row.locator(".row-problem").innerText()).toBe(message);
+      expect(await row.locator("[data-part=value]").getAttribute("aria-invalid")).toBe("true");
+      expect(await row.locator("[data-part=value]").getAttribute("aria-describedby")).toBe(await row.locator(".row-problem").getAttribute("id"));
+      expect(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.part)).toBe("value");
+      expect(await page.locator("#status").innerText()).toContain("does not fit its dimension");
+      expect(posts).toEqual([]);
+    };
+    await refused("event:step", "is", "2, abc", 'event:step holds numbers: "abc" is not a number (null matches a missing value).');
+    await refused("event:resultCount", "isNot", "many", 'event:resultCount holds numbers: "many" is not a number (null matches a missing value).');
+    await refused("event:step", "gt", "abc", 'gt compares numbers: "abc" is not a number.');
+    await refused("event:useful", "is", "yes", 'event:useful is true or false: "yes" is neither (null matches a missing value).');
+
+    // Numbers as numbers (null: a missing value), event:useful as booleans.
+    await row.locator("[data-part=dim]").selectOption("event:step");
+    await row.locator("[data-part=value]").fill("2, null");
+    let body = await asked(page, "query", () => page.locator("#ex-form button[type=submit]").click());
+    expect(body.filters).toEqual([["is", "event:step", [2, null]]]);
+    expect(await page.locator("#ex-filters .row-problem").count()).toBe(0);
+    await page.locator("#ex-filters .filter-row [data-part=dim]").selectOption("event:useful");
+    await page.locator("#ex-filters .filter-row [data-part=value]").fill("true, FALSE");
+    body = await asked(page, "query", () => page.locator("#ex-form button[type=submit]").click());
+    expect(body.filters).toEqual([["is", "event:useful", [true, false]]]);
+
+    // A shared link with such a value: refused at the row as well.
+    posts.length = 0;
+    await page.goto(`${server.url}/reports?view=explore&days=7&filters=${encodeURIComponent(JSON.stringify([["event:resultCount", "is", "x"]]))}`);
+    await page.waitForSelector("#report[data-state=error]:not([aria-busy])", { timeout: 20_000 });
+    expect(await page.locator("#ex-filters .row-problem").innerText()).toContain('"x" is not a number');
+    expect(posts).toEqual([]);
+    page.off("request", onRequest);
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

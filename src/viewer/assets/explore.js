@@ -60,16 +60,52 @@ const cleanRows = (v) =>
     .filter((r) => Array.isArray(r) && typeof r[0] === "string" && OPERATORS.includes(r[1]))
     .map((r) => [r[0], r[1], String(r[2] ?? "")]);
 
-/** A filter row as the API's condition: lists for is/isNot/contains (comma-separated), a number for gt/lt. */
-function condition([dim, op, text]) {
-  if (op === "gt" || op === "lt") return [op, dim, Number(text)];
-  const values = text
+/** Dimensions whose values are numbers, and the one whose values are true or false (the API's types). */
+const NUMBER_DIMENSIONS = ["event:step", "event:resultCount"];
+const BOOLEAN_DIMENSIONS = ["event:useful"];
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const listOf = (text) =>
+  text
     .split(",")
     .map((v) => v.trim())
     .filter((v) => v !== "");
-  // `is` on a number dimension compares numbers; the API says which dimension a value does not fit.
-  const typed = dim === "event:step" || dim === "event:resultCount" ? values.map(Number) : values;
-  return [op, dim, typed];
+
+/**
+ * A filter row's value as the API takes it (`{ value }`), or why it cannot be (`{ problem }`): a
+ * number for gt/lt; a list for is/isNot/contains (comma-separated), of numbers for event:step and
+ * event:resultCount and of true/false for event:useful (`null` in those lists: a missing value).
+ * Nothing is changed to fit: a value of the wrong kind is refused at its row.
+ */
+function parseRow([dim, op, text]) {
+  if (op === "gt" || op === "lt") {
+    const t = text.trim();
+    return NUMBER.test(t) ? { value: Number(t) } : { problem: `${op} compares numbers: "${t}" is not a number.` };
+  }
+  const values = listOf(text);
+  if (op === "contains") return { value: values };
+  if (NUMBER_DIMENSIONS.includes(dim)) {
+    const bad = values.find((v) => v !== "null" && !NUMBER.test(v));
+    if (bad !== undefined) return { problem: `${dim} holds numbers: "${bad}" is not a number (null matches a missing value).` };
+    return { value: values.map((v) => (v === "null" ? null : Number(v))) };
+  }
+  if (BOOLEAN_DIMENSIONS.includes(dim)) {
+    const words = new Map([
+      ["true", true],
+      ["false", false],
+      ["null", null],
+    ]);
+    const bad = values.find((v) => !words.has(v.toLowerCase()));
+    if (bad !== undefined) return { problem: `${dim} is true or false: "${bad}" is neither (null matches a missing value).` };
+    return { value: values.map((v) => words.get(v.toLowerCase())) };
+  }
+  return { value: values };
+}
+
+/** A filter row as the API's condition; a value the page refused goes as written (the API answers 400). */
+function condition([dim, op, text]) {
+  const { value, problem } = parseRow([dim, op, text]);
+  if (problem) return [op, dim, op === "gt" || op === "lt" ? text.trim() : listOf(text)];
+  return [op, dim, value];
 }
 const conditions = (rows) => rows.filter((r) => r[0] && r[2].trim() !== "").map(condition);
 
@@ -77,7 +113,7 @@ export function createExplore(h) {
   const { $, api, ApiError, COLORS, num, windowOf, readWindow, writeWindow, onAuthError, setStatus } = h;
   const dec = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
   const color = (i) => COLORS[i % COLORS.length];
-  const state = { sel: null, data: null, chart: null, generation: 0, fields: new Map(), eventDims: EVENT_DIMENSIONS };
+  const state = { sel: null, data: null, chart: null, generation: 0, fields: new Map(), eventDims: EVENT_DIMENSIONS, notes: 0 };
 
   // ---- the selection ----------------------------------------------------------------------------
 
@@ -225,6 +261,38 @@ export function createExplore(h) {
   }
   const rowsOf = (box) =>
     [...box.querySelectorAll(".filter-row")].map((line) => ["dim", "op", "value"].map((p) => line.querySelector(`[data-part=${p}]`).value));
+
+  /**
+   * Marks each row of the tab's editors whose value the API could not take as written (a sentence
+   * at the row, `aria-invalid` on its value box) and clears the others; returns the first bad box.
+   */
+  function checkRows(tab) {
+    let first = null;
+    for (const line of $(`ex-${tab}`).querySelectorAll(".filter-row")) {
+      const row = ["dim", "op", "value"].map((p) => line.querySelector(`[data-part=${p}]`).value);
+      const problem = row[0] && row[2].trim() !== "" ? parseRow(row).problem : undefined;
+      const box = line.querySelector("[data-part=value]");
+      let note = line.querySelector(".row-problem");
+      if (!problem) {
+        note?.remove();
+        box.removeAttribute("aria-invalid");
+        box.removeAttribute("aria-describedby");
+        continue;
+      }
+      if (!note) {
+        note = document.createElement("span");
+        note.className = "row-problem";
+        note.id = `ex-problem-${++state.notes}`;
+        line.append(note);
+      }
+      note.textContent = problem;
+      box.setAttribute("aria-invalid", "true");
+      box.setAttribute("aria-describedby", note.id);
+      first ??= box;
+    }
+    return first;
+  }
+  const ROWS_REFUSED = "A filter value does not fit its dimension: see the marked row. Nothing was asked.";
 
   function fillForm(sel, fields) {
     const dims = [...EVENT_DIMENSIONS, ...fields];
@@ -599,6 +667,14 @@ export function createExplore(h) {
       const fields = await fieldsOf(sel.account);
       if (generation !== state.generation) return;
       fillForm(sel, fields);
+      if (checkRows(sel.tab)) {
+        // A shared link with a value of the wrong kind: said at its row, not asked as another question.
+        state.data = null;
+        clear();
+        main.dataset.state = "error";
+        setStatus(ROWS_REFUSED, "error");
+        return;
+      }
       const [route, body] = question(sel);
       const data = await (await ask(sel, route, body)).json();
       if (generation !== state.generation) return;
@@ -719,6 +795,12 @@ export function createExplore(h) {
     const submit = (changes = {}) => apply(url({ ...fromForm(state.sel), ...h.sharedControls(), ...changes }));
     $("ex-form").addEventListener("submit", (e) => {
       e.preventDefault();
+      const bad = checkRows(state.sel?.tab ?? "query");
+      if (bad) {
+        setStatus(ROWS_REFUSED, "error");
+        bad.focus();
+        return;
+      }
       submit();
     });
     for (const t of TABS) $(`ex-tab-${t}`).addEventListener("click", () => submit({ tab: t }));
