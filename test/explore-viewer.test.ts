@@ -88,6 +88,9 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
         }[],
       };
     });
+  /** The buckets of a question's window: the API's rows for it without dimensions (zero-filled). */
+  const bucketsOf = async (body: Record<string, unknown>) =>
+    ((await ask("query", { ...body, metrics: ["events"], dimensions: [], filters: [] })).body as { rows: unknown[][] }).rows.map((r) => r[0] as string);
   const downloadText = async (p: Page) => {
     const [dl] = await Promise.all([p.waitForEvent("download"), p.locator("#ex-download").click()]);
     return { text: readFileSync((await dl.path())!, "utf8"), name: dl.suggestedFilename() };
@@ -149,7 +152,8 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
 
     const chart = (await drawn(page))!;
     expect(chart.type).toBe("line");
-    const times = [...new Set(api.rows.map((r) => r[0] as string))].sort();
+    // The x axis is every bucket of the window, as the API lists them without dimensions.
+    const times = await bucketsOf(body);
     expect(chart.labels).toEqual(times);
     const types = new Set(api.rows.map((r) => r[1]));
     expect(chart.datasets.length).toBe(Math.min(6, types.size));
@@ -409,6 +413,39 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     expect(await page.locator("#ex-filters .row-problem").innerText()).toContain('"x" is not a number');
     expect(posts).toEqual([]);
     page.off("request", onRequest);
+    expect(errors).toEqual([]);
+  }, 60_000);
+  it("a query's lines with a dimension span every bucket of the window: a count is 0 where a line has no events, an average a gap", async () => {
+    // 90 days: the demo's events fill the last month only, so most days have no row for any line.
+    const open = (metrics: string, filters = "") =>
+      asked(page, "query", () =>
+        page.goto(`${server.url}/reports?view=explore&days=90&metrics=${metrics}&dims=event:type&interval=day&tz=Europe/Berlin${filters}`),
+      );
+    let body = await open("events");
+    const buckets = await bucketsOf(body);
+    let api = (await ask("query", body)).body as { rows: unknown[][] };
+    const withRows = new Set(api.rows.map((r) => r[0]));
+    expect(buckets.length).toBeGreaterThan(withRows.size);
+    let chart = (await drawn(page))!;
+    expect(chart.labels).toEqual(buckets);
+    for (const d of chart.datasets) expect(d.data.length).toBe(buckets.length);
+    buckets.forEach((t, i) => {
+      const events = api.rows.filter((r) => r[0] === t).reduce((a, r) => a + (r[2] as number), 0);
+      expect(chart.datasets.reduce((a, d) => a + (d.data[i] as number), 0)).toBe(events);
+      if (!withRows.has(t)) for (const d of chart.datasets) expect(d.data[i]).toBe(0);
+    });
+    expect(await page.locator("#ex-summary").innerText()).toContain(`(${buckets.length} days`);
+
+    // Three lines (no "other"): each its own average per day, a gap where it has no events.
+    body = await open("avg:step", `&filters=${encodeURIComponent(JSON.stringify([["event:type", "is", "flow_started, flow_step, flow_completed"]]))}`);
+    api = (await ask("query", body)).body as { rows: unknown[][] };
+    chart = (await drawn(page))!;
+    expect(chart.labels).toEqual(buckets);
+    expect(chart.datasets.length).toBe(3);
+    for (const d of chart.datasets) {
+      const points = new Map(api.rows.filter((r) => (r[1] ?? "—") === d.label).map((r) => [r[0], r[2]]));
+      expect(d.data).toEqual(buckets.map((t) => (points.has(t) ? points.get(t) : null)));
+    }
     expect(errors).toEqual([]);
   }, 60_000);
 });

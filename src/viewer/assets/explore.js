@@ -109,6 +109,94 @@ function condition([dim, op, text]) {
 }
 const conditions = (rows) => rows.filter((r) => r[0] && r[2].trim() !== "").map(condition);
 
+// ---- time buckets, as the API makes them (src/domains/explore/buckets.ts) ------------------------
+
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+/** The API's default window when a date is not given (src/domains/reports/window.ts). */
+const DEFAULT_DAYS = 30;
+const MAX_BUCKETS = 1_000;
+
+/** The window [from, to) the API reads for the page's dates (a date-only end includes its day). */
+function windowMs({ startDate, endDate }, now = Date.now()) {
+  const start = startDate ? Date.parse(`${startDate}T00:00:00Z`) : null;
+  const end = endDate ? Date.parse(`${endDate}T00:00:00Z`) + DAY : null;
+  if (start !== null && end !== null) return { from: start, to: end };
+  if (start !== null) return { from: start, to: Math.max(start, now) };
+  if (end !== null) return { from: end - DEFAULT_DAYS * DAY, to: end };
+  return { from: now - DEFAULT_DAYS * DAY, to: now };
+}
+
+/**
+ * The label of every bucket that meets [from, to) in the zone, as the API labels them: local
+ * wall-clock starts (the full hour, 00:00, Monday, the 1st), DST days 23 or 25 hours long, an hour
+ * skipped by a spring-forward night without a bucket. With dimensions the API lists only the
+ * combinations with events, so the page makes the x axis itself.
+ */
+function bucketLabels(from, to, interval, timeZone) {
+  const f = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  });
+  const wall = (t) => {
+    const p = {};
+    for (const x of f.formatToParts(new Date(t))) if (x.type !== "literal") p[x.type] = Number(x.value);
+    const second = Math.floor(t / 1000) * 1000;
+    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) + (t - second);
+  };
+  const instantOf = (local) => {
+    const c = [local - (wall(local) - local)];
+    c.push(local - (wall(c[0]) - c[0]));
+    const exact = c.filter((x) => wall(x) === local).sort((a, b) => a - b);
+    if (exact.length) return exact[0];
+    let lo = Math.min(...c) - 3 * HOUR;
+    let hi = Math.max(...c) + 3 * HOUR;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (wall(mid) >= local) hi = mid;
+      else lo = mid;
+    }
+    return hi;
+  };
+  const floor = (local) => {
+    const d = new Date(local);
+    const day = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    if (interval === "hour") return day + d.getUTCHours() * HOUR;
+    if (interval === "day") return day;
+    if (interval === "week") return day - ((d.getUTCDay() + 6) % 7) * DAY;
+    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  };
+  const next = (local) => {
+    const d = new Date(local);
+    if (interval === "hour") return local + HOUR;
+    if (interval === "day") return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+    if (interval === "week") return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 7);
+    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  };
+  const label = (local) => {
+    const iso = new Date(local).toISOString();
+    return interval === "hour" ? `${iso.slice(0, 13)}:00` : iso.slice(0, 10);
+  };
+  const out = [];
+  if (!(from < to)) return out;
+  let local = floor(wall(from));
+  let start = instantOf(local);
+  while (start < to && out.length <= MAX_BUCKETS) {
+    const nl = next(local);
+    const end = instantOf(nl);
+    if (end > start) out.push(label(local));
+    local = nl;
+    start = end;
+  }
+  return out;
+}
+
 export function createExplore(h) {
   const { $, api, ApiError, COLORS, num, windowOf, readWindow, writeWindow, onAuthError, setStatus } = h;
   const dec = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
@@ -435,7 +523,8 @@ export function createExplore(h) {
     $("ex-table").replaceChildren(wrap);
   }
 
-  function drawQuery(sel, data) {
+  /** `asked`: the question's body, whose window the x axis spans. */
+  function drawQuery(sel, data, asked) {
     const { columns, rows } = data;
     const hasTime = columns[0] === "time";
     const dimAt = columns.map((c, i) => (c !== "time" && !METRICS.includes(c) ? i : -1)).filter((i) => i >= 0);
@@ -446,7 +535,15 @@ export function createExplore(h) {
     let config;
     let summary;
     if (hasTime) {
-      const times = [...new Set(rows.map((r) => r[0]))].sort();
+      // Every bucket of the window, events or not (and any the API answered, should the two differ).
+      let buckets = [];
+      try {
+        const { from, to } = windowMs(asked);
+        buckets = bucketLabels(from, to, sel.interval, sel.tz);
+      } catch {
+        // A zone this browser does not know: the buckets the API answered.
+      }
+      const times = [...new Set([...buckets, ...rows.map((r) => r[0])])].sort();
       const at = new Map(times.map((t, i) => [t, i]));
       let series;
       if (dimAt.length) {
@@ -689,7 +786,8 @@ export function createExplore(h) {
         setStatus(
           route === "query" && data.cursor ? `Showing the first ${num(data.rows.length)} rows; the API has more. Narrow the question to see them all.` : "",
         );
-        const { config, summary, height } = route === "query" ? drawQuery(sel, data) : route === "funnel" ? drawFunnel(sel, data) : drawRetention(sel, data);
+        const { config, summary, height } =
+          route === "query" ? drawQuery(sel, data, body) : route === "funnel" ? drawFunnel(sel, data) : drawRetention(sel, data);
         $("ex-summary").textContent = summary;
         if (config) {
           const box = $("ex-chart-box");
