@@ -448,4 +448,38 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     }
     expect(errors).toEqual([]);
   }, 60_000);
+  it("six lines are six lines; past six, counts sum the rest as one line and averages leave the rest out, as the summary says", async () => {
+    const open = (query: string) => asked(page, "query", () => page.goto(`${server.url}/reports?view=explore&interval=day&dims=event:type&${query}`));
+    // The six most frequent event types: exactly six lines, none of them "other", and the summary says nothing of a rest.
+    let body = await open("metrics=events");
+    const byType = (await ask("query", { ...body, interval: undefined, timeZone: undefined })).body as { rows: [string, number][] };
+    expect(byType.rows.length).toBeGreaterThan(6);
+    const six = byType.rows.slice(0, 6).map((r) => r[0]);
+    body = await open(`metrics=events&filters=${encodeURIComponent(JSON.stringify([["event:type", "is", six.join(", ")]]))}`);
+    let chart = (await drawn(page))!;
+    expect(chart.datasets.map((d) => d.label).sort()).toEqual([...six].sort());
+    let summary = await page.locator("#ex-summary").innerText();
+    expect(summary).not.toMatch(/largest|other|rest/);
+
+    // Past six, a count: the five largest and the rest summed.
+    await open("metrics=events");
+    chart = (await drawn(page))!;
+    expect(chart.datasets.length).toBe(6);
+    expect(chart.datasets[5]!.label).toBe(`${byType.rows.length - 5} other values (summed)`);
+    expect(await page.locator("#ex-summary").innerText()).toContain(`the 5 largest lines and the other ${byType.rows.length - 5} summed as one`);
+
+    // Past six, an average: a sum of averages means nothing, so the six highest are drawn and the rest left out.
+    for (const metric of ["eventsPerUser", "avg:step"]) {
+      body = await open(`metrics=${metric}`);
+      const api = (await ask("query", body)).body as { rows: unknown[][] };
+      const types = new Set(api.rows.map((r) => r[1]));
+      chart = (await drawn(page))!;
+      expect(chart.datasets.length, metric).toBe(6);
+      for (const d of chart.datasets) expect(types.has(d.label), `${metric}: ${d.label}`).toBe(true);
+      summary = await page.locator("#ex-summary").innerText();
+      expect(summary).toContain(`the 6 lines of the highest ${metric}, the other ${types.size - 6} left out (the table lists them)`);
+      expect(summary).not.toContain("summed");
+    }
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

@@ -13,6 +13,8 @@ const TOP_BARS = 25;
 /** Rows asked of `query` (its largest page); the table says when the API has more. */
 const QUERY_LIMIT = 10_000;
 const TABS = ["query", "funnel", "retention"];
+/** Metrics that add up across lines (an "other" line may sum them); averages and eventsPerUser do not. */
+const ADDITIVE = ["events", "users", "sum:step", "sum:resultCount"];
 const METRICS = ["events", "users", "eventsPerUser", "sum:step", "sum:resultCount", "avg:step", "avg:resultCount"];
 const EVENT_DIMENSIONS = [
   "event:type",
@@ -481,17 +483,23 @@ export function createExplore(h) {
   const base = { responsive: true, maintainAspectRatio: false, animation: false, plugins: { legend: { position: "bottom" } } };
 
   /**
-   * Series ranked by their total, at most MAX_SERIES: past that the largest MAX_SERIES - 1 and one
-   * "other" summing the rest (for distinct-user metrics a sum, so the label says so).
+   * Series ranked by size, at most MAX_SERIES: `{ series, summed, left }`. Past that, for a metric
+   * that adds up (counts and sums) the largest MAX_SERIES - 1 and one "N other values (summed)" (for
+   * distinct users a sum all the same, so the label says so); for one that does not (averages and
+   * eventsPerUser, whose sum means nothing) the MAX_SERIES highest by their mean, the rest left out.
    */
-  function capSeries(series, noun) {
-    if (series.length <= MAX_SERIES) return series;
-    const total = (s) => s.values.reduce((a, v) => a + (v ?? 0), 0);
-    const ranked = [...series].sort((a, b) => total(b) - total(a));
+  function capSeries(series, additive = true) {
+    if (series.length <= MAX_SERIES) return { series, summed: 0, left: 0 };
+    const defined = (s) => s.values.filter((v) => v !== null && v !== undefined);
+    const size = additive
+      ? (s) => s.values.reduce((a, v) => a + (v ?? 0), 0)
+      : (s) => (defined(s).length ? defined(s).reduce((a, v) => a + v, 0) / defined(s).length : Number.NEGATIVE_INFINITY);
+    const ranked = [...series].sort((a, b) => size(b) - size(a));
+    if (!additive) return { series: ranked.slice(0, MAX_SERIES), summed: 0, left: ranked.length - MAX_SERIES };
     const kept = ranked.slice(0, MAX_SERIES - 1);
     const rest = ranked.slice(MAX_SERIES - 1);
     const values = rest[0].values.map((_, i) => rest.reduce((a, s) => a + (s.values[i] ?? 0), 0));
-    return [...kept, { label: `${num(rest.length)} other ${noun} (summed)`, values }];
+    return { series: [...kept, { label: `${num(rest.length)} other values (summed)`, values }], summed: rest.length, left: 0 };
   }
 
   function table(columns, rows, caption, { numeric = () => false, shade } = {}) {
@@ -546,6 +554,7 @@ export function createExplore(h) {
       const times = [...new Set([...buckets, ...rows.map((r) => r[0])])].sort();
       const at = new Map(times.map((t, i) => [t, i]));
       let series;
+      let capped = { summed: 0, left: 0 };
       if (dimAt.length) {
         // One line per combination of the dimensions, of the first metric.
         const by = new Map();
@@ -554,10 +563,11 @@ export function createExplore(h) {
           if (!by.has(k)) by.set(k, new Array(times.length).fill(gap(first)));
           by.get(k)[at.get(r[0])] = r[first];
         }
-        series = capSeries(
+        capped = capSeries(
           [...by.entries()].map(([label, values]) => ({ label, values })),
-          "values",
+          ADDITIVE.includes(columns[first]),
         );
+        series = capped.series;
       } else series = metricAt.map((m) => ({ label: columns[m], values: times.map((t) => rows.find((r) => r[0] === t)?.[m] ?? gap(m)) }));
       config = {
         type: "line",
@@ -576,7 +586,13 @@ export function createExplore(h) {
         },
         options: { ...base, interaction: { mode: "index", intersect: false }, scales: { y: { beginAtZero: true } } },
       };
-      summary = `${dimAt.length ? `${columns[first]} per ${sel.interval} by ${dimAt.map((i) => columns[i]).join(" and ")}` : `${metricAt.map((m) => columns[m]).join(", ")} per ${sel.interval}`} in ${sel.tz}, ${times[0]} to ${times[times.length - 1]} (${num(times.length)} ${sel.interval}s${series.length > MAX_SERIES - 1 && dimAt.length ? `; the ${MAX_SERIES - 1} largest lines and the rest as one` : ""}).`;
+      summary = `${dimAt.length ? `${columns[first]} per ${sel.interval} by ${dimAt.map((i) => columns[i]).join(" and ")}` : `${metricAt.map((m) => columns[m]).join(", ")} per ${sel.interval}`} in ${sel.tz}, ${times[0]} to ${times[times.length - 1]} (${num(times.length)} ${sel.interval}s${
+        capped.summed
+          ? `; the ${MAX_SERIES - 1} largest lines and the other ${num(capped.summed)} summed as one`
+          : capped.left
+            ? `; the ${MAX_SERIES} lines of the highest ${columns[first]}, the other ${num(capped.left)} left out (the table lists them)`
+            : ""
+      }).`;
     } else {
       const shown = rows.slice(0, TOP_BARS);
       const labels = dimAt.length ? shown.map(key) : metricAt.map((m) => columns[m]);
@@ -635,10 +651,8 @@ export function createExplore(h) {
     const groups = data.groups ?? [{ value: "all users", steps: data.steps }];
     const stepCount = groups[0]?.steps.length ?? sel.steps.length;
     const labels = Array.from({ length: stepCount }, (_, i) => `Step ${i + 1}`);
-    const series = capSeries(
-      groups.map((g) => ({ label: g.value === null ? "(none)" : String(g.value), values: g.steps.map((s) => s.users) })),
-      "values",
-    );
+    // Users by breakdown value split the entrants: the rest summed is exact.
+    const { series } = capSeries(groups.map((g) => ({ label: g.value === null ? "(none)" : String(g.value), values: g.steps.map((s) => s.users) })));
     if (!data.groups) {
       const s = data.steps;
       labels.forEach((_, i) => {
