@@ -482,4 +482,64 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     }
     expect(errors).toEqual([]);
   }, 60_000);
+  it("cuts long labels on the axis and in the legend with an ellipsis, so the plot keeps the chart's width; the tooltip and the table hold them whole", async () => {
+    const long = "how do i export the quarterly revenue report with every region and currency ".repeat(2).slice(0, 150);
+    const today = new Date().toISOString().slice(0, 10);
+    // Answers with a 150-character search term (the demo has none that long).
+    await page.route("**/v1/accounts/demo/analytics/query", (route) => {
+      const body = JSON.parse(route.request().postData()!);
+      const answer = body.interval
+        ? {
+            columns: ["time", "event:searchTerm", "events"],
+            rows: [
+              [today, long, 9],
+              [today, "export", 3],
+            ],
+            totals: [12],
+            cursor: null,
+          }
+        : {
+            columns: ["event:searchTerm", "events"],
+            rows: [
+              [long, 9],
+              ["export", 3],
+            ],
+            totals: [12],
+            cursor: null,
+          };
+      return route.fulfill({ json: answer });
+    });
+    const measure = () =>
+      page.evaluate((text) => {
+        const c = (window as any).Chart.getChart("ex-chart");
+        const i = c.data.labels.indexOf(text);
+        if (i >= 0) {
+          c.tooltip.setActiveElements([{ datasetIndex: 0, index: i }], { x: 0, y: 0 });
+          c.update();
+        }
+        return {
+          width: c.width as number,
+          axis: c.scales.y.width as number,
+          tick: i >= 0 ? (c.scales.y.ticks[i].label as string) : null,
+          title: c.tooltip.title as string[],
+          legend: c.legend.legendItems.map((l: { text: string }) => l.text) as string[],
+          datasets: c.data.datasets.map((d: { label: string }) => d.label) as string[],
+        };
+      }, long);
+    await page.goto(`${server.url}/reports?view=explore&metrics=events&dims=event:searchTerm`);
+    await ready(page);
+    const bars = await measure();
+    expect(bars.tick).toBe(`${long.slice(0, 39)}…`);
+    expect(bars.axis).toBeLessThan(bars.width * 0.35);
+    expect(bars.title).toEqual([long]);
+    expect(await page.locator("#ex-table tbody td").allInnerTexts()).toContain(long);
+
+    await page.goto(`${server.url}/reports?view=explore&metrics=events&dims=event:searchTerm&interval=day&days=7&tz=UTC`);
+    await ready(page);
+    const lines = await measure();
+    expect(lines.datasets).toContain(long);
+    expect(lines.legend).toContain(`${long.slice(0, 39)}…`);
+    await page.unroute("**/v1/accounts/demo/analytics/query");
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

@@ -25,6 +25,9 @@ const CONTENT_TITLES =
 // Okabe-Ito: told apart with the common colour-vision deficiencies.
 const COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#F0E442", "#000000"];
 
+/** Axis and legend labels are cut to this many characters with an ellipsis (the tooltip and the table keep the whole text). */
+const LABEL_MAX = 40;
+
 const $ = (id) => document.getElementById(id);
 const fmt = new Intl.NumberFormat("en");
 const num = (n) => fmt.format(n);
@@ -1013,7 +1016,28 @@ function wire() {
   window.addEventListener("popstate", () => load());
 }
 
+/** A label cut to LABEL_MAX characters (code points), "…" marking the cut. */
+function shortLabel(text) {
+  const chars = Array.from(String(text));
+  return chars.length > LABEL_MAX ? `${chars.slice(0, LABEL_MAX - 1).join("")}…` : String(text);
+}
+
+/**
+ * Every chart of the page (reports and Explore): a long category label (a 150-character search
+ * term) would take the axis half the chart's width and still be clipped at its start, so category
+ * ticks and legend entries are cut to LABEL_MAX characters; the tooltip's title is the whole label.
+ */
+function chartDefaults() {
+  Chart.defaults.scales.category.ticks.callback = function (value) {
+    const label = this.getLabelForValue(value);
+    return typeof label === "string" ? shortLabel(label) : label;
+  };
+  const legendLabels = Chart.defaults.plugins.legend.labels.generateLabels;
+  Chart.defaults.plugins.legend.labels.generateLabels = (chart) => legendLabels(chart).map((item) => ({ ...item, text: shortLabel(item.text) }));
+}
+
 async function start() {
+  chartDefaults();
   const catalog = await (await fetch("/reports/catalog.json")).json();
   buildNav(catalog);
   wire();
