@@ -200,10 +200,19 @@ function bucketLabels(from, to, interval, timeZone) {
 }
 
 export function createExplore(h) {
-  const { $, api, ApiError, COLORS, num, windowOf, readWindow, writeWindow, onAuthError, setStatus } = h;
+  const { $, api, ApiError, COLORS, num, windowOf, readWindow, writeWindow, onAuthError, setStatus, tableView, sortRows } = h;
   const dec = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
   const color = (i) => COLORS[i % COLORS.length];
-  const state = { sel: null, data: null, chart: null, generation: 0, fields: new Map(), eventDims: EVENT_DIMENSIONS, notes: 0 };
+  const state = {
+    sel: null,
+    data: null,
+    chart: null,
+    generation: 0,
+    fields: new Map(),
+    eventDims: EVENT_DIMENSIONS,
+    notes: 0,
+    view: { sort: "", dir: "asc", page: 1 },
+  };
 
   // ---- the selection ----------------------------------------------------------------------------
 
@@ -502,33 +511,27 @@ export function createExplore(h) {
     return { series: [...kept, { label: `${num(rest.length)} other values (summed)`, values }], summed: rest.length, left: 0 };
   }
 
-  function table(columns, rows, caption, { numeric = () => false, shade } = {}) {
-    const t = document.createElement("table");
-    const c = document.createElement("caption");
-    c.textContent = caption;
-    t.append(c);
-    const head = t.createTHead().insertRow();
-    for (const [i, name] of columns.entries()) {
-      const th = document.createElement("th");
-      th.scope = "col";
-      if (numeric(i)) th.className = "num";
-      th.textContent = name;
-      head.append(th);
-    }
-    const body = t.createTBody();
-    for (const row of rows) {
-      const tr = body.insertRow();
-      row.forEach((v, i) => {
-        const td = tr.insertCell();
-        if (numeric(i)) td.className = "num";
-        td.textContent = cell(v);
-        shade?.(td, i, row);
-      });
-    }
-    const wrap = document.createElement("div");
-    wrap.className = "table-scroll";
-    wrap.append(t);
-    $("ex-table").replaceChildren(wrap);
+  /** A cell's text: "—" for a missing value, a column's own format, else numbers as the page writes them. */
+  const cellText = (column, v) => (v === null || v === undefined ? "—" : column.format ? column.format(v) : cell(v));
+  const oneDecimal = (v) => v.toFixed(1);
+
+  /**
+   * The answer's table, the reports' own (tableView: headers that sort, pages of 25, a scroll box
+   * the keyboard reaches): `columns` as [{ name, numeric, format }], `rows` as the API's values.
+   * Its sort and page last until the next answer (state.view), not in the URL.
+   */
+  function table(columns, rows, caption, { shade } = {}) {
+    tableView($("ex-table"), {
+      columns: columns.map((c) => ({ name: c.name, label: c.name, numeric: c.numeric })),
+      rows,
+      view: state.view,
+      caption: () => caption,
+      text: (row, i) => cellText(columns[i], row[i]),
+      decorate: shade && ((td, row, i) => shade(td, i, row)),
+      onView: (v) => {
+        state.view = v;
+      },
+    });
   }
 
   /** `asked`: the question's body, whose window the x axis spans. */
@@ -612,12 +615,9 @@ export function createExplore(h) {
     summary += ` Totals over the window: ${totals}.`;
     const height = config.type === "bar" && dimAt.length ? Math.max(220, Math.min(rows.length, TOP_BARS) * 28 * Math.max(1, metricAt.length / 2) + 90) : 380;
     table(
-      columns,
+      columns.map((name, i) => ({ name, numeric: metricAt.includes(i) })),
       rows,
       `${num(rows.length)} ${rows.length === 1 ? "row" : "rows"}${data.cursor ? ` (the first ${num(rows.length)}; the API has more)` : ""}`,
-      {
-        numeric: (i) => metricAt.includes(i),
-      },
     );
     return { config, summary, height };
   }
@@ -627,21 +627,21 @@ export function createExplore(h) {
     const groups = data.groups ?? [{ value: undefined, steps: data.steps }];
     const withValue = Boolean(data.groups);
     const columns = [
-      ...(withValue ? [data.breakdown] : []),
-      "step",
-      "users",
-      "conversion from first (%)",
-      "conversion from previous (%)",
-      "median time from previous (s)",
+      ...(withValue ? [{ name: data.breakdown }] : []),
+      { name: "step", numeric: true },
+      { name: "users", numeric: true },
+      { name: "conversion from first (%)", numeric: true, format: oneDecimal },
+      { name: "conversion from previous (%)", numeric: true, format: oneDecimal },
+      { name: "median time from previous (s)", numeric: true, format: oneDecimal },
     ];
     const rows = groups.flatMap((g) =>
       g.steps.map((s) => [
         ...(withValue ? [g.value] : []),
         s.step,
         s.users,
-        rate(s.conversionFromFirst),
-        rate(s.conversionFromPrevious),
-        s.medianMsFromPrevious === null ? null : (s.medianMsFromPrevious / 1000).toFixed(1),
+        s.conversionFromFirst * 100,
+        s.conversionFromPrevious * 100,
+        s.medianMsFromPrevious === null ? null : s.medianMsFromPrevious / 1000,
       ]),
     );
     return [columns, rows];
@@ -669,8 +669,7 @@ export function createExplore(h) {
       },
     };
     const [columns, rows] = funnelTable(data);
-    const firstCol = columns.indexOf("users");
-    table(columns, rows, `Users per step${data.groups ? ` by ${data.breakdown}` : ""}`, { numeric: (i) => i >= firstCol });
+    table(columns, rows, `Users per step${data.groups ? ` by ${data.breakdown}` : ""}`);
     const all = groups.map((g) => g.steps);
     const entered = all.reduce((a, s) => a + (s[0]?.users ?? 0), 0);
     const finished = all.reduce((a, s) => a + (s[s.length - 1]?.users ?? 0), 0);
@@ -681,7 +680,11 @@ export function createExplore(h) {
   /** The retention grid as shown (and as its CSV): [columns, rows]; cells past now are empty. */
   function retentionTable(data) {
     const width = Math.max(0, ...data.cohorts.map((c) => c.retained.length - 1));
-    const columns = ["cohort", "users", ...Array.from({ length: width }, (_, k) => `${data.period} ${k + 1}`)];
+    const columns = [
+      { name: "cohort" },
+      { name: "users", numeric: true },
+      ...Array.from({ length: width }, (_, k) => ({ name: `${data.period} ${k + 1}`, numeric: true })),
+    ];
     const rows = data.cohorts.map((c) => [c.start, c.users, ...Array.from({ length: width }, (_, k) => c.retained[k + 1] ?? null)]);
     return [columns, rows];
   }
@@ -689,7 +692,6 @@ export function createExplore(h) {
   function drawRetention(sel, data) {
     const [columns, rows] = retentionTable(data);
     table(columns, rows, `Users retained per ${data.period} after their cohort's (${sel.tz}); shaded by the share of the cohort`, {
-      numeric: (i) => i >= 1,
       shade: (td, i, row) => {
         if (i < 2 || row[i] === null || !row[1]) return;
         const r = row[i] / row[1];
@@ -719,7 +721,15 @@ export function createExplore(h) {
     // As the API: text a spreadsheet would run as a formula is kept text.
     return typeof v === "string" && /^[=+\-@\t\r]/.test(s) && !/^-?\d/.test(s) ? `'${s}` : s;
   };
-  const csvOf = (columns, rows) => `${[columns, ...rows].map((r) => r.map((v) => csvField(csvText(v))).join(",")).join("\r\n")}\r\n`;
+  /** A table's CSV: its rows in the order shown, each cell's text without thousands separators, a missing value empty. */
+  const csvOf = (columns, rows) => {
+    const index = columns.findIndex((c) => c.name === state.view.sort);
+    const lines = [
+      columns.map((c) => c.name),
+      ...sortRows(rows, index, state.view.dir).map((r) => r.map((v, i) => (v !== null && v !== undefined && columns[i].format ? columns[i].format(v) : v))),
+    ];
+    return `${lines.map((r) => r.map((v) => csvField(csvText(v))).join(",")).join("\r\n")}\r\n`;
+  };
 
   function save(blob, name) {
     const a = document.createElement("a");
@@ -790,6 +800,7 @@ export function createExplore(h) {
       const data = await (await ask(sel, route, body)).json();
       if (generation !== state.generation) return;
       state.data = data;
+      state.view = { sort: "", dir: "asc", page: 1 };
       clear();
       const empty =
         route === "query" ? !data.rows.length : route === "funnel" ? !(data.groups ?? [data]).some((g) => g.steps?.[0]?.users) : !data.cohorts.length;
