@@ -593,4 +593,39 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     ).toEqual(shownRows.map((r) => r[0]));
     expect(errors).toEqual([]);
   }, 60_000);
+  it("keeps the focus where the person works: Add filter on the new row, Remove on the row before (or Add), Remove last step on Add step", async () => {
+    await page.goto(`${server.url}/reports?view=explore&days=7`);
+    await ready(page);
+    /** The focused element: its part (or id, or text) and its row's index among the filter rows. */
+    const focused = () =>
+      page.evaluate(() => {
+        const el = document.activeElement as HTMLElement;
+        const rows = [...document.querySelectorAll("#ex-filters .filter-row")];
+        return { part: el.dataset.part ?? el.id ?? "", text: el.textContent, row: rows.indexOf(el.closest(".filter-row")!) };
+      });
+    await page.locator("#ex-filters .add").click();
+    expect(await focused()).toEqual({ part: "dim", text: expect.any(String), row: 0 });
+    await page.locator("#ex-filters .add").click();
+    await page.locator("#ex-filters .add").click();
+    expect(await focused()).toEqual({ part: "dim", text: expect.any(String), row: 2 });
+    const remove = (i: number) => page.locator("#ex-filters .filter-row").nth(i).locator("button").click();
+    await remove(2);
+    expect(await focused()).toEqual({ part: "", text: "Remove", row: 1 });
+    await remove(0);
+    expect(await focused()).toEqual({ part: "", text: "Remove", row: 0 });
+    await remove(0);
+    expect(await focused()).toEqual({ part: "", text: "Add filter", row: -1 });
+
+    // Funnel: Remove last step keeps its focus while it can remove more, then hands it to Add step.
+    await asked(page, "funnel", () => page.locator("#ex-tab-funnel").click());
+    await page.locator("#ex-add-step").click();
+    await page.locator("#ex-add-step").click();
+    await page.locator("#ex-remove-step").click();
+    expect((await focused()).part).toBe("ex-remove-step");
+    await page.locator("#ex-remove-step").click();
+    expect(await page.locator("#ex-remove-step").isDisabled()).toBe(true);
+    expect(await page.locator("#ex-steps fieldset.step").count()).toBe(2);
+    expect((await focused()).part).toBe("ex-add-step");
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

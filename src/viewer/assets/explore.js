@@ -323,6 +323,7 @@ export function createExplore(h) {
     box.replaceChildren();
     const list = document.createElement("div");
     list.className = "rows";
+    const more = document.createElement("button");
     const add = (row) => {
       const line = document.createElement("div");
       line.className = "filter-row";
@@ -346,16 +347,23 @@ export function createExplore(h) {
       remove.type = "button";
       remove.textContent = "Remove";
       remove.setAttribute("aria-label", `Remove this ${label.toLowerCase()} row`);
-      remove.addEventListener("click", () => line.remove());
+      remove.addEventListener("click", () => {
+        // The focus goes to the row before's Remove (else the next row's, else Add), not to the page's top.
+        const near = line.previousElementSibling ?? line.nextElementSibling;
+        line.remove();
+        (near?.querySelector("button") ?? more).focus();
+      });
       line.append(dim, op, value, remove);
       list.append(line);
     };
     for (const r of rows) add(r);
-    const more = document.createElement("button");
     more.type = "button";
     more.className = "add";
     more.textContent = `Add ${label.toLowerCase()}`;
-    more.addEventListener("click", () => add([dims[0], "is", ""]));
+    more.addEventListener("click", () => {
+      add([dims[0], "is", ""]);
+      list.lastElementChild.querySelector("[data-part=dim]").focus();
+    });
     box.append(list, more);
   }
   const rowsOf = (box) =>
@@ -936,6 +944,8 @@ export function createExplore(h) {
     $("ex-remove-step").addEventListener("click", () => {
       const steps = formSteps();
       if (steps.length > 2) fillSteps(steps.slice(0, -1));
+      // Disabled at two steps, the button drops the focus: it goes to Add step.
+      if ($("ex-remove-step").disabled) $("ex-add-step").focus();
     });
     $("ex-download").addEventListener("click", download);
     $("ex-endpoint-open").addEventListener("click", () => {
