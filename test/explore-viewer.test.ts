@@ -196,7 +196,8 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     const flows = new Set(rows.map((r) => r[1])).size;
     expect(chart.length).toBe(Math.min(6, flows));
     for (const s of chart) expect(s.mode).toBe("monotone");
-    if (flows > 6) expect(chart[5]!.label).toBe(`${flows - 5} other flows`);
+    expect(flows).toBeGreaterThan(6);
+    expect(chart[5]!.label).toBe(`${flows - 5} other flows (summed)`);
     // Every play is on a line.
     expect(chart.reduce((a, s) => a + s.total, 0)).toBe(rows.reduce((a, r) => a + (r[2] as number), 0));
     expect(errors).toEqual([]);
@@ -626,6 +627,86 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     expect(await page.locator("#ex-remove-step").isDisabled()).toBe(true);
     expect(await page.locator("#ex-steps fieldset.step").count()).toBe(2);
     expect((await focused()).part).toBe("ex-add-step");
+    expect(errors).toEqual([]);
+  }, 60_000);
+  it("count axes have whole ticks, a missing value is — in every legend and table (empty in the CSV), and a seventh metric cannot be ticked", async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    // Small counts (Chart.js would tick them by 0.2) and a funnel group without a domain.
+    await page.route("**/v1/accounts/demo/analytics/*", (route) => {
+      const body = JSON.parse(route.request().postData()!);
+      if (route.request().url().endsWith("/funnel")) {
+        const steps = (users: number[]) =>
+          users.map((u, i) => ({
+            step: i + 1,
+            users: u,
+            conversionFromFirst: u / users[0]!,
+            conversionFromPrevious: i ? u / users[i - 1]! : 1,
+            medianMsFromPrevious: i ? 1500 : null,
+          }));
+        return route.fulfill({
+          json: {
+            breakdown: "event:domain",
+            groups: [
+              { value: null, steps: steps([2, 1]) },
+              { value: "app.acme.com", steps: steps([1, 1]) },
+            ],
+          },
+        });
+      }
+      const answer = body.interval
+        ? {
+            columns: ["time", "event:type", "events"],
+            rows: [
+              [today, "flow_started", 2],
+              [today, null, 1],
+            ],
+            totals: [3],
+            cursor: null,
+          }
+        : {
+            columns: ["event:type", "events"],
+            rows: [
+              ["flow_started", 2],
+              [null, 1],
+            ],
+            totals: [3],
+            cursor: null,
+          };
+      return route.fulfill({ json: answer });
+    });
+    const ticks = (axis: string) =>
+      page.evaluate((a) => (window as any).Chart.getChart("ex-chart").scales[a].ticks.map((t: { value: number }) => t.value) as number[], axis);
+    const datasets = () => page.evaluate(() => (window as any).Chart.getChart("ex-chart").data.datasets.map((d: { label: string }) => d.label) as string[]);
+    await page.goto(`${server.url}/reports?view=explore&metrics=events&dims=event:type&interval=day&days=7&tz=UTC`);
+    await ready(page);
+    const lineTicks = await ticks("y");
+    expect(lineTicks.length).toBeGreaterThan(1);
+    for (const t of lineTicks) expect(Number.isInteger(t), `tick ${t}`).toBe(true);
+    expect(await datasets()).toContain("—");
+    await page.goto(`${server.url}/reports?view=explore&metrics=events&dims=event:type`);
+    await ready(page);
+    for (const t of await ticks("x")) expect(Number.isInteger(t), `tick ${t}`).toBe(true);
+    expect((await tableCells(page)).map((r) => r[0])).toEqual(["flow_started", "—"]);
+
+    // The funnel's group without a domain: — in the legend and the table, an empty field in the CSV.
+    await page.goto(`${server.url}/reports?view=explore&tab=funnel&breakdown=event:domain&days=7`);
+    await ready(page);
+    expect(await datasets()).toEqual(["—", "app.acme.com"]);
+    expect((await tableCells(page)).map((r) => r[0])).toEqual(["—", "—", "app.acme.com", "app.acme.com"]);
+    const dl = await downloadText(page);
+    expect(dl.text.split("\r\n")[1]).toBe(",1,2,100.0,100.0,");
+    await page.unroute("**/v1/accounts/demo/analytics/*");
+
+    // Six metrics at most: the seventh box is disabled once six are ticked, enabled again when one is not.
+    await page.goto(`${server.url}/reports?view=explore&metrics=events&days=7`);
+    await ready(page);
+    const boxes = page.locator("#ex-metrics input");
+    expect(await boxes.count()).toBe(7);
+    for (let i = 1; i < 6; i++) await boxes.nth(i).check();
+    expect(await page.locator("#ex-metrics input:checked").count()).toBe(6);
+    expect(await boxes.nth(6).isDisabled()).toBe(true);
+    await boxes.nth(0).uncheck();
+    expect(await boxes.nth(6).isDisabled()).toBe(false);
     expect(errors).toEqual([]);
   }, 60_000);
 });

@@ -13,7 +13,7 @@ const TOP_BARS = 25;
 /** Rows asked of `query` (its largest page); the table says when the API has more. */
 const QUERY_LIMIT = 10_000;
 const TABS = ["query", "funnel", "retention"];
-/** Metrics that add up across lines (an "other" line may sum them); averages and eventsPerUser do not. */
+/** Metrics that add up across lines (an "other" line may sum them), whole numbers all; averages and eventsPerUser do not. */
 const ADDITIVE = ["events", "users", "sum:step", "sum:resultCount"];
 const METRICS = ["events", "users", "eventsPerUser", "sum:step", "sum:resultCount", "avg:step", "avg:resultCount"];
 const EVENT_DIMENSIONS = [
@@ -34,6 +34,8 @@ const OPERATORS = ["is", "isNot", "contains", "gt", "lt"];
 const INTERVALS = ["", "hour", "day", "week", "month"];
 const PERIODS = ["day", "week", "month"];
 const MAX_DIMENSIONS = 3;
+/** Metrics a query takes at most (the API's limit). */
+const MAX_METRICS = 6;
 /** Conversion windows offered for funnels (ms); the API takes any up to 366 days. */
 const WINDOWS = [
   ["3600000", "1 hour"],
@@ -401,6 +403,13 @@ export function createExplore(h) {
   }
   const ROWS_REFUSED = "A filter value does not fit its dimension: see the marked row. Nothing was asked.";
 
+  /** At most MAX_METRICS metrics (the API's limit): past that the boxes not ticked are disabled. */
+  function limitMetrics() {
+    const boxes = [...$("ex-metrics").querySelectorAll("input")];
+    const full = boxes.filter((c) => c.checked).length >= MAX_METRICS;
+    for (const c of boxes) c.disabled = full && !c.checked;
+  }
+
   function fillForm(sel, fields) {
     const dims = [...EVENT_DIMENSIONS, ...fields];
     const filterDims = [...EVENT_DIMENSIONS, ...FILTER_ONLY, ...fields];
@@ -423,6 +432,7 @@ export function createExplore(h) {
         return l;
       }),
     );
+    limitMetrics();
     for (let i = 0; i < MAX_DIMENSIONS; i++) {
       const s = $(`ex-dim-${i}`);
       const cur = sel.dims[i] ?? "";
@@ -551,6 +561,8 @@ export function createExplore(h) {
     const key = (r) => dimAt.map((i) => cell(r[i])).join(" · ");
     const first = metricAt[0];
     const gap = (m) => (/^avg:/.test(columns[m]) ? null : 0);
+    // Counts and sums are whole numbers: their axis has no 0.5 ticks (averages may).
+    const countTicks = (ms) => (ms.every((m) => ADDITIVE.includes(columns[m])) ? { precision: 0 } : {});
     let config;
     let summary;
     if (hasTime) {
@@ -595,7 +607,11 @@ export function createExplore(h) {
             cubicInterpolationMode: "monotone",
           })),
         },
-        options: { ...base, interaction: { mode: "index", intersect: false }, scales: { y: { beginAtZero: true } } },
+        options: {
+          ...base,
+          interaction: { mode: "index", intersect: false },
+          scales: { y: { beginAtZero: true, ticks: countTicks(dimAt.length ? [first] : metricAt) } },
+        },
       };
       summary = `${dimAt.length ? `${columns[first]} per ${sel.interval} by ${dimAt.map((i) => columns[i]).join(" and ")}` : `${metricAt.map((m) => columns[m]).join(", ")} per ${sel.interval}`} in ${sel.tz}, ${times[0]} to ${times[times.length - 1]} (${num(times.length)} ${sel.interval}s${
         capped.summed
@@ -613,7 +629,12 @@ export function createExplore(h) {
       config = {
         type: "bar",
         data: { labels, datasets },
-        options: { ...base, indexAxis: dimAt.length ? "y" : "x", plugins: { legend: { display: dimAt.length > 0, position: "bottom" } } },
+        options: {
+          ...base,
+          indexAxis: dimAt.length ? "y" : "x",
+          plugins: { legend: { display: dimAt.length > 0, position: "bottom" } },
+          scales: { [dimAt.length ? "x" : "y"]: { beginAtZero: true, ticks: countTicks(metricAt) } },
+        },
       };
       summary = dimAt.length
         ? `${num(rows.length)} ${rows.length === 1 ? "combination" : "combinations"} of ${dimAt.map((i) => columns[i]).join(", ")}.${rows.length > TOP_BARS ? ` The chart shows the first ${TOP_BARS}; the table lists all.` : ""}`
@@ -660,7 +681,7 @@ export function createExplore(h) {
     const stepCount = groups[0]?.steps.length ?? sel.steps.length;
     const labels = Array.from({ length: stepCount }, (_, i) => `Step ${i + 1}`);
     // Users by breakdown value split the entrants: the rest summed is exact.
-    const { series } = capSeries(groups.map((g) => ({ label: g.value === null ? "(none)" : String(g.value), values: g.steps.map((s) => s.users) })));
+    const { series } = capSeries(groups.map((g) => ({ label: cell(g.value), values: g.steps.map((s) => s.users) })));
     if (!data.groups) {
       const s = data.steps;
       labels.forEach((_, i) => {
@@ -947,6 +968,7 @@ export function createExplore(h) {
       // Disabled at two steps, the button drops the focus: it goes to Add step.
       if ($("ex-remove-step").disabled) $("ex-add-step").focus();
     });
+    $("ex-metrics").addEventListener("change", limitMetrics);
     $("ex-download").addEventListener("click", download);
     $("ex-endpoint-open").addEventListener("click", () => {
       const panel = $("ex-endpoint");

@@ -535,7 +535,8 @@ function chartOf(report, data, titles) {
         if (i !== undefined) (lines.get(r[si]) ?? other)[i] += r[vi];
       }
       series = [...lines.entries()].map(([k, values]) => ({ label: labelOf(shape.series, k), values }));
-      if (ranked.length > kept) series.push({ label: `${num(ranked.length - kept)} other ${shape.series === "flowId" ? "flows" : "items"}`, values: other });
+      if (ranked.length > kept)
+        series.push({ label: `${num(ranked.length - kept)} other ${shape.series === "flowId" ? "flows" : "items"} (summed)`, values: other });
     } else {
       series = shape.values.map((v) => {
         const values = new Array(days.length).fill(0);
