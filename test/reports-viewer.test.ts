@@ -374,6 +374,34 @@ describe.skipIf(!available)("in headless Chromium", () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it("cuts a long label on the axis with an ellipsis, so the bars keep the chart's width; the tooltip and the table hold it whole", async () => {
+    await open(page, "report=summary");
+    const api = await rest("searchTermsWithResults", preset(30));
+    const long = "how do i export the quarterly revenue report with every region and currency ".repeat(2).slice(0, 150);
+    expect(long.length).toBe(150);
+    const rows = api.rows.map((r, i) => (i === 0 ? [long, ...r.slice(1)] : r));
+    await page.route("**/v1/accounts/demo/reports/searchTermsWithResults?*", (route) =>
+      route.fulfill({ json: { ...api, report: "searchTermsWithResults", rows, cursor: null } }),
+    );
+    await page.locator('#reports-nav a[data-report="searchTermsWithResults"]').click();
+    await ready(page);
+    await page.unroute("**/v1/accounts/demo/reports/searchTermsWithResults?*");
+    const axis = await page.evaluate((text) => {
+      const c = (window as any).Chart.getChart("chart");
+      const i = c.data.labels.indexOf(text);
+      c.tooltip.setActiveElements([{ datasetIndex: 0, index: i }], { x: 0, y: 0 });
+      c.update();
+      return { width: c.width as number, axis: c.scales.y.width as number, tick: c.scales.y.ticks[i].label as string, title: c.tooltip.title as string[] };
+    }, long);
+    expect(axis.tick).toBe(`${long.slice(0, 39)}…`);
+    // The labels take a fixed part of the width, not half of it.
+    expect(axis.axis).toBeLessThan(axis.width * 0.35);
+    expect(axis.title).toEqual([long]);
+    await page.locator("#show-table").click();
+    expect(await page.locator("#table-box tbody td").allInnerTexts()).toContain(long);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it("follows the API's cursor when a report comes in pages, and reads it whole when there is none", async () => {
     await open(page, "report=summary");
     const api = await rest("endUserEngagement", preset(30));

@@ -108,7 +108,7 @@ const PAGE = `<!doctype html>
         </div>
         <form id="ex-form" class="explore-form" aria-label="Explore question">
           <div id="ex-query">
-            <fieldset><legend>Metrics</legend><div id="ex-metrics" class="checks"></div></fieldset>
+            <fieldset><legend>Metrics (1 to 6)</legend><div id="ex-metrics" class="checks"></div></fieldset>
             <fieldset><legend>Dimensions (up to three)</legend>
               <select id="ex-dim-0" aria-label="Dimension 1"></select> <select id="ex-dim-1" aria-label="Dimension 2"></select> <select id="ex-dim-2" aria-label="Dimension 3"></select>
             </fieldset>

@@ -13,6 +13,8 @@ const TOP_BARS = 25;
 /** Rows asked of `query` (its largest page); the table says when the API has more. */
 const QUERY_LIMIT = 10_000;
 const TABS = ["query", "funnel", "retention"];
+/** Metrics that add up across lines (an "other" line may sum them), whole numbers all; averages and eventsPerUser do not. */
+const ADDITIVE = ["events", "users", "sum:step", "sum:resultCount"];
 const METRICS = ["events", "users", "eventsPerUser", "sum:step", "sum:resultCount", "avg:step", "avg:resultCount"];
 const EVENT_DIMENSIONS = [
   "event:type",
@@ -32,6 +34,8 @@ const OPERATORS = ["is", "isNot", "contains", "gt", "lt"];
 const INTERVALS = ["", "hour", "day", "week", "month"];
 const PERIODS = ["day", "week", "month"];
 const MAX_DIMENSIONS = 3;
+/** Metrics a query takes at most (the API's limit). */
+const MAX_METRICS = 6;
 /** Conversion windows offered for funnels (ms); the API takes any up to 366 days. */
 const WINDOWS = [
   ["3600000", "1 hour"],
@@ -60,24 +64,157 @@ const cleanRows = (v) =>
     .filter((r) => Array.isArray(r) && typeof r[0] === "string" && OPERATORS.includes(r[1]))
     .map((r) => [r[0], r[1], String(r[2] ?? "")]);
 
-/** A filter row as the API's condition: lists for is/isNot/contains (comma-separated), a number for gt/lt. */
-function condition([dim, op, text]) {
-  if (op === "gt" || op === "lt") return [op, dim, Number(text)];
-  const values = text
+/** Dimensions whose values are numbers, and the one whose values are true or false (the API's types). */
+const NUMBER_DIMENSIONS = ["event:step", "event:resultCount"];
+const BOOLEAN_DIMENSIONS = ["event:useful"];
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const listOf = (text) =>
+  text
     .split(",")
     .map((v) => v.trim())
     .filter((v) => v !== "");
-  // `is` on a number dimension compares numbers; the API says which dimension a value does not fit.
-  const typed = dim === "event:step" || dim === "event:resultCount" ? values.map(Number) : values;
-  return [op, dim, typed];
+
+/**
+ * A filter row's value as the API takes it (`{ value }`), or why it cannot be (`{ problem }`): a
+ * number for gt/lt; a list for is/isNot/contains (comma-separated), of numbers for event:step and
+ * event:resultCount and of true/false for event:useful (`null` in those lists: a missing value).
+ * Nothing is changed to fit: a value of the wrong kind is refused at its row.
+ */
+function parseRow([dim, op, text]) {
+  if (op === "gt" || op === "lt") {
+    const t = text.trim();
+    return NUMBER.test(t) ? { value: Number(t) } : { problem: `${op} compares numbers: "${t}" is not a number.` };
+  }
+  const values = listOf(text);
+  if (op === "contains") return { value: values };
+  if (NUMBER_DIMENSIONS.includes(dim)) {
+    const bad = values.find((v) => v !== "null" && !NUMBER.test(v));
+    if (bad !== undefined) return { problem: `${dim} holds numbers: "${bad}" is not a number (null matches a missing value).` };
+    return { value: values.map((v) => (v === "null" ? null : Number(v))) };
+  }
+  if (BOOLEAN_DIMENSIONS.includes(dim)) {
+    const words = new Map([
+      ["true", true],
+      ["false", false],
+      ["null", null],
+    ]);
+    const bad = values.find((v) => !words.has(v.toLowerCase()));
+    if (bad !== undefined) return { problem: `${dim} is true or false: "${bad}" is neither (null matches a missing value).` };
+    return { value: values.map((v) => words.get(v.toLowerCase())) };
+  }
+  return { value: values };
+}
+
+/** A filter row as the API's condition; a value the page refused goes as written (the API answers 400). */
+function condition([dim, op, text]) {
+  const { value, problem } = parseRow([dim, op, text]);
+  if (problem) return [op, dim, op === "gt" || op === "lt" ? text.trim() : listOf(text)];
+  return [op, dim, value];
 }
 const conditions = (rows) => rows.filter((r) => r[0] && r[2].trim() !== "").map(condition);
 
+// ---- time buckets, as the API makes them (src/domains/explore/buckets.ts) ------------------------
+
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+/** The API's default window when a date is not given (src/domains/reports/window.ts). */
+const DEFAULT_DAYS = 30;
+const MAX_BUCKETS = 1_000;
+
+/** The window [from, to) the API reads for the page's dates (a date-only end includes its day). */
+function windowMs({ startDate, endDate }, now = Date.now()) {
+  const start = startDate ? Date.parse(`${startDate}T00:00:00Z`) : null;
+  const end = endDate ? Date.parse(`${endDate}T00:00:00Z`) + DAY : null;
+  if (start !== null && end !== null) return { from: start, to: end };
+  if (start !== null) return { from: start, to: Math.max(start, now) };
+  if (end !== null) return { from: end - DEFAULT_DAYS * DAY, to: end };
+  return { from: now - DEFAULT_DAYS * DAY, to: now };
+}
+
+/**
+ * The label of every bucket that meets [from, to) in the zone, as the API labels them: local
+ * wall-clock starts (the full hour, 00:00, Monday, the 1st), DST days 23 or 25 hours long, an hour
+ * skipped by a spring-forward night without a bucket. With dimensions the API lists only the
+ * combinations with events, so the page makes the x axis itself.
+ */
+function bucketLabels(from, to, interval, timeZone) {
+  const f = new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  });
+  const wall = (t) => {
+    const p = {};
+    for (const x of f.formatToParts(new Date(t))) if (x.type !== "literal") p[x.type] = Number(x.value);
+    const second = Math.floor(t / 1000) * 1000;
+    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) + (t - second);
+  };
+  const instantOf = (local) => {
+    const c = [local - (wall(local) - local)];
+    c.push(local - (wall(c[0]) - c[0]));
+    const exact = c.filter((x) => wall(x) === local).sort((a, b) => a - b);
+    if (exact.length) return exact[0];
+    let lo = Math.min(...c) - 3 * HOUR;
+    let hi = Math.max(...c) + 3 * HOUR;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (wall(mid) >= local) hi = mid;
+      else lo = mid;
+    }
+    return hi;
+  };
+  const floor = (local) => {
+    const d = new Date(local);
+    const day = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    if (interval === "hour") return day + d.getUTCHours() * HOUR;
+    if (interval === "day") return day;
+    if (interval === "week") return day - ((d.getUTCDay() + 6) % 7) * DAY;
+    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  };
+  const next = (local) => {
+    const d = new Date(local);
+    if (interval === "hour") return local + HOUR;
+    if (interval === "day") return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+    if (interval === "week") return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 7);
+    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  };
+  const label = (local) => {
+    const iso = new Date(local).toISOString();
+    return interval === "hour" ? `${iso.slice(0, 13)}:00` : iso.slice(0, 10);
+  };
+  const out = [];
+  if (!(from < to)) return out;
+  let local = floor(wall(from));
+  let start = instantOf(local);
+  while (start < to && out.length <= MAX_BUCKETS) {
+    const nl = next(local);
+    const end = instantOf(nl);
+    if (end > start) out.push(label(local));
+    local = nl;
+    start = end;
+  }
+  return out;
+}
+
 export function createExplore(h) {
-  const { $, api, ApiError, COLORS, num, windowOf, readWindow, writeWindow, onAuthError, setStatus } = h;
+  const { $, api, ApiError, COLORS, num, windowOf, readWindow, writeWindow, onAuthError, setStatus, tableView, sortRows } = h;
   const dec = new Intl.NumberFormat("en", { maximumFractionDigits: 2 });
   const color = (i) => COLORS[i % COLORS.length];
-  const state = { sel: null, data: null, chart: null, generation: 0, fields: new Map(), eventDims: EVENT_DIMENSIONS };
+  const state = {
+    sel: null,
+    data: null,
+    chart: null,
+    generation: 0,
+    fields: new Map(),
+    eventDims: EVENT_DIMENSIONS,
+    notes: 0,
+    view: { sort: "", dir: "asc", page: 1 },
+  };
 
   // ---- the selection ----------------------------------------------------------------------------
 
@@ -188,6 +325,7 @@ export function createExplore(h) {
     box.replaceChildren();
     const list = document.createElement("div");
     list.className = "rows";
+    const more = document.createElement("button");
     const add = (row) => {
       const line = document.createElement("div");
       line.className = "filter-row";
@@ -211,20 +349,66 @@ export function createExplore(h) {
       remove.type = "button";
       remove.textContent = "Remove";
       remove.setAttribute("aria-label", `Remove this ${label.toLowerCase()} row`);
-      remove.addEventListener("click", () => line.remove());
+      remove.addEventListener("click", () => {
+        // The focus goes to the row before's Remove (else the next row's, else Add), not to the page's top.
+        const near = line.previousElementSibling ?? line.nextElementSibling;
+        line.remove();
+        (near?.querySelector("button") ?? more).focus();
+      });
       line.append(dim, op, value, remove);
       list.append(line);
     };
     for (const r of rows) add(r);
-    const more = document.createElement("button");
     more.type = "button";
     more.className = "add";
     more.textContent = `Add ${label.toLowerCase()}`;
-    more.addEventListener("click", () => add([dims[0], "is", ""]));
+    more.addEventListener("click", () => {
+      add([dims[0], "is", ""]);
+      list.lastElementChild.querySelector("[data-part=dim]").focus();
+    });
     box.append(list, more);
   }
   const rowsOf = (box) =>
     [...box.querySelectorAll(".filter-row")].map((line) => ["dim", "op", "value"].map((p) => line.querySelector(`[data-part=${p}]`).value));
+
+  /**
+   * Marks each row of the tab's editors whose value the API could not take as written (a sentence
+   * at the row, `aria-invalid` on its value box) and clears the others; returns the first bad box.
+   */
+  function checkRows(tab) {
+    let first = null;
+    for (const line of $(`ex-${tab}`).querySelectorAll(".filter-row")) {
+      const row = ["dim", "op", "value"].map((p) => line.querySelector(`[data-part=${p}]`).value);
+      const problem = row[0] && row[2].trim() !== "" ? parseRow(row).problem : undefined;
+      const box = line.querySelector("[data-part=value]");
+      let note = line.querySelector(".row-problem");
+      if (!problem) {
+        note?.remove();
+        box.removeAttribute("aria-invalid");
+        box.removeAttribute("aria-describedby");
+        continue;
+      }
+      if (!note) {
+        note = document.createElement("span");
+        note.className = "row-problem";
+        note.id = `ex-problem-${++state.notes}`;
+        line.append(note);
+      }
+      note.textContent = problem;
+      box.setAttribute("aria-invalid", "true");
+      box.setAttribute("aria-describedby", note.id);
+      first ??= box;
+    }
+    return first;
+  }
+  const ROWS_REFUSED = "A filter value does not fit its dimension: see the marked row. Nothing was asked.";
+
+  /** At most MAX_METRICS metrics (the API's limit): past that the boxes not ticked are disabled. */
+  function limitMetrics() {
+    const boxes = [...$("ex-metrics").querySelectorAll("input")];
+    const full = boxes.filter((c) => c.checked).length >= MAX_METRICS;
+    for (const c of boxes) c.disabled = full && !c.checked;
+  }
 
   function fillForm(sel, fields) {
     const dims = [...EVENT_DIMENSIONS, ...fields];
@@ -248,6 +432,7 @@ export function createExplore(h) {
         return l;
       }),
     );
+    limitMetrics();
     for (let i = 0; i < MAX_DIMENSIONS; i++) {
       const s = $(`ex-dim-${i}`);
       const cur = sel.dims[i] ?? "";
@@ -325,49 +510,50 @@ export function createExplore(h) {
   const base = { responsive: true, maintainAspectRatio: false, animation: false, plugins: { legend: { position: "bottom" } } };
 
   /**
-   * Series ranked by their total, at most MAX_SERIES: past that the largest MAX_SERIES - 1 and one
-   * "other" summing the rest (for distinct-user metrics a sum, so the label says so).
+   * Series ranked by size, at most MAX_SERIES: `{ series, summed, left }`. Past that, for a metric
+   * that adds up (counts and sums) the largest MAX_SERIES - 1 and one "N other values (summed)" (for
+   * distinct users a sum all the same, so the label says so); for one that does not (averages and
+   * eventsPerUser, whose sum means nothing) the MAX_SERIES highest by their mean, the rest left out.
    */
-  function capSeries(series, noun) {
-    if (series.length <= MAX_SERIES) return series;
-    const total = (s) => s.values.reduce((a, v) => a + (v ?? 0), 0);
-    const ranked = [...series].sort((a, b) => total(b) - total(a));
+  function capSeries(series, additive = true) {
+    if (series.length <= MAX_SERIES) return { series, summed: 0, left: 0 };
+    const defined = (s) => s.values.filter((v) => v !== null && v !== undefined);
+    const size = additive
+      ? (s) => s.values.reduce((a, v) => a + (v ?? 0), 0)
+      : (s) => (defined(s).length ? defined(s).reduce((a, v) => a + v, 0) / defined(s).length : Number.NEGATIVE_INFINITY);
+    const ranked = [...series].sort((a, b) => size(b) - size(a));
+    if (!additive) return { series: ranked.slice(0, MAX_SERIES), summed: 0, left: ranked.length - MAX_SERIES };
     const kept = ranked.slice(0, MAX_SERIES - 1);
     const rest = ranked.slice(MAX_SERIES - 1);
     const values = rest[0].values.map((_, i) => rest.reduce((a, s) => a + (s.values[i] ?? 0), 0));
-    return [...kept, { label: `${num(rest.length)} other ${noun} (summed)`, values }];
+    return { series: [...kept, { label: `${num(rest.length)} other values (summed)`, values }], summed: rest.length, left: 0 };
   }
 
-  function table(columns, rows, caption, { numeric = () => false, shade } = {}) {
-    const t = document.createElement("table");
-    const c = document.createElement("caption");
-    c.textContent = caption;
-    t.append(c);
-    const head = t.createTHead().insertRow();
-    for (const [i, name] of columns.entries()) {
-      const th = document.createElement("th");
-      th.scope = "col";
-      if (numeric(i)) th.className = "num";
-      th.textContent = name;
-      head.append(th);
-    }
-    const body = t.createTBody();
-    for (const row of rows) {
-      const tr = body.insertRow();
-      row.forEach((v, i) => {
-        const td = tr.insertCell();
-        if (numeric(i)) td.className = "num";
-        td.textContent = cell(v);
-        shade?.(td, i, row);
-      });
-    }
-    const wrap = document.createElement("div");
-    wrap.className = "table-scroll";
-    wrap.append(t);
-    $("ex-table").replaceChildren(wrap);
+  /** A cell's text: "—" for a missing value, a column's own format, else numbers as the page writes them. */
+  const cellText = (column, v) => (v === null || v === undefined ? "—" : column.format ? column.format(v) : cell(v));
+  const oneDecimal = (v) => v.toFixed(1);
+
+  /**
+   * The answer's table, the reports' own (tableView: headers that sort, pages of 25, a scroll box
+   * the keyboard reaches): `columns` as [{ name, numeric, format }], `rows` as the API's values.
+   * Its sort and page last until the next answer (state.view), not in the URL.
+   */
+  function table(columns, rows, caption, { shade } = {}) {
+    tableView($("ex-table"), {
+      columns: columns.map((c) => ({ name: c.name, label: c.name, numeric: c.numeric })),
+      rows,
+      view: state.view,
+      caption: () => caption,
+      text: (row, i) => cellText(columns[i], row[i]),
+      decorate: shade && ((td, row, i) => shade(td, i, row)),
+      onView: (v) => {
+        state.view = v;
+      },
+    });
   }
 
-  function drawQuery(sel, data) {
+  /** `asked`: the question's body, whose window the x axis spans. */
+  function drawQuery(sel, data, asked) {
     const { columns, rows } = data;
     const hasTime = columns[0] === "time";
     const dimAt = columns.map((c, i) => (c !== "time" && !METRICS.includes(c) ? i : -1)).filter((i) => i >= 0);
@@ -375,12 +561,23 @@ export function createExplore(h) {
     const key = (r) => dimAt.map((i) => cell(r[i])).join(" · ");
     const first = metricAt[0];
     const gap = (m) => (/^avg:/.test(columns[m]) ? null : 0);
+    // Counts and sums are whole numbers: their axis has no 0.5 ticks (averages may).
+    const countTicks = (ms) => (ms.every((m) => ADDITIVE.includes(columns[m])) ? { precision: 0 } : {});
     let config;
     let summary;
     if (hasTime) {
-      const times = [...new Set(rows.map((r) => r[0]))].sort();
+      // Every bucket of the window, events or not (and any the API answered, should the two differ).
+      let buckets = [];
+      try {
+        const { from, to } = windowMs(asked);
+        buckets = bucketLabels(from, to, sel.interval, sel.tz);
+      } catch {
+        // A zone this browser does not know: the buckets the API answered.
+      }
+      const times = [...new Set([...buckets, ...rows.map((r) => r[0])])].sort();
       const at = new Map(times.map((t, i) => [t, i]));
       let series;
+      let capped = { summed: 0, left: 0 };
       if (dimAt.length) {
         // One line per combination of the dimensions, of the first metric.
         const by = new Map();
@@ -389,10 +586,11 @@ export function createExplore(h) {
           if (!by.has(k)) by.set(k, new Array(times.length).fill(gap(first)));
           by.get(k)[at.get(r[0])] = r[first];
         }
-        series = capSeries(
+        capped = capSeries(
           [...by.entries()].map(([label, values]) => ({ label, values })),
-          "values",
+          ADDITIVE.includes(columns[first]),
         );
+        series = capped.series;
       } else series = metricAt.map((m) => ({ label: columns[m], values: times.map((t) => rows.find((r) => r[0] === t)?.[m] ?? gap(m)) }));
       config = {
         type: "line",
@@ -409,9 +607,19 @@ export function createExplore(h) {
             cubicInterpolationMode: "monotone",
           })),
         },
-        options: { ...base, interaction: { mode: "index", intersect: false }, scales: { y: { beginAtZero: true } } },
+        options: {
+          ...base,
+          interaction: { mode: "index", intersect: false },
+          scales: { y: { beginAtZero: true, ticks: countTicks(dimAt.length ? [first] : metricAt) } },
+        },
       };
-      summary = `${dimAt.length ? `${columns[first]} per ${sel.interval} by ${dimAt.map((i) => columns[i]).join(" and ")}` : `${metricAt.map((m) => columns[m]).join(", ")} per ${sel.interval}`} in ${sel.tz}, ${times[0]} to ${times[times.length - 1]} (${num(times.length)} ${sel.interval}s${series.length > MAX_SERIES - 1 && dimAt.length ? `; the ${MAX_SERIES - 1} largest lines and the rest as one` : ""}).`;
+      summary = `${dimAt.length ? `${columns[first]} per ${sel.interval} by ${dimAt.map((i) => columns[i]).join(" and ")}` : `${metricAt.map((m) => columns[m]).join(", ")} per ${sel.interval}`} in ${sel.tz}, ${times[0]} to ${times[times.length - 1]} (${num(times.length)} ${sel.interval}s${
+        capped.summed
+          ? `; the ${MAX_SERIES - 1} largest lines and the other ${num(capped.summed)} summed as one`
+          : capped.left
+            ? `; the ${MAX_SERIES} lines of the highest ${columns[first]}, the other ${num(capped.left)} left out (the table lists them)`
+            : ""
+      }).`;
     } else {
       const shown = rows.slice(0, TOP_BARS);
       const labels = dimAt.length ? shown.map(key) : metricAt.map((m) => columns[m]);
@@ -421,7 +629,12 @@ export function createExplore(h) {
       config = {
         type: "bar",
         data: { labels, datasets },
-        options: { ...base, indexAxis: dimAt.length ? "y" : "x", plugins: { legend: { display: dimAt.length > 0, position: "bottom" } } },
+        options: {
+          ...base,
+          indexAxis: dimAt.length ? "y" : "x",
+          plugins: { legend: { display: dimAt.length > 0, position: "bottom" } },
+          scales: { [dimAt.length ? "x" : "y"]: { beginAtZero: true, ticks: countTicks(metricAt) } },
+        },
       };
       summary = dimAt.length
         ? `${num(rows.length)} ${rows.length === 1 ? "combination" : "combinations"} of ${dimAt.map((i) => columns[i]).join(", ")}.${rows.length > TOP_BARS ? ` The chart shows the first ${TOP_BARS}; the table lists all.` : ""}`
@@ -431,12 +644,9 @@ export function createExplore(h) {
     summary += ` Totals over the window: ${totals}.`;
     const height = config.type === "bar" && dimAt.length ? Math.max(220, Math.min(rows.length, TOP_BARS) * 28 * Math.max(1, metricAt.length / 2) + 90) : 380;
     table(
-      columns,
+      columns.map((name, i) => ({ name, numeric: metricAt.includes(i) })),
       rows,
       `${num(rows.length)} ${rows.length === 1 ? "row" : "rows"}${data.cursor ? ` (the first ${num(rows.length)}; the API has more)` : ""}`,
-      {
-        numeric: (i) => metricAt.includes(i),
-      },
     );
     return { config, summary, height };
   }
@@ -446,21 +656,21 @@ export function createExplore(h) {
     const groups = data.groups ?? [{ value: undefined, steps: data.steps }];
     const withValue = Boolean(data.groups);
     const columns = [
-      ...(withValue ? [data.breakdown] : []),
-      "step",
-      "users",
-      "conversion from first (%)",
-      "conversion from previous (%)",
-      "median time from previous (s)",
+      ...(withValue ? [{ name: data.breakdown }] : []),
+      { name: "step", numeric: true },
+      { name: "users", numeric: true },
+      { name: "conversion from first (%)", numeric: true, format: oneDecimal },
+      { name: "conversion from previous (%)", numeric: true, format: oneDecimal },
+      { name: "median time from previous (s)", numeric: true, format: oneDecimal },
     ];
     const rows = groups.flatMap((g) =>
       g.steps.map((s) => [
         ...(withValue ? [g.value] : []),
         s.step,
         s.users,
-        rate(s.conversionFromFirst),
-        rate(s.conversionFromPrevious),
-        s.medianMsFromPrevious === null ? null : (s.medianMsFromPrevious / 1000).toFixed(1),
+        s.conversionFromFirst * 100,
+        s.conversionFromPrevious * 100,
+        s.medianMsFromPrevious === null ? null : s.medianMsFromPrevious / 1000,
       ]),
     );
     return [columns, rows];
@@ -470,10 +680,8 @@ export function createExplore(h) {
     const groups = data.groups ?? [{ value: "all users", steps: data.steps }];
     const stepCount = groups[0]?.steps.length ?? sel.steps.length;
     const labels = Array.from({ length: stepCount }, (_, i) => `Step ${i + 1}`);
-    const series = capSeries(
-      groups.map((g) => ({ label: g.value === null ? "(none)" : String(g.value), values: g.steps.map((s) => s.users) })),
-      "values",
-    );
+    // Users by breakdown value split the entrants: the rest summed is exact.
+    const { series } = capSeries(groups.map((g) => ({ label: cell(g.value), values: g.steps.map((s) => s.users) })));
     if (!data.groups) {
       const s = data.steps;
       labels.forEach((_, i) => {
@@ -490,8 +698,7 @@ export function createExplore(h) {
       },
     };
     const [columns, rows] = funnelTable(data);
-    const firstCol = columns.indexOf("users");
-    table(columns, rows, `Users per step${data.groups ? ` by ${data.breakdown}` : ""}`, { numeric: (i) => i >= firstCol });
+    table(columns, rows, `Users per step${data.groups ? ` by ${data.breakdown}` : ""}`);
     const all = groups.map((g) => g.steps);
     const entered = all.reduce((a, s) => a + (s[0]?.users ?? 0), 0);
     const finished = all.reduce((a, s) => a + (s[s.length - 1]?.users ?? 0), 0);
@@ -502,7 +709,11 @@ export function createExplore(h) {
   /** The retention grid as shown (and as its CSV): [columns, rows]; cells past now are empty. */
   function retentionTable(data) {
     const width = Math.max(0, ...data.cohorts.map((c) => c.retained.length - 1));
-    const columns = ["cohort", "users", ...Array.from({ length: width }, (_, k) => `${data.period} ${k + 1}`)];
+    const columns = [
+      { name: "cohort" },
+      { name: "users", numeric: true },
+      ...Array.from({ length: width }, (_, k) => ({ name: `${data.period} ${k + 1}`, numeric: true })),
+    ];
     const rows = data.cohorts.map((c) => [c.start, c.users, ...Array.from({ length: width }, (_, k) => c.retained[k + 1] ?? null)]);
     return [columns, rows];
   }
@@ -510,7 +721,6 @@ export function createExplore(h) {
   function drawRetention(sel, data) {
     const [columns, rows] = retentionTable(data);
     table(columns, rows, `Users retained per ${data.period} after their cohort's (${sel.tz}); shaded by the share of the cohort`, {
-      numeric: (i) => i >= 1,
       shade: (td, i, row) => {
         if (i < 2 || row[i] === null || !row[1]) return;
         const r = row[i] / row[1];
@@ -540,7 +750,15 @@ export function createExplore(h) {
     // As the API: text a spreadsheet would run as a formula is kept text.
     return typeof v === "string" && /^[=+\-@\t\r]/.test(s) && !/^-?\d/.test(s) ? `'${s}` : s;
   };
-  const csvOf = (columns, rows) => `${[columns, ...rows].map((r) => r.map((v) => csvField(csvText(v))).join(",")).join("\r\n")}\r\n`;
+  /** A table's CSV: its rows in the order shown, each cell's text without thousands separators, a missing value empty. */
+  const csvOf = (columns, rows) => {
+    const index = columns.findIndex((c) => c.name === state.view.sort);
+    const lines = [
+      columns.map((c) => c.name),
+      ...sortRows(rows, index, state.view.dir).map((r) => r.map((v, i) => (v !== null && v !== undefined && columns[i].format ? columns[i].format(v) : v))),
+    ];
+    return `${lines.map((r) => r.map((v) => csvField(csvText(v))).join(",")).join("\r\n")}\r\n`;
+  };
 
   function save(blob, name) {
     const a = document.createElement("a");
@@ -599,10 +817,19 @@ export function createExplore(h) {
       const fields = await fieldsOf(sel.account);
       if (generation !== state.generation) return;
       fillForm(sel, fields);
+      if (checkRows(sel.tab)) {
+        // A shared link with a value of the wrong kind: said at its row, not asked as another question.
+        state.data = null;
+        clear();
+        main.dataset.state = "error";
+        setStatus(ROWS_REFUSED, "error");
+        return;
+      }
       const [route, body] = question(sel);
       const data = await (await ask(sel, route, body)).json();
       if (generation !== state.generation) return;
       state.data = data;
+      state.view = { sort: "", dir: "asc", page: 1 };
       clear();
       const empty =
         route === "query" ? !data.rows.length : route === "funnel" ? !(data.groups ?? [data]).some((g) => g.steps?.[0]?.users) : !data.cohorts.length;
@@ -613,7 +840,8 @@ export function createExplore(h) {
         setStatus(
           route === "query" && data.cursor ? `Showing the first ${num(data.rows.length)} rows; the API has more. Narrow the question to see them all.` : "",
         );
-        const { config, summary, height } = route === "query" ? drawQuery(sel, data) : route === "funnel" ? drawFunnel(sel, data) : drawRetention(sel, data);
+        const { config, summary, height } =
+          route === "query" ? drawQuery(sel, data, body) : route === "funnel" ? drawFunnel(sel, data) : drawRetention(sel, data);
         $("ex-summary").textContent = summary;
         if (config) {
           const box = $("ex-chart-box");
@@ -719,6 +947,12 @@ export function createExplore(h) {
     const submit = (changes = {}) => apply(url({ ...fromForm(state.sel), ...h.sharedControls(), ...changes }));
     $("ex-form").addEventListener("submit", (e) => {
       e.preventDefault();
+      const bad = checkRows(state.sel?.tab ?? "query");
+      if (bad) {
+        setStatus(ROWS_REFUSED, "error");
+        bad.focus();
+        return;
+      }
       submit();
     });
     for (const t of TABS) $(`ex-tab-${t}`).addEventListener("click", () => submit({ tab: t }));
@@ -731,7 +965,10 @@ export function createExplore(h) {
     $("ex-remove-step").addEventListener("click", () => {
       const steps = formSteps();
       if (steps.length > 2) fillSteps(steps.slice(0, -1));
+      // Disabled at two steps, the button drops the focus: it goes to Add step.
+      if ($("ex-remove-step").disabled) $("ex-add-step").focus();
     });
+    $("ex-metrics").addEventListener("change", limitMetrics);
     $("ex-download").addEventListener("click", download);
     $("ex-endpoint-open").addEventListener("click", () => {
       const panel = $("ex-endpoint");

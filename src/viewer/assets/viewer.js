@@ -25,6 +25,9 @@ const CONTENT_TITLES =
 // Okabe-Ito: told apart with the common colour-vision deficiencies.
 const COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#F0E442", "#000000"];
 
+/** Axis and legend labels are cut to this many characters with an ellipsis (the tooltip and the table keep the whole text). */
+const LABEL_MAX = 40;
+
 const $ = (id) => document.getElementById(id);
 const fmt = new Intl.NumberFormat("en");
 const num = (n) => fmt.format(n);
@@ -341,95 +344,141 @@ const compare = (a, b) => {
   return x.length - y.length;
 };
 
+/** Rows sorted by the column at `index` (stable; -1: as they are). */
+function sortRows(rows, index, dir) {
+  if (index < 0) return rows;
+  const sign = dir === "desc" ? -1 : 1;
+  return [...rows].sort((a, b) => sign * compare(a[index], b[index]));
+}
+
 /** The rows in the order shown: the API's order, or sorted by the chosen column (stable). */
-function sortedRows(data, sel) {
-  if (!sel.sort) return data.rows;
-  const i = data.columns.indexOf(sel.sort);
-  if (i < 0) return data.rows;
-  const sign = sel.dir === "desc" ? -1 : 1;
-  return [...data.rows].sort((a, b) => sign * compare(a[i], b[i]));
+const sortedRows = (data, sel) => (sel.sort ? sortRows(data.rows, data.columns.indexOf(sel.sort), sel.dir) : data.rows);
+
+/** A table box's size watcher (one each: a redraw replaces it). */
+const observers = new WeakMap();
+
+/**
+ * The page's tables (the reports' and Explore's): a caption, column headers that are buttons (click
+ * or Enter sorts, numbers largest first, again reverses; `aria-sort` says the order), pages of
+ * PAGE_SIZE rows with a pager, in a scroll box that takes the keyboard focus while it scrolls (a
+ * named region), so its hidden part can be read with the arrow keys.
+ * - `columns`: [{ name, label, numeric, title }]; `rows`: arrays in the columns' order.
+ * - `view`: { sort (a column's name, or ""), dir ("asc" | "desc"), page }.
+ * - `caption(count)`: the caption's text (the sort order is added); `text(row, i)`: a cell's text;
+ *   `decorate(td, row, i)`: anything more on a cell (a tooltip, a shade).
+ * - `onView(view)`: told of a new sort or page before it is drawn (the reports keep it in the URL).
+ */
+function tableView(box, { columns, rows, view, caption, text, decorate, onView }) {
+  const draw = (v, focus) => {
+    const index = columns.findIndex((c) => c.name === v.sort);
+    const sorted = sortRows(rows, index, v.dir);
+    const pages = Math.max(1, Math.ceil(sorted.length / PAGE_SIZE));
+    const page = Math.min(Math.max(1, v.page), pages);
+    const shown = sorted.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE);
+    const change = (next, selector) => {
+      onView?.(next);
+      draw(next, selector);
+    };
+
+    const table = document.createElement("table");
+    const cap = document.createElement("caption");
+    cap.textContent = `${caption(sorted.length)}${
+      index >= 0 ? `, sorted by ${columns[index].label.toLowerCase()} ${v.dir === "desc" ? "descending" : "ascending"}` : ""
+    }`;
+    table.append(cap);
+    const head = table.createTHead().insertRow();
+    for (const c of columns) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      if (c.numeric) th.className = "num";
+      th.setAttribute("aria-sort", v.sort === c.name ? (v.dir === "desc" ? "descending" : "ascending") : "none");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.sort = c.name;
+      if (c.title) button.title = c.title;
+      button.textContent = c.label;
+      button.addEventListener("click", () => {
+        const dir = v.sort === c.name ? (v.dir === "asc" ? "desc" : "asc") : c.numeric ? "desc" : "asc";
+        change({ sort: c.name, dir, page: 1 }, `th button[data-sort="${CSS.escape(c.name)}"]`);
+      });
+      th.append(button);
+      head.append(th);
+    }
+    const body = table.createTBody();
+    for (const row of shown) {
+      const tr = body.insertRow();
+      columns.forEach((c, i) => {
+        const td = tr.insertCell();
+        if (c.numeric) td.className = "num";
+        td.textContent = text(row, i);
+        decorate?.(td, row, i);
+      });
+    }
+    const wrap = document.createElement("div");
+    wrap.className = "table-scroll";
+    wrap.append(table);
+    box.replaceChildren(wrap);
+
+    if (pages > 1) {
+      const nav = document.createElement("nav");
+      nav.className = "pager";
+      nav.setAttribute("aria-label", "Table pages");
+      const to = (p) => () => change({ ...v, page: p }, p < page ? "[data-page=prev]" : "[data-page=next]");
+      const prev = document.createElement("button");
+      prev.type = "button";
+      prev.dataset.page = "prev";
+      prev.textContent = "Previous";
+      prev.disabled = page === 1;
+      prev.addEventListener("click", to(page - 1));
+      const next = document.createElement("button");
+      next.type = "button";
+      next.dataset.page = "next";
+      next.textContent = "Next";
+      next.disabled = page === pages;
+      next.addEventListener("click", to(page + 1));
+      const where = document.createElement("span");
+      where.textContent = `Rows ${num((page - 1) * PAGE_SIZE + 1)}–${num((page - 1) * PAGE_SIZE + shown.length)} of ${num(sorted.length)} (page ${page} of ${pages})`;
+      nav.append(prev, where, next);
+      box.append(nav);
+    }
+    // A box that scrolls is a tab stop (and a named region), so the keyboard can scroll it; one that does not is none.
+    observers.get(box)?.disconnect();
+    const observer = new ResizeObserver(() => {
+      const scrolls = wrap.scrollWidth > wrap.clientWidth || wrap.scrollHeight > wrap.clientHeight;
+      if (scrolls) {
+        wrap.tabIndex = 0;
+        wrap.setAttribute("role", "region");
+        wrap.setAttribute("aria-label", cap.textContent);
+      } else {
+        wrap.removeAttribute("tabindex");
+        wrap.removeAttribute("role");
+        wrap.removeAttribute("aria-label");
+      }
+    });
+    observer.observe(wrap);
+    observers.set(box, observer);
+    // After a click the focus stays on its control (a Next at the last page: Previous).
+    if (focus) (box.querySelector(`${focus}:not(:disabled)`) ?? box.querySelector("[data-page]:not(:disabled)"))?.focus();
+  };
+  draw(view, null);
 }
 
 function renderTable(report, data, titles) {
-  const box = $("table-box");
-  box.replaceChildren();
-  const sel = state.sel;
-  const rows = sortedRows(data, sel);
-  const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
-  const page = Math.min(sel.page, pages);
-  const shown = rows.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE);
-
-  const table = document.createElement("table");
-  const caption = document.createElement("caption");
-  caption.textContent = `${reportTitle(report.name)}: ${num(rows.length)} ${rows.length === 1 ? "row" : "rows"}${
-    sel.sort ? `, sorted by ${humanize(sel.sort).toLowerCase()} ${sel.dir === "desc" ? "descending" : "ascending"}` : ""
-  }`;
-  table.append(caption);
-  const head = table.createTHead().insertRow();
-  for (const c of report.columns) {
-    const th = document.createElement("th");
-    th.scope = "col";
-    if (c.kind === "int") th.className = "num";
-    th.setAttribute("aria-sort", sel.sort === c.name ? (sel.dir === "desc" ? "descending" : "ascending") : "none");
-    const button = document.createElement("button");
-    button.type = "button";
-    button.dataset.sort = c.name;
-    button.title = c.description;
-    button.textContent = humanize(c.name);
-    button.addEventListener("click", () => {
-      const dir = sel.sort === c.name ? (sel.dir === "asc" ? "desc" : "asc") : c.kind === "int" ? "desc" : "asc";
-      state.sel = { ...sel, sort: c.name, dir, page: 1 };
+  const named = (c) => (c.name === "contentId" || c.name === "flowId") && titles;
+  tableView($("table-box"), {
+    columns: report.columns.map((c) => ({ name: c.name, label: humanize(c.name), numeric: c.kind === "int", title: c.description })),
+    rows: data.rows,
+    view: { sort: state.sel.sort, dir: state.sel.dir, page: state.sel.page },
+    caption: (n) => `${reportTitle(report.name)}: ${num(n)} ${n === 1 ? "row" : "rows"}`,
+    text: (row, i) => display(report.columns[i], row[i], titles),
+    decorate: (td, row, i) => {
+      if (named(report.columns[i]) && titles.has(row[i])) td.title = row[i];
+    },
+    onView: (v) => {
+      state.sel = { ...state.sel, ...v };
       history.replaceState(null, "", urlOf(state.sel));
-      renderTable(report, data, titles);
-      $("table-box").querySelector(`th button[data-sort="${c.name}"]`)?.focus();
-    });
-    th.append(button);
-    head.append(th);
-  }
-  const body = table.createTBody();
-  for (const row of shown) {
-    const tr = body.insertRow();
-    report.columns.forEach((c, i) => {
-      const td = tr.insertCell();
-      if (c.kind === "int") td.className = "num";
-      td.textContent = display(c, row[i], titles);
-      if ((c.name === "contentId" || c.name === "flowId") && titles?.has(row[i])) td.title = row[i];
-    });
-  }
-  const wrap = document.createElement("div");
-  wrap.className = "table-scroll";
-  wrap.append(table);
-  box.append(wrap);
-
-  if (pages > 1) {
-    const nav = document.createElement("nav");
-    nav.className = "pager";
-    nav.setAttribute("aria-label", "Table pages");
-    const to = (p) => () => {
-      state.sel = { ...sel, page: p };
-      history.replaceState(null, "", urlOf(state.sel));
-      renderTable(report, data, titles);
-      $("table-box")
-        .querySelector(p < page ? "[data-page=prev]" : "[data-page=next]")
-        ?.focus();
-    };
-    const prev = document.createElement("button");
-    prev.type = "button";
-    prev.dataset.page = "prev";
-    prev.textContent = "Previous";
-    prev.disabled = page === 1;
-    prev.addEventListener("click", to(page - 1));
-    const next = document.createElement("button");
-    next.type = "button";
-    next.dataset.page = "next";
-    next.textContent = "Next";
-    next.disabled = page === pages;
-    next.addEventListener("click", to(page + 1));
-    const where = document.createElement("span");
-    where.textContent = `Rows ${num((page - 1) * PAGE_SIZE + 1)}–${num((page - 1) * PAGE_SIZE + shown.length)} of ${num(rows.length)} (page ${page} of ${pages})`;
-    nav.append(prev, where, next);
-    box.append(nav);
-  }
+    },
+  });
 }
 
 // ---- the charts -----------------------------------------------------------------------------------
@@ -486,7 +535,8 @@ function chartOf(report, data, titles) {
         if (i !== undefined) (lines.get(r[si]) ?? other)[i] += r[vi];
       }
       series = [...lines.entries()].map(([k, values]) => ({ label: labelOf(shape.series, k), values }));
-      if (ranked.length > kept) series.push({ label: `${num(ranked.length - kept)} other ${shape.series === "flowId" ? "flows" : "items"}`, values: other });
+      if (ranked.length > kept)
+        series.push({ label: `${num(ranked.length - kept)} other ${shape.series === "flowId" ? "flows" : "items"} (summed)`, values: other });
     } else {
       series = shape.values.map((v) => {
         const values = new Array(days.length).fill(0);
@@ -868,6 +918,8 @@ const exploreView = createExplore({
   readWindow,
   writeWindow,
   setStatus,
+  tableView,
+  sortRows,
   /** The account and window as the shared controls hold them. */
   sharedControls: () => {
     const days = $("days").value;
@@ -1013,7 +1065,28 @@ function wire() {
   window.addEventListener("popstate", () => load());
 }
 
+/** A label cut to LABEL_MAX characters (code points), "…" marking the cut. */
+function shortLabel(text) {
+  const chars = Array.from(String(text));
+  return chars.length > LABEL_MAX ? `${chars.slice(0, LABEL_MAX - 1).join("")}…` : String(text);
+}
+
+/**
+ * Every chart of the page (reports and Explore): a long category label (a 150-character search
+ * term) would take the axis half the chart's width and still be clipped at its start, so category
+ * ticks and legend entries are cut to LABEL_MAX characters; the tooltip's title is the whole label.
+ */
+function chartDefaults() {
+  Chart.defaults.scales.category.ticks.callback = function (value) {
+    const label = this.getLabelForValue(value);
+    return typeof label === "string" ? shortLabel(label) : label;
+  };
+  const legendLabels = Chart.defaults.plugins.legend.labels.generateLabels;
+  Chart.defaults.plugins.legend.labels.generateLabels = (chart) => legendLabels(chart).map((item) => ({ ...item, text: shortLabel(item.text) }));
+}
+
 async function start() {
+  chartDefaults();
   const catalog = await (await fetch("/reports/catalog.json")).json();
   buildNav(catalog);
   wire();
