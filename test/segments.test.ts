@@ -256,6 +256,16 @@ describe("segments over GraphQL", () => {
     expect(r.data.account.segment).toEqual({ acme: true, globex: false, free: false, ghost: null });
   });
 
+  it("a mutation's root fields each evaluate their own segment row: a later rule change is seen (the evaluation was cached per request)", async () => {
+    const s = await createSegment("per-field", { field: "custom.plan", op: "eq", value: "gold" }, []);
+    const m = `mutation($a: String!, $id: String!) {
+      free: updateSegment(accountId: $a, id: $id, input: { rule: { field: "custom.plan", op: "eq", value: "free" } }) { matches(endUserId: "free") }
+      gold: updateSegment(accountId: $a, id: $id, input: { rule: { field: "custom.plan", op: "eq", value: "gold" } }) { matches(endUserId: "free") } }`;
+    const r = await gql(server, t, m, { a: t.accountId, id: s.id });
+    expect(r.errors).toBeUndefined();
+    expect(r.data).toEqual({ free: { matches: true }, gold: { matches: false } });
+  });
+
   it("reads the segment with one end user's values in one statement, answering as the separate reads", async () => {
     // The rule's fields are read from its JSON in SQL on that path (src/domains/segments/read.ts):
     // nesting, attribute links, negations and a field named only under `not` must all be found.

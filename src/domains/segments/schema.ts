@@ -48,13 +48,15 @@ async function withUnlinked(accountId: string, found: RuleValues | null): Promis
 
 /**
  * Whether the end user matches the segment (null: the account has no such user), from the values
- * `read` gives. Cached per request, so `matches` and `contentOrder` on one segment evaluate once.
+ * `read` gives. Cached per segment row read, so `matches` and `contentOrder` under one segment
+ * field evaluate once. Not per request: a mutation's root fields run one after another, and one
+ * may change the rule or the user's values that an earlier one evaluated (each reads its own row).
  */
-const evaluations = new WeakMap<object, Map<string, Promise<boolean | null>>>();
-function evaluation(ctx: object, segment: SegmentRow, endUserId: string, read: (rule: Rule) => Promise<RuleValues | null>): Promise<boolean | null> {
-  let cache = evaluations.get(ctx);
-  if (!cache) evaluations.set(ctx, (cache = new Map()));
-  const key = `${segment.id}\u0000${endUserId}`;
+const evaluations = new WeakMap<SegmentRow, Map<string, Promise<boolean | null>>>();
+function evaluation(segment: SegmentRow, endUserId: string, read: (rule: Rule) => Promise<RuleValues | null>): Promise<boolean | null> {
+  let cache = evaluations.get(segment);
+  if (!cache) evaluations.set(segment, (cache = new Map()));
+  const key = endUserId;
   let result = cache.get(key);
   if (!result) {
     result = (async () => {
@@ -71,8 +73,7 @@ function evaluation(ctx: object, segment: SegmentRow, endUserId: string, read: (
 }
 
 /** Whether the end user matches the segment (null: no such user): the user's values in one statement (./read.ts). */
-const matches = (ctx: object, segment: SegmentRow, endUserId: string) =>
-  evaluation(ctx, segment, endUserId, (rule) => ruleValues(segment.accountId, endUserId, rule));
+const matches = (segment: SegmentRow, endUserId: string) => evaluation(segment, endUserId, (rule) => ruleValues(segment.accountId, endUserId, rule));
 
 /**
  * The one end user the selection under `segment(id:)` evaluates (`contentOrder` and `matches`
@@ -92,10 +93,10 @@ function evaluatedUser(info: GraphQLResolveInfo): string | undefined {
 }
 
 /** The segment (null: none) read with the end user's values, its evaluation for them cached for the request. */
-async function segmentEvaluatedFor(ctx: object, accountId: string, id: string, endUserId: string): Promise<SegmentRow | null> {
+async function segmentEvaluatedFor(accountId: string, id: string, endUserId: string): Promise<SegmentRow | null> {
   const found = await segmentWithValues(accountId, id, endUserId);
   if (!found) return null;
-  void evaluation(ctx, found.segment, endUserId, async () => found.values);
+  void evaluation(found.segment, endUserId, async () => found.values);
   return found.segment;
 }
 
@@ -132,7 +133,7 @@ export const Segment = builder.prismaObject("Segment", {
       args: { endUserId: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
       resolve: async (s, { endUserId, idType }, ctx) => {
         await checkIdType(ctx, s.accountId, idType);
-        return matches(ctx, s as SegmentRow, endUserId);
+        return matches(s as SegmentRow, endUserId);
       },
     }),
     contentOrder: t.field({
@@ -143,7 +144,7 @@ export const Segment = builder.prismaObject("Segment", {
       args: { endUserId: t.arg.string({ required: true }), idType: t.arg({ type: EndUserIdType, required: false }) },
       resolve: async (s, { endUserId, idType }, ctx, info) => {
         await checkIdType(ctx, s.accountId, idType);
-        const matched = await matches(ctx, s as SegmentRow, endUserId);
+        const matched = await matches(s as SegmentRow, endUserId);
         if (matched === null) return null;
         if (!matched) return [];
         // The content is read only for users who match, with what the query selects: Content's own
@@ -193,7 +194,7 @@ builder.prismaObjectField(Account, "segment", (t) =>
     resolve: (query, account, { id }, ctx, info) => {
       if (JSON.stringify(query) !== "{}") return prisma.segment.findUnique({ ...query, where: { id, accountId: account.id } });
       const endUserId = evaluatedUser(info);
-      return endUserId === undefined ? segmentRow(account.id, id) : segmentEvaluatedFor(ctx, account.id, id, endUserId);
+      return endUserId === undefined ? segmentRow(account.id, id) : segmentEvaluatedFor(account.id, id, endUserId);
     },
   }),
 );
