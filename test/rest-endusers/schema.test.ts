@@ -1,7 +1,7 @@
 // End users over REST: the end-user schema, style A and style B (B10, B11 and the contract's GET/DELETE).
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectProblem, prisma, type Tenant, tenant } from "../helpers.js";
-import { A, B, DEFAULT_NAMES, del, fresh, get, put, withServer } from "./shared.js";
+import { expectProblem, gql, prisma, type Tenant, tenant } from "../helpers.js";
+import { A, B, DEFAULT_NAMES, del, fresh, get, put, server, withServer } from "./shared.js";
 
 withServer();
 
@@ -171,6 +171,38 @@ describe("end-user schema, style A", () => {
     // Adding it again starts empty, with any type.
     expect((await put(`${A(u)}/endUserSchema`, u, [{ name: "doomed", type: "double" }])).status).toBe(200);
     expect((await put(`${A(u)}/endUsers/u1`, u, { doomed: 2.5 })).status).toBe(200);
+  });
+
+  it("a field a segment's rule reads cannot be deleted (409 naming the segments); others go in the same call", async () => {
+    const u = await fresh("fseg");
+    await put(`${A(u)}/endUserSchema`, u, [
+      { name: "tier", type: "double" },
+      { name: "company", type: "string" },
+      { name: "spare", type: "string" },
+    ]);
+    expect((await put(`${B(u)}/integrationAttributeSchema`, u, [{ name: "company", type: "string" }, { name: "region", type: "string" }])).status).toBe(200);
+    const CREATE = `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }`;
+    for (const [name, rule] of [
+      ["big", { field: "custom.tier", op: "gt", value: 5 }],
+      ["emea", { not: { field: "attribute.company.region", op: "eq", value: "emea" } }],
+      ["also-big", { or: [{ field: "custom.tier", op: "gte", value: 9 }, { field: "custom.tier", op: "exists" }] }],
+    ] as const) {
+      const r = await gql(server, u, CREATE, { a: u.accountId, input: { name, rule, contentIds: [] } });
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    }
+    const r = await del(`${A(u)}/endUserSchema/tier,company,spare`, u);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body).toEqual({
+      success: [{ index: 2, id: "spare", statusCode: 204 }],
+      failure: [
+        { index: 0, id: "tier", statusCode: 409, errors: ["custom field 'tier' is used by the rule of segments 'also-big', 'big': change or delete them first"] },
+        { index: 1, id: "company", statusCode: 409, errors: ["custom field 'company' is used by the rule of segment 'emea': change or delete it first"] },
+      ],
+    });
+    const left = (await prisma.endUserField.findMany({ where: { accountId: u.accountId } })).map((f) => f.name);
+    expect(left).toEqual(expect.arrayContaining(["company", "tier"]));
+    expect(left).not.toContain("spare");
+    expectProblem(await del(`${A(u)}/endUserSchema/tier`, u), 409);
   });
 
   it("at most 50 custom fields: the 51st fails while the first 50 stay", async () => {

@@ -9,9 +9,11 @@ import type { EndUserField as FieldRow } from "../../generated/sqlite/client.js"
 import { builder } from "../../schema/builder.js";
 import { bulkArg, checkListSafeName, DeletePayload, fail, type ItemResult, ItemResultInterface, payloadType } from "../../schema/bulk.js";
 import { Account, requireAccount } from "../accounts/schema.js";
+import { fieldsOf, type Rule } from "../segments/rules.js";
 
-export const FIELD_TYPES = ["string", "double", "boolean", "timestamp", "encrypted_string"] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
+import { FIELD_TYPES, type FieldType, type SchemaField } from "./fieldTypes.js";
+
+export { FIELD_TYPES, type FieldType, type SchemaField };
 export const MAX_CUSTOM_FIELDS = 50;
 export const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const FIELD_NAME_RULE = "a letter first, then letters, digits or _; at most 64 characters";
@@ -28,13 +30,6 @@ export const STRING_VALUE_MAX_BYTES = 1_500;
 const DESCRIPTION_MAX = 2_000;
 /** 9999-12-31T23:59:59.999Z */
 export const TIMESTAMP_MAX = 253_402_300_799_999;
-
-export interface SchemaField {
-  name: string;
-  type: FieldType;
-  description: string | null;
-  default: boolean;
-}
 
 /** Service-provided fields every account has. */
 export const DEFAULT_FIELDS: readonly SchemaField[] = [
@@ -267,14 +262,26 @@ builder.mutationField("upsertEndUserFields", (t) =>
 builder.mutationField("deleteEndUserFields", (t) =>
   t.field({
     type: DeletePayload,
-    description: "Deletes custom fields and every end user's value of them. Default fields cannot be deleted (400). Per-item status: 204, 400, 404.",
+    description:
+      "Deletes custom fields and every end user's value of them. Default fields cannot be deleted (400), nor fields a segment's rule reads (409). Per-item status: 204, 400, 404, 409.",
     args: { accountId: t.arg.string({ required: true }), names: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, names }, ctx) => {
       await requireAccount(ctx, accountId);
-      const found = await withTransaction(async (tx) => {
+      const { found, usedBy } = await withTransaction(async (tx) => {
         await lockAccount(tx, accountId, "exclusive");
         const found = new Set((await tx.endUserField.findMany({ where: { accountId, name: { in: names } }, select: { name: true } })).map((r) => r.name));
-        const doomed = [...found];
+        // A field a segment's rule reads (`custom.<name>`, or `attribute.<name>.…` through it) stays:
+        // its rules were checked against the schema when written, and without the field (or with it
+        // added again as another type) they would compare values across types unseen.
+        const usedBy = new Map<string, string[]>();
+        for (const segment of await tx.segment.findMany({ where: { accountId }, select: { name: true, rule: true }, orderBy: { name: "asc" } }))
+          for (const ref of fieldsOf(JSON.parse(segment.rule) as Rule)) {
+            const field = ref.kind === "custom" ? ref.name : ref.primary;
+            if (!found.has(field)) continue;
+            const list = usedBy.get(field) ?? usedBy.set(field, []).get(field)!;
+            if (!list.includes(segment.name)) list.push(segment.name);
+          }
+        const doomed = [...found].filter((name) => !usedBy.has(name));
         if (doomed.length) {
           // Losing a value is a change of the end user: a new lastUpdateTime, so that a sync by
           // `updatedSince` sees the value gone (and the audit entry of each carries its removal).
@@ -282,16 +289,17 @@ builder.mutationField("deleteEndUserFields", (t) =>
           await tx.endUserValue.deleteMany({ where: { accountId, field: { in: doomed } } });
           await tx.endUserField.deleteMany({ where: { accountId, name: { in: doomed } } });
         }
-        return found;
+        return { found, usedBy };
       });
+      const inUse = (name: string, segments: string[]) =>
+        `custom field '${name}' is used by the rule of segment${segments.length > 1 ? "s" : ""} ${segments.map((s) => `'${s}'`).join(", ")}: change or delete ${segments.length > 1 ? "them" : "it"} first`;
       return {
-        results: names.map((name, index) =>
-          DEFAULT_BY_NAME.has(name)
-            ? fail(index, 400, [`'${name}' is a default field and cannot be deleted`], name)
-            : found.has(name)
-              ? { index, statusCode: 204, id: name, errors: [] }
-              : fail(index, 404, [`no custom field named '${name}'`], name),
-        ),
+        results: names.map((name, index) => {
+          if (DEFAULT_BY_NAME.has(name)) return fail(index, 400, [`'${name}' is a default field and cannot be deleted`], name);
+          const segments = usedBy.get(name);
+          if (segments) return fail(index, 409, [inUse(name, segments)], name);
+          return found.has(name) ? { index, statusCode: 204, id: name, errors: [] } : fail(index, 404, [`no custom field named '${name}'`], name);
+        }),
       };
     },
   }),

@@ -152,7 +152,7 @@ const schemaRows = (
     summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
     params: { fieldName: { description: "One field name, or several comma-separated (the spec's fieldsToDelete).", example: "plan,region" } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), names: commaList(i.params.fieldName, "fieldName") }),
-    reply: reply.bulk((d) => d.deleteEndUserFields.results, null, { success: [204], failure: [400, 404] }),
+    reply: reply.bulk((d) => d.deleteEndUserFields.results, null, { success: [204], failure: [400, 404, 409] }),
   }),
 ];
 

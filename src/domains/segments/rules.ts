@@ -10,7 +10,7 @@
 //                                                              the value of the user's field <primary>
 //   op        := eq | ne | in | exists | gt | gte | lt | lte | contains
 import { badRequest } from "../../errors.js";
-import type { FieldType, SchemaField } from "../endUsers/fields.js";
+import type { FieldType, SchemaField } from "../endUsers/fieldTypes.js";
 
 export type Rule = { and: Rule[] } | { or: Rule[] } | { not: Rule } | Condition;
 export interface Condition {
