@@ -3,7 +3,8 @@
 
 import { clock } from "../../clock.js";
 import { decrypt, encrypt } from "../../crypto.js";
-import { prisma, type Reader, type Tx, withTransaction } from "../../db/index.js";
+import { storedDate } from "../../db/direct.js";
+import { dbKind, prisma, type Reader, type Tx, withTransaction } from "../../db/index.js";
 import { lockAccount } from "../../db/locks.js";
 import type { EndUserField as FieldRow } from "../../generated/sqlite/client.js";
 import { builder } from "../../schema/builder.js";
@@ -284,8 +285,16 @@ builder.mutationField("deleteEndUserFields", (t) =>
         const doomed = [...found].filter((name) => !usedBy.has(name));
         if (doomed.length) {
           // Losing a value is a change of the end user: a new lastUpdateTime, so that a sync by
-          // `updatedSince` sees the value gone (and the audit entry of each carries its removal).
-          await tx.endUser.updateMany({ where: { accountId, values: { some: { accountId, field: { in: doomed } } } }, data: { updatedAt: clock.now() } });
+          // `updatedSince` sees the value gone. One statement, and no entry per user: the field's own
+          // deletion entry records what happened to every value of it.
+          const pg = dbKind() === "postgres";
+          await tx.$executeRawUnsafe(
+            `UPDATE "EndUser" SET "updatedAt" = ${pg ? "CAST($1 AS TIMESTAMP(3))" : "?"} WHERE "id" IN (SELECT v."endUserId" FROM "EndUserValue" v
+               WHERE v."accountId" = ${pg ? "$2" : "?"} AND v."field" IN (SELECT value FROM ${pg ? "json_array_elements_text(CAST($3 AS json))" : "json_each(?)"}))`,
+            storedDate(clock.now()),
+            accountId,
+            JSON.stringify(doomed),
+          );
           await tx.endUserValue.deleteMany({ where: { accountId, field: { in: doomed } } });
           await tx.endUserField.deleteMany({ where: { accountId, name: { in: doomed } } });
         }
