@@ -183,12 +183,27 @@ describe("end-user schema, style A", () => {
       { name: "company", type: "string" },
       { name: "spare", type: "string" },
     ]);
-    expect((await put(`${B(u)}/integrationAttributeSchema`, u, [{ name: "company", type: "string" }, { name: "region", type: "string" }])).status).toBe(200);
+    expect(
+      (
+        await put(`${B(u)}/integrationAttributeSchema`, u, [
+          { name: "company", type: "string" },
+          { name: "region", type: "string" },
+        ])
+      ).status,
+    ).toBe(200);
     const CREATE = `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }`;
     for (const [name, rule] of [
       ["big", { field: "custom.tier", op: "gt", value: 5 }],
       ["emea", { not: { field: "attribute.company.region", op: "eq", value: "emea" } }],
-      ["also-big", { or: [{ field: "custom.tier", op: "gte", value: 9 }, { field: "custom.tier", op: "exists" }] }],
+      [
+        "also-big",
+        {
+          or: [
+            { field: "custom.tier", op: "gte", value: 9 },
+            { field: "custom.tier", op: "exists" },
+          ],
+        },
+      ],
     ] as const) {
       const r = await gql(server, u, CREATE, { a: u.accountId, input: { name, rule, contentIds: [] } });
       expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
@@ -198,7 +213,12 @@ describe("end-user schema, style A", () => {
     expect(r.body).toEqual({
       success: [{ index: 2, id: "spare", statusCode: 204 }],
       failure: [
-        { index: 0, id: "tier", statusCode: 409, errors: ["custom field 'tier' is used by the rule of segments 'also-big', 'big': change or delete them first"] },
+        {
+          index: 0,
+          id: "tier",
+          statusCode: 409,
+          errors: ["custom field 'tier' is used by the rule of segments 'also-big', 'big': change or delete them first"],
+        },
         { index: 1, id: "company", statusCode: 409, errors: ["custom field 'company' is used by the rule of segment 'emea': change or delete it first"] },
       ],
     });

@@ -191,7 +191,7 @@ builder.prismaObjectField(Account, "segment", (t) =>
     description: "One segment by id (null when the account has none with that id).",
     args: { id: t.arg.string({ required: true }) },
     // The segment's own fields (B16 and most reads): one statement on the driver; relations through Prisma.
-    resolve: (query, account, { id }, ctx, info) => {
+    resolve: (query, account, { id }, _ctx, info) => {
       if (JSON.stringify(query) !== "{}") return prisma.segment.findUnique({ ...query, where: { id, accountId: account.id } });
       const endUserId = evaluatedUser(info);
       return endUserId === undefined ? segmentRow(account.id, id) : segmentEvaluatedFor(account.id, id, endUserId);
