@@ -182,7 +182,7 @@ export function createApp(config: Config) {
   );
   app.use(
     cors({
-      origin: config.CORS_ORIGINS === "*" ? "*" : config.CORS_ORIGINS.split(",").map((s) => s.trim()),
+      origin: config.CORS_ORIGINS,
       allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id"],
       exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"],
       maxAge: 600,

@@ -4,10 +4,10 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "./app.js";
 import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
-import { loadConfig, sessionDatabaseUrl } from "./config.js";
+import { loadConfig, sessionDatabaseUrl, sessionDatabaseVariable } from "./config.js";
 import { initEncryption } from "./crypto.js";
 import { configureDatabase, dbKind, disconnectDb, prepareDb } from "./db/index.js";
-import { migrate } from "./db/migrate.js";
+import { DatabaseOpenError, migrate } from "./db/migrate.js";
 import { closeQueue } from "./domains/copyJobs/queue.js";
 import { CopyJobWorker } from "./domains/copyJobs/worker.js";
 import { startEventMaintenance } from "./domains/events/partitions.js";
@@ -48,7 +48,12 @@ if (await startTracing(config))
 
 // The database layer writes only what the domains' audit classification allows (before the demo seed writes).
 configureDatabase(writePolicy);
-const { applied, fresh } = await migrate(sessionDatabaseUrl(config), (msg) => logger.info(msg));
+const { applied, fresh } = await migrate(sessionDatabaseUrl(config), (msg) => logger.info(msg)).catch((err: unknown) => {
+  // A database that cannot be opened or reached is a configuration problem: one line naming the variable.
+  if (!(err instanceof DatabaseOpenError)) throw err;
+  console.error(`${sessionDatabaseVariable(config)}: ${err.message}`);
+  process.exit(1);
+});
 await prepareDb();
 if (fresh && config.SEED_DEMO) {
   const { key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ progress: consoleProgress() }));
@@ -90,7 +95,13 @@ if (rollupWorker) lifecycle.onDrain(() => rollupWorker.stop());
 const messagePruner = new MessagePruner();
 void messagePruner.start().catch((err) => logger.error({ err }, "the idempotency-key prune could not start; keys are not pruned"));
 lifecycle.onDrain(() => messagePruner.stop());
-const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
+const server = createHttpServer(app, config);
+// An address that cannot be listened on is a configuration problem: one line naming HOST or PORT.
+server.once("error", (err: NodeJS.ErrnoException) => {
+  console.error(listenProblem(err, config.HOST, config.PORT));
+  process.exit(1);
+});
+server.listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;
   logger.info({ port, pid: process.pid, db: dbKind(), migrationsApplied: applied.length }, `guidegate listening on http://localhost:${port}`);
@@ -124,3 +135,20 @@ async function shutdown(signal: string) {
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
+
+function listenProblem(err: NodeJS.ErrnoException, host: string, port: number): string {
+  const at = `${host}:${port}`;
+  switch (err.code) {
+    case "EADDRINUSE":
+      return `PORT: cannot listen on ${at}: the port is already in use (another process listens there); choose another PORT`;
+    case "EACCES":
+      return `PORT: cannot listen on ${at}: permission denied (ports below 1024 need privileges); choose another PORT`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `HOST: cannot listen on ${at}: '${host}' does not resolve to an address of this machine (${err.code})`;
+    case "EADDRNOTAVAIL":
+      return `HOST: cannot listen on ${at}: '${host}' is not an address of this machine (EADDRNOTAVAIL)`;
+    default:
+      return `HOST/PORT: cannot listen on ${at}: ${err.message}`;
+  }
+}
