@@ -1,6 +1,7 @@
 // Entry point: validate configuration, apply migrations, seed the demo account on a new database,
 // then listen. SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
 import type { AddressInfo } from "node:net";
+import { AdminError } from "./admin.js";
 import { createApp } from "./app.js";
 import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
@@ -19,7 +20,7 @@ import { MessagePruner } from "./ingest/prune.js";
 import { gracefulShutdown } from "./lifecycle.js";
 import { logger } from "./logger.js";
 import { startTracing, stopTracing } from "./observability/tracing.js";
-import { DEMO_EMAIL, seedDemo } from "./seed/demo.js";
+import { DEMO_EMAIL, demoSeedUnfinished, seedDemo } from "./seed/demo.js";
 import { consoleProgress } from "./seed/progress.js";
 
 // Modules do nothing at import (the database clients are created on first use), so everything is
@@ -55,10 +56,20 @@ const { applied, fresh } = await migrate(sessionDatabaseUrl(config), (msg) => lo
   process.exit(1);
 });
 await prepareDb();
-if (fresh && config.SEED_DEMO) {
-  const { key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ progress: consoleProgress() }));
-  logger.info({ account: "demo", user: DEMO_EMAIL }, "seeded the demo account on the new database");
-  console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
+// The demo account on a new database, or the rest of it when the start that began its seed was
+// stopped half way (src/seed/demo.ts).
+const unfinished = !fresh && config.SEED_DEMO && (await demoSeedUnfinished());
+if (config.SEED_DEMO && (fresh || unfinished)) {
+  if (unfinished) logger.info({ account: "demo" }, "finishing the demo account's seed, which an earlier start left unfinished");
+  try {
+    const { key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ progress: consoleProgress() }));
+    logger.info({ account: "demo", user: DEMO_EMAIL }, unfinished ? "finished the demo account's seed" : "seeded the demo account on the new database");
+    console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
+  } catch (err) {
+    // Another instance seeds it (PostgreSQL, several instances starting on a new database): serve meanwhile.
+    if (!(err instanceof AdminError)) throw err;
+    logger.info({ account: "demo" }, `demo account not seeded here: ${err.message}`);
+  }
 }
 // Event partitions ahead (PostgreSQL) and EVENTS_RETENTION_DAYS.
 const stopEventMaintenance = startEventMaintenance(config);
