@@ -8,6 +8,15 @@ export const ID_METHODS = ["app_user_id", "crm_user_id", "cookie"] as const;
 
 export class AdminError extends Error {}
 
+/** The longest TTL of a key and of an account's audit tokens: 10 years, in seconds. */
+export const MAX_TTL_SECONDS = 10 * 365 * 86_400;
+/** The default audit-token TTL of an account (the column's default): 30 days. */
+export const DEFAULT_AUDIT_TOKEN_TTL_SECONDS = 30 * 86_400;
+/** A per-account rate limit is stored in a 32-bit integer column: PostgreSQL's integer range. */
+export const MAX_RATE_LIMIT_PER_MINUTE = 2_147_483_647;
+
+const wholeIn = (v: number, min: number, max: number) => Number.isInteger(v) && v >= min && v <= max;
+
 const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export async function createAccount(id: string, opts: { name?: string; idMethod?: string } = {}) {
@@ -20,8 +29,13 @@ export async function createAccount(id: string, opts: { name?: string; idMethod?
 
 export async function setAccount(id: string, opts: { auditTokenTtl?: number; rateLimitPerMinute?: number | null; idMethod?: string }) {
   if (!(await prisma.account.findUnique({ where: { id } }))) throw new AdminError(`account '${id}' does not exist`);
-  if (opts.auditTokenTtl !== undefined && (!Number.isInteger(opts.auditTokenTtl) || opts.auditTokenTtl < 1)) {
-    throw new AdminError("--audit-token-ttl must be a positive whole number of seconds");
+  if (opts.auditTokenTtl !== undefined && !wholeIn(opts.auditTokenTtl, 1, MAX_TTL_SECONDS)) {
+    throw new AdminError(`--audit-token-ttl must be a whole number of seconds from 1 to ${MAX_TTL_SECONDS} (10 years)`);
+  }
+  // null: back to the global default (RATE_LIMIT_PER_MINUTE). 0 is no "unlimited": it is refused, as
+  // RATE_LIMIT_PER_MINUTE=0 is.
+  if (opts.rateLimitPerMinute != null && !wholeIn(opts.rateLimitPerMinute, 1, MAX_RATE_LIMIT_PER_MINUTE)) {
+    throw new AdminError(`--rate-limit must be a whole number from 1 to ${MAX_RATE_LIMIT_PER_MINUTE} (points a minute), or 'default'`);
   }
   if (opts.idMethod !== undefined && !(ID_METHODS as readonly string[]).includes(opts.idMethod))
     throw new AdminError(`--id-method must be one of ${ID_METHODS.join(", ")}`);
@@ -62,7 +76,7 @@ export async function createUser(email: string, accountIds: string[]) {
 
 /**
  * A new key for the user. `auditlogs` keys expire after the shortest audit-token TTL of the user's
- * accounts (the administrator's setting) unless a shorter --ttl is given.
+ * accounts (the administrator's setting, 30 days unless set) unless a shorter --ttl is given.
  */
 export async function createKey(email: string, opts: { ttlSeconds?: number; scope?: string; accountId?: string; persistedOnly?: boolean } = {}) {
   const scope = (opts.scope ?? "integration") as KeyScope;
@@ -72,8 +86,8 @@ export async function createKey(email: string, opts: { ttlSeconds?: number; scop
   if (scope !== "ingest" && opts.accountId) throw new AdminError("--account is only for --scope ingest keys");
   // Persisted documents are GraphQL's: only integration keys send GraphQL.
   if (opts.persistedOnly && scope !== "integration") throw new AdminError("--persisted-only is only for --scope integration keys");
-  if (opts.ttlSeconds !== undefined && (!Number.isInteger(opts.ttlSeconds) || opts.ttlSeconds < 1))
-    throw new AdminError("--ttl must be a positive whole number of seconds");
+  if (opts.ttlSeconds !== undefined && !wholeIn(opts.ttlSeconds, 1, MAX_TTL_SECONDS))
+    throw new AdminError(`--ttl must be a whole number of seconds from 1 to ${MAX_TTL_SECONDS} (10 years)`);
   const user = await prisma.user.findUnique({
     where: { email: email.trim().toLowerCase() },
     include: { memberships: { include: { account: { select: { auditTokenTtlSeconds: true } } } } },
@@ -85,7 +99,9 @@ export async function createKey(email: string, opts: { ttlSeconds?: number; scop
     );
   let ttl = opts.ttlSeconds;
   if (scope === "auditlogs") {
-    const accountTtl = Math.min(...user.memberships.map((m) => m.account.auditTokenTtlSeconds), 30 * 24 * 3600);
+    // The accounts' own TTLs, however long (the 30-day default is only what an account starts with).
+    const ttls = user.memberships.map((m) => m.account.auditTokenTtlSeconds);
+    const accountTtl = ttls.length ? Math.min(...ttls) : DEFAULT_AUDIT_TOKEN_TTL_SECONDS;
     ttl = Math.min(ttl ?? accountTtl, accountTtl);
   }
   const { key, prefix, hash } = generateKey();
@@ -123,9 +139,43 @@ export async function listKeys(email?: string) {
   });
 }
 
+/** What `key list` shows of a key's state: revoked (and when), expired, or active. */
+export function keyStatus(k: { revokedAt: Date | null; expiresAt: Date | null }, now: Date = clock.now()): string {
+  if (k.revokedAt) return `revoked ${k.revokedAt.toISOString()}`;
+  if (k.expiresAt && k.expiresAt.getTime() <= now.getTime()) return "expired";
+  return "active";
+}
+
+/**
+ * Revokes the keys of these prefixes, all or none: an unknown prefix revokes nothing. A key revoked
+ * before keeps its time of revocation and comes back with `alreadyRevoked`.
+ */
+export async function revokeKeys(prefixes: string[]): Promise<{ prefix: string; revokedAt: Date; alreadyRevoked: boolean }[]> {
+  if (!prefixes.length) throw new AdminError("name at least one key prefix (see 'key list')");
+  return withTransaction(async (tx) => {
+    const rows = await tx.apiKey.findMany({ where: { prefix: { in: prefixes } }, select: { prefix: true, revokedAt: true } });
+    const missing = prefixes.filter((p) => !rows.some((r) => r.prefix === p));
+    if (missing.length) throw new AdminError(`no key with prefix ${missing.map((p) => `'${p}'`).join(", ")} (see 'key list'); nothing revoked`);
+    const now = new Date();
+    const out: { prefix: string; revokedAt: Date; alreadyRevoked: boolean }[] = [];
+    for (const prefix of new Set(prefixes)) {
+      const row = rows.find((r) => r.prefix === prefix)!;
+      if (row.revokedAt) out.push({ prefix, revokedAt: row.revokedAt, alreadyRevoked: true });
+      else {
+        await tx.apiKey.update({ where: { prefix }, data: { revokedAt: now } });
+        out.push({ prefix, revokedAt: now, alreadyRevoked: false });
+      }
+    }
+    return out;
+  });
+}
+
+/** Revokes one key (see revokeKeys). */
 export async function revokeKey(prefix: string) {
-  const row = await prisma.apiKey.findUnique({ where: { prefix } });
-  if (!row) throw new AdminError(`no key with prefix '${prefix}' (see 'key list')`);
-  if (row.revokedAt) return row;
-  return withTransaction((tx) => tx.apiKey.update({ where: { prefix }, data: { revokedAt: new Date() } }));
+  return (await revokeKeys([prefix]))[0]!;
+}
+
+/** Refuses an account id that names no account (before a command would fail on a foreign key). */
+export async function requireAccount(id: string): Promise<void> {
+  if (!(await prisma.account.findUnique({ where: { id }, select: { id: true } }))) throw new AdminError(`no account '${id}'`);
 }

@@ -45,7 +45,7 @@ import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
 import { createRateLimiter } from "./ratelimit.js";
 import { decodeContent, readBounded } from "./rest/bodyLimit.js";
 import { nestedPast, tooDeepError } from "./rest/jsonDepth.js";
-import { problem, problemOf, sendProblem } from "./rest/problem.js";
+import { methodNotAllowed, problem, problemOf, sendProblem } from "./rest/problem.js";
 import { JSON_BODY_LIMIT_BYTES, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
 import { rejectUndecodableUrls } from "./rest/urlDecoding.js";
@@ -181,7 +181,7 @@ export function createApp(config: Config) {
   );
   app.use(
     cors({
-      origin: config.CORS_ORIGINS === "*" ? "*" : config.CORS_ORIGINS.split(",").map((s) => s.trim()),
+      origin: config.CORS_ORIGINS,
       allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id"],
       exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"],
       maxAge: 600,
@@ -201,6 +201,8 @@ export function createApp(config: Config) {
   });
 
   app.get("/metrics", metricsHandler(config.METRICS_TOKEN));
+  // Other methods on these paths: 405 with Allow, as on every known path (the contract's common rule).
+  app.all(["/healthz", "/readyz", "/metrics"], methodNotAllowed(["GET"]));
   app.use(
     openApiRouter(routes, schema, {
       rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,

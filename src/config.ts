@@ -1,5 +1,6 @@
 // Configuration, read once from the environment and validated; a bad value stops start-up with
-// an error that names the variable.
+// an error that names the variable. An empty value (or only spaces) is refused for every variable:
+// unset it to get the default (`PORT=` is not port 0, `GRAPHQL_MAX_ALIASES=` is not 0 aliases).
 import { z } from "zod";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
@@ -10,6 +11,7 @@ const Env = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^(file:|postgres(ql)?:\/\/)/, "must start with file: (SQLite) or postgresql:// (PostgreSQL)")
+    .refine((v) => !/^file:\s*$/.test(v), "file: needs the path of the SQLite file, e.g. file:./data/guidegate.db")
     .default("file:./data/guidegate.db"),
   // PostgreSQL connections of one instance (src/db/postgres.ts): one pool for Prisma and the direct
   // reads, a request waits at most DATABASE_POOL_TIMEOUT_MS for one of them (then 503 Retry-After);
@@ -31,7 +33,29 @@ const Env = z.object({
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(5_000),
   JOB_QUEUE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(3),
-  CORS_ORIGINS: z.string().default("*"),
+  // `*` alone, or a comma-separated list of origins (scheme://host[:port]; a trailing slash is
+  // dropped, the scheme and host lower-cased, a default port left out: what browsers send).
+  CORS_ORIGINS: z
+    .string()
+    .transform((v, ctx): "*" | string[] => {
+      const entries = v.split(",").map((e) => e.trim());
+      if (entries.length === 1 && entries[0] === "*") return "*";
+      const origins: string[] = [];
+      for (const entry of entries) {
+        const problem = entry === "*" ? "* allows every origin: it stands alone, not in a list" : entry === "" ? "has an empty entry" : undefined;
+        const origin = problem ? undefined : originOf(entry);
+        if (!origin) {
+          ctx.addIssue({
+            code: "custom",
+            message: problem ?? `'${entry}' is not an origin: scheme://host[:port], without a path, e.g. https://app.example.com`,
+          });
+          return z.NEVER;
+        }
+        origins.push(origin);
+      }
+      return origins;
+    })
+    .default("*"),
   GRAPHIQL: bool.default(true),
   INTROSPECTION: bool.default(true),
   REDIS_URL: z
@@ -179,12 +203,46 @@ const Env = z.object({
 
 export type Config = z.infer<typeof Env>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = Env.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+/** An origin as browsers send it in `Origin`, or undefined for what is not one (a path, a query, credentials). */
+function originOf(entry: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return undefined;
   }
+  if (!url.host || url.username || url.password || url.search || url.hash || !["", "/"].includes(url.pathname)) return undefined;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) return undefined;
+  // http(s): URL's own origin (default port dropped); other schemes (capacitor://localhost) have none of URL's.
+  return url.origin !== "null" ? url.origin : `${url.protocol}//${url.host}`;
+}
+
+/** Not guidegate's own: a convention of the Node ecosystem, read by other tools too; left as it comes. */
+const NOT_OURS = new Set(["NODE_ENV"]);
+const S3_SETTINGS = ["S3_ENDPOINT", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_FORCE_PATH_STYLE", "S3_PREFIX"] as const;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const issues: string[] = [];
+  const given: NodeJS.ProcessEnv = { ...env };
+  // One rule for every variable: empty is refused, never read as 0, false or "" (unset it for the default).
+  for (const name of Object.keys(Env.shape)) {
+    const value = env[name];
+    if (value === undefined || NOT_OURS.has(name) || value.trim() !== "") continue;
+    issues.push(`  ${name}: is empty; unset it to use the default`);
+    delete given[name];
+  }
+  const parsed = Env.safeParse(given);
+  if (!parsed.success) issues.push(...parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`));
+  // S3 settings only mean something with S3_BUCKET (without it files go to FILES_DIR), and static
+  // credentials come as a pair (one alone would make every upload fail).
+  const s3Set = S3_SETTINGS.filter((name) => given[name] !== undefined);
+  if (given.S3_BUCKET === undefined && s3Set.length)
+    issues.push(`  S3_BUCKET: is not set, but ${s3Set.join(", ")} ${s3Set.length > 1 ? "are" : "is"}: set S3_BUCKET to store files in S3, or unset them`);
+  if ((given.S3_ACCESS_KEY_ID === undefined) !== (given.S3_SECRET_ACCESS_KEY === undefined)) {
+    const [missing, set] = given.S3_ACCESS_KEY_ID === undefined ? ["S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"] : ["S3_SECRET_ACCESS_KEY", "S3_ACCESS_KEY_ID"];
+    issues.push(`  ${missing}: is not set, but ${set} is: set both (static credentials), or neither (the AWS SDK's usual chain)`);
+  }
+  if (issues.length || !parsed.success) throw new Error(`Invalid configuration:\n${issues.join("\n")}`);
   return parsed.data;
 }
 
@@ -195,6 +253,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  */
 export const sessionDatabaseUrl = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): string =>
   isPostgresUrl(config.DATABASE_URL) && config.DATABASE_DIRECT_URL ? config.DATABASE_DIRECT_URL : config.DATABASE_URL;
+
+/** The variable sessionDatabaseUrl() took its URL from, for messages about that database. */
+export const sessionDatabaseVariable = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): "DATABASE_URL" | "DATABASE_DIRECT_URL" =>
+  isPostgresUrl(config.DATABASE_URL) && config.DATABASE_DIRECT_URL ? "DATABASE_DIRECT_URL" : "DATABASE_URL";
 
 /** Whether OpenTelemetry export is configured (either OTLP endpoint). */
 export const tracingEnabled = (config: Pick<Config, "OTEL_EXPORTER_OTLP_ENDPOINT" | "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT">): boolean =>

@@ -3,8 +3,14 @@ import pino from "pino";
 import { currentScope } from "./audit/requestScope.js";
 import { tracing } from "./observability/tracing.js";
 
+// The logger exists as soon as this module loads, before the configuration is validated: a level
+// pino does not know (LOG_LEVEL=verbose) must not throw here, with a stack, ahead of the message that
+// names LOG_LEVEL (src/config.ts refuses it, and start-up stops there).
+const requested = process.env.LOG_LEVEL;
+const known = requested !== undefined && (requested === "silent" || Object.hasOwn(pino.levels.values, requested));
+
 export const logger = pino({
-  level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "silent" : "info"),
+  level: known ? requested : process.env.NODE_ENV === "test" ? "silent" : "info",
   base: { service: "guidegate" },
   redact: {
     paths: ['req.headers["x-service-integration-key"]', "req.headers.authorization", "req.headers.cookie", "*.key", "*.hash"],

@@ -1,13 +1,14 @@
 // Entry point: validate configuration, apply migrations, seed the demo account on a new database,
 // then listen. SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
 import type { AddressInfo } from "node:net";
+import { AdminError } from "./admin.js";
 import { createApp } from "./app.js";
 import { requestScope } from "./audit/requestScope.js";
 import { flushKeyUsage } from "./auth/keyUsage.js";
-import { loadConfig, sessionDatabaseUrl } from "./config.js";
+import { loadConfig, sessionDatabaseUrl, sessionDatabaseVariable } from "./config.js";
 import { initEncryption } from "./crypto.js";
 import { configureDatabase, dbKind, disconnectDb, prepareDb } from "./db/index.js";
-import { migrate } from "./db/migrate.js";
+import { DatabaseOpenError, migrate } from "./db/migrate.js";
 import { closeQueue } from "./domains/copyJobs/queue.js";
 import { CopyJobWorker } from "./domains/copyJobs/worker.js";
 import { startEventMaintenance } from "./domains/events/partitions.js";
@@ -19,7 +20,7 @@ import { MessagePruner } from "./ingest/prune.js";
 import { gracefulShutdown } from "./lifecycle.js";
 import { logger } from "./logger.js";
 import { startTracing, stopTracing } from "./observability/tracing.js";
-import { DEMO_EMAIL, seedDemo } from "./seed/demo.js";
+import { DEMO_EMAIL, demoSeedUnfinished, seedDemo } from "./seed/demo.js";
 import { consoleProgress } from "./seed/progress.js";
 
 // Modules do nothing at import (the database clients are created on first use), so everything is
@@ -48,12 +49,27 @@ if (await startTracing(config))
 
 // The database layer writes only what the domains' audit classification allows (before the demo seed writes).
 configureDatabase(writePolicy);
-const { applied, fresh } = await migrate(sessionDatabaseUrl(config), (msg) => logger.info(msg));
+const { applied, fresh } = await migrate(sessionDatabaseUrl(config), (msg) => logger.info(msg)).catch((err: unknown) => {
+  // A database that cannot be opened or reached is a configuration problem: one line naming the variable.
+  if (!(err instanceof DatabaseOpenError)) throw err;
+  console.error(`${sessionDatabaseVariable(config)}: ${err.message}`);
+  process.exit(1);
+});
 await prepareDb();
-if (fresh && config.SEED_DEMO) {
-  const { key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ progress: consoleProgress() }));
-  logger.info({ account: "demo", user: DEMO_EMAIL }, "seeded the demo account on the new database");
-  console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
+// The demo account on a new database, or the rest of it when the start that began its seed was
+// stopped half way (src/seed/demo.ts).
+const unfinished = !fresh && config.SEED_DEMO && (await demoSeedUnfinished());
+if (config.SEED_DEMO && (fresh || unfinished)) {
+  if (unfinished) logger.info({ account: "demo" }, "finishing the demo account's seed, which an earlier start left unfinished");
+  try {
+    const { key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ progress: consoleProgress() }));
+    logger.info({ account: "demo", user: DEMO_EMAIL }, unfinished ? "finished the demo account's seed" : "seeded the demo account on the new database");
+    console.log(`\nDemo account 'demo', user ${DEMO_EMAIL}. Its API key (shown once):\n${key}\n`);
+  } catch (err) {
+    // Another instance seeds it (PostgreSQL, several instances starting on a new database): serve meanwhile.
+    if (!(err instanceof AdminError)) throw err;
+    logger.info({ account: "demo" }, `demo account not seeded here: ${err.message}`);
+  }
 }
 // Event partitions ahead (PostgreSQL) and EVENTS_RETENTION_DAYS.
 const stopEventMaintenance = startEventMaintenance(config);
@@ -90,7 +106,13 @@ if (rollupWorker) lifecycle.onDrain(() => rollupWorker.stop());
 const messagePruner = new MessagePruner();
 void messagePruner.start().catch((err) => logger.error({ err }, "the idempotency-key prune could not start; keys are not pruned"));
 lifecycle.onDrain(() => messagePruner.stop());
-const server = createHttpServer(app, config).listen(config.PORT, config.HOST, () => {
+const server = createHttpServer(app, config);
+// An address that cannot be listened on is a configuration problem: one line naming HOST or PORT.
+server.once("error", (err: NodeJS.ErrnoException) => {
+  console.error(listenProblem(err, config.HOST, config.PORT));
+  process.exit(1);
+});
+server.listen(config.PORT, config.HOST, () => {
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;
   logger.info({ port, pid: process.pid, db: dbKind(), migrationsApplied: applied.length }, `guidegate listening on http://localhost:${port}`);
@@ -124,3 +146,20 @@ async function shutdown(signal: string) {
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
+
+function listenProblem(err: NodeJS.ErrnoException, host: string, port: number): string {
+  const at = `${host}:${port}`;
+  switch (err.code) {
+    case "EADDRINUSE":
+      return `PORT: cannot listen on ${at}: the port is already in use (another process listens there); choose another PORT`;
+    case "EACCES":
+      return `PORT: cannot listen on ${at}: permission denied (ports below 1024 need privileges); choose another PORT`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `HOST: cannot listen on ${at}: '${host}' does not resolve to an address of this machine (${err.code})`;
+    case "EADDRNOTAVAIL":
+      return `HOST: cannot listen on ${at}: '${host}' is not an address of this machine (EADDRNOTAVAIL)`;
+    default:
+      return `HOST/PORT: cannot listen on ${at}: ${err.message}`;
+  }
+}

@@ -1,4 +1,5 @@
 // Configuration: validated once, defaults for everything, and an error that names each bad variable.
+import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { loadConfig, sessionDatabaseUrl, tracingEnabled } from "../src/config.js";
 
@@ -92,6 +93,9 @@ describe("loadConfig", () => {
     ["OTEL_TRACES_SAMPLER_ARG", "1.5"],
     ["OTEL_SERVICE_NAME", ""],
     ["OTEL_BSP_SCHEDULE_DELAY", "0"],
+    ["LOG_LEVEL", "verbose"],
+    ["DATABASE_URL", "file:"],
+    ["DATABASE_URL", "file: "],
   ])("names %s when it is %s", (name, bad) => {
     expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`Invalid configuration:\\n\\s+${name}: `));
   });
@@ -148,6 +152,63 @@ describe("loadConfig", () => {
     expect(loadConfig({ EXPLORE_TIMEOUT_MS: "2500" }).EXPLORE_TIMEOUT_MS).toBe(2_500);
     for (const bad of ["0", "99", "600001", "1.5", "soon"]) {
       expect(() => loadConfig({ EXPLORE_TIMEOUT_MS: bad })).toThrow(/Invalid configuration:\n\s+EXPLORE_TIMEOUT_MS: /);
+    }
+  });
+
+  it("LOG_LEVEL: pino's levels and silent", () => {
+    for (const level of [...Object.keys(pino.levels.values), "silent"]) expect(loadConfig({ LOG_LEVEL: level }).LOG_LEVEL).toBe(level);
+  });
+
+  it("an empty value is refused for every variable, never read as 0 or as the default", () => {
+    for (const name of ["PORT", "GRAPHQL_MAX_ALIASES", "RATE_LIMIT_PER_MINUTE", "SMTP_URL", "S3_PREFIX", "CORS_ORIGINS", "GRAPHIQL", "HOST", "LOG_LEVEL"]) {
+      for (const empty of ["", "  "]) {
+        expect(() => loadConfig({ [name]: empty }), `${name}=${JSON.stringify(empty)}`).toThrow(
+          new RegExp(`Invalid configuration:\\n\\s+${name}: is empty; unset it to use the default$`),
+        );
+      }
+    }
+    // Every empty variable is named at once, beside the other problems.
+    expect(() => loadConfig({ PORT: "", GRAPHQL_MAX_DEPTH: "0" })).toThrow(/PORT: is empty[\s\S]*GRAPHQL_MAX_DEPTH: /);
+    // NODE_ENV is the ecosystem's, not ours: left as it comes.
+    expect(loadConfig({ NODE_ENV: "" }).NODE_ENV).toBe("");
+  });
+
+  it("CORS_ORIGINS: * alone, or a list of origins (a trailing slash dropped, as browsers send them)", () => {
+    expect(loadConfig({}).CORS_ORIGINS).toBe("*");
+    expect(loadConfig({ CORS_ORIGINS: " * " }).CORS_ORIGINS).toBe("*");
+    expect(loadConfig({ CORS_ORIGINS: "http://a.com/" }).CORS_ORIGINS).toEqual(["http://a.com"]);
+    expect(loadConfig({ CORS_ORIGINS: "https://App.Example.com:443, http://b.com:8080/,capacitor://localhost" }).CORS_ORIGINS).toEqual([
+      "https://app.example.com",
+      "http://b.com:8080",
+      "capacitor://localhost",
+    ]);
+    for (const bad of [
+      "*,http://a.com",
+      "http://a.com,*",
+      "http://a.com/app",
+      "a.com",
+      "http://a.com?x=1",
+      "http://a.com,,http://b.com",
+      "http://u:p@a.com",
+      ",",
+    ]) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).toThrow(/Invalid configuration:\n\s+CORS_ORIGINS: /);
+    }
+  });
+
+  it("S3: credentials both or neither; the other S3 settings only with S3_BUCKET", () => {
+    const full = { S3_BUCKET: "b", S3_ENDPOINT: "http://127.0.0.1:9000", S3_ACCESS_KEY_ID: "id", S3_SECRET_ACCESS_KEY: "secret", S3_PREFIX: "gg/" };
+    expect(loadConfig(full)).toMatchObject(full);
+    expect(loadConfig({ S3_BUCKET: "b" }).S3_BUCKET).toBe("b"); // the SDK's usual credential chain
+    expect(() => loadConfig({ S3_BUCKET: "b", S3_ACCESS_KEY_ID: "id" })).toThrow(
+      /Invalid configuration:\n\s+S3_SECRET_ACCESS_KEY: is not set, but S3_ACCESS_KEY_ID is/,
+    );
+    expect(() => loadConfig({ S3_BUCKET: "b", S3_SECRET_ACCESS_KEY: "s" })).toThrow(
+      /Invalid configuration:\n\s+S3_ACCESS_KEY_ID: is not set, but S3_SECRET_ACCESS_KEY is/,
+    );
+    for (const name of ["S3_ENDPOINT", "S3_REGION", "S3_PREFIX", "S3_FORCE_PATH_STYLE"]) {
+      const value = name === "S3_ENDPOINT" ? "http://127.0.0.1:9000" : name === "S3_FORCE_PATH_STYLE" ? "false" : "x";
+      expect(() => loadConfig({ [name]: value }), name).toThrow(new RegExp(`Invalid configuration:\\n\\s+S3_BUCKET: is not set, but ${name} is`));
     }
   });
 });

@@ -4,12 +4,12 @@
 // clear; and the admin CLI end to end in a child process.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createAccount, createKey, createUser, listKeys, revokeKey, setAccount } from "../src/admin.js";
+import { createAccount, createKey, createUser, keyStatus, listKeys, revokeKey, revokeKeys, setAccount } from "../src/admin.js";
 import { flushKeyUsage } from "../src/auth/keyUsage.js";
 import { clock } from "../src/clock.js";
 import { call, expectProblem, pathA, pathB, prisma, type Reply, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
@@ -158,6 +158,16 @@ describe("audit-token TTL", () => {
     expectProblem(await b25(t.accountId, headersOf(long.key, t.email)), 401);
   });
 
+  it("an account TTL longer than 30 days is the key's TTL (the 30-day default is no cap); a shorter --ttl still wins", async () => {
+    const t = await tenant("ttl90");
+    await setAccount(t.accountId, { auditTokenTtl: 90 * 86_400 });
+    const t0 = Date.now();
+    fixNow(t0);
+    expect((await createKey(t.email, { scope: "auditlogs" })).expiresAt?.getTime()).toBe(t0 + 90 * 86_400_000);
+    expect((await createKey(t.email, { scope: "auditlogs", ttlSeconds: 3600 })).expiresAt?.getTime()).toBe(t0 + 3_600_000);
+    expect((await createKey(t.email, { scope: "auditlogs", ttlSeconds: 200 * 86_400 })).expiresAt?.getTime()).toBe(t0 + 90 * 86_400_000);
+  });
+
   it("for a user of several accounts, the shortest of their TTLs applies", async () => {
     const t = await tenant("ttlmulti");
     const second = `${t.accountId}-2`;
@@ -190,6 +200,18 @@ describe("audit-token TTL", () => {
     }
     await expect(createKey(t.email, { scope: "admin" })).rejects.toThrow(/--scope/);
   });
+
+  it("refuses TTLs past 10 years and rate limits outside 1..2,147,483,647 (the column's range), with a message", async () => {
+    const t = await tenant("ttlmax");
+    for (const v of [1e20, 999_999_999_999, 315_360_001]) await expect(createKey(t.email, { ttlSeconds: v })).rejects.toThrow(/--ttl must be .*\(10 years\)/);
+    expect((await createKey(t.email, { ttlSeconds: 315_360_000 })).expiresAt).toBeInstanceOf(Date);
+    for (const v of [3_000_000_000, 315_360_001]) await expect(setAccount(t.accountId, { auditTokenTtl: v })).rejects.toThrow(/--audit-token-ttl must be/);
+    for (const v of [0, -1, 1.5, 2_147_483_648, 99_999_999_999])
+      await expect(setAccount(t.accountId, { rateLimitPerMinute: v }), String(v)).rejects.toThrow(/--rate-limit must be .*'default'/);
+    expect((await setAccount(t.accountId, { rateLimitPerMinute: 2_147_483_647 })).rateLimitPerMinute).toBe(2_147_483_647);
+    // null: back to the global default (`--rate-limit default`)
+    expect((await setAccount(t.accountId, { rateLimitPerMinute: null })).rateLimitPerMinute).toBeNull();
+  });
 });
 
 // ---- revocation ---------------------------------------------------------------------------------------
@@ -213,6 +235,21 @@ describe("revocation", () => {
     const row = await prisma.apiKey.findUnique({ where: { prefix: k.prefix } });
     expect(row?.revokedAt).toBeInstanceOf(Date);
     await expect(revokeKey("ggk_unknown0")).rejects.toThrow(/no key/);
+  });
+
+  it("several keys at once, all or none; a key revoked before is reported as such and keeps its time", async () => {
+    const t = await tenant("revmany");
+    const a = await createKey(t.email);
+    const b = await createKey(t.email);
+    await expect(revokeKeys([a.prefix, "ggk_unknown1"])).rejects.toThrow(/no key with prefix 'ggk_unknown1'.*nothing revoked/);
+    expect((await prisma.apiKey.findUnique({ where: { prefix: a.prefix } }))?.revokedAt).toBeNull();
+    const first = await revokeKeys([a.prefix]);
+    expect(first).toEqual([{ prefix: a.prefix, revokedAt: expect.any(Date), alreadyRevoked: false }]);
+    const both = await revokeKeys([a.prefix, b.prefix]);
+    expect(both).toEqual([
+      { prefix: a.prefix, revokedAt: first[0]!.revokedAt, alreadyRevoked: true },
+      { prefix: b.prefix, revokedAt: expect.any(Date), alreadyRevoked: false },
+    ]);
   });
 });
 
@@ -317,6 +354,12 @@ describe("keys are never shown again", () => {
 
     const row = await prisma.apiKey.findUnique({ where: { prefix: k.prefix } });
     expect(row?.hash).toBe(createHash("sha256").update(k.key).digest("hex"));
+    // the state `key list` shows: past its expiry a key is expired, not active
+    const now = new Date();
+    expect(keyStatus({ revokedAt: null, expiresAt: null }, now)).toBe("active");
+    expect(keyStatus({ revokedAt: null, expiresAt: new Date(now.getTime() + 1000) }, now)).toBe("active");
+    expect(keyStatus({ revokedAt: null, expiresAt: now }, now)).toBe("expired");
+    expect(keyStatus({ revokedAt: now, expiresAt: new Date(0) }, now)).toBe(`revoked ${now.toISOString()}`);
     expect(JSON.stringify(row)).not.toContain(k.key);
     expect(k.prefix).toBe(k.key.slice(0, 12));
   });
@@ -421,5 +464,109 @@ describe("admin CLI in a child process", () => {
     } finally {
       db.close();
     }
+  }, 240_000);
+
+  /** The CLI from source under node itself (faster than npx), on a database file of its own. */
+  function node(env: Record<string, string | undefined>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        ["--import", "tsx", "src/cli/index.ts", ...args],
+        { cwd: process.cwd(), env: { ...process.env, LOG_LEVEL: "silent", NODE_ENV: "test", ...env }, timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+  const STACK = /^\s+at /m;
+
+  it("checks the command line before the database: an unknown command, options of other commands, extra arguments (exit 2, nothing created)", async () => {
+    const fresh = join(dir, "never.db");
+    const env = { DATABASE_URL: `file:${fresh}` };
+    const refused: [string[], RegExp][] = [
+      [["foo", "bar"], /^error: unknown command 'foo bar'\n\nusage: npm run cli -- <command>\n/],
+      [["account", "create", "x", "--audit-token-ttl", "5"], /^error: 'account create' takes no option --audit-token-ttl \(its options: --name, --id-method\)/],
+      [["key", "list", "--account", "acme"], /^error: 'key list' takes no option --account/],
+      [["account", "set", "acme", "--ttl", "5"], /^error: 'account set' takes no option --ttl/],
+      [["seed", "--demo", "--ttl", "5", "extra"], /^error: 'seed' takes no option --ttl/],
+      [["seed", "--demo", "extra"], /^error: 'seed' takes no arguments; unexpected 'extra'/],
+      [["seed"], /^error: 'seed' needs --demo/],
+      [["account", "create", "x", "y"], /^error: 'account create' takes only <accountId>; unexpected 'y'/],
+      [["key", "revoke"], /^error: 'key revoke' needs <keyPrefix>/],
+      [["key", "create", "a@b.c", "--ttl"], /^error: 'key create': Option '--ttl <value>' argument missing/],
+    ];
+    const results = await Promise.all(refused.map(([args]) => node(env, ...args)));
+    for (const [i, r] of results.entries()) {
+      const [args, message] = refused[i]!;
+      expect([args.join(" "), r.code], r.stderr).toEqual([args.join(" "), 2]);
+      expect(r.stderr, args.join(" ")).toMatch(message);
+      expect(r.stderr).not.toMatch(STACK);
+    }
+    expect(existsSync(fresh)).toBe(false); // neither created nor migrated
+  }, 120_000);
+
+  it("an invalid configuration or database: its message alone, naming the variable, no stack", async () => {
+    const cases: [Record<string, string>, RegExp, number][] = [
+      [{ PORT: "abc", DATABASE_URL: `file:${join(dir, "never.db")}` }, /^Invalid configuration:\n {2}PORT: [^\n]+\n$/, 2],
+      [{ LOG_LEVEL: "verbose", DATABASE_URL: `file:${join(dir, "never.db")}` }, /^Invalid configuration:\n {2}LOG_LEVEL: [^\n]+\n$/, 2],
+      [{ DATABASE_URL: "file:" }, /^Invalid configuration:\n {2}DATABASE_URL: file: needs the path/, 2],
+      [{ DATABASE_URL: `file:${dir}` }, /^DATABASE_URL: cannot open the SQLite database [^\n]+\n$/, 1], // a directory
+    ];
+    const results = await Promise.all(cases.map(([env]) => node(env, "key", "list")));
+    for (const [i, r] of results.entries()) {
+      expect([r.code, r.stderr]).toEqual([cases[i]![2], expect.stringMatching(cases[i]![1])]);
+      expect(r.stderr).not.toMatch(STACK);
+    }
+  }, 120_000);
+
+  it("refuses out-of-range numbers and unknown accounts with a message; key list says expired; revoke takes several prefixes, all or none", async () => {
+    const env = { DATABASE_URL: `file:${join(dir, "checks.db")}` };
+    const run = (...args: string[]) => node(env, ...args);
+    const ok = async (...args: string[]) => {
+      const r = await run(...args);
+      expect(r.code, `cli ${args.join(" ")}\n${r.stderr}`).toBe(0);
+      return r;
+    };
+    const refused = async (args: string[], message: RegExp) => {
+      const r = await run(...args);
+      expect([args.join(" "), r.code], r.stderr).toEqual([args.join(" "), 2]);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(STACK);
+    };
+    const email = "checks@example.com";
+    await ok("account", "create", "acme");
+    await ok("user", "create", email, "--account", "acme");
+    // Read-only refusals, side by side.
+    await Promise.all([
+      refused(["key", "create", email, "--ttl", "99999999999999999999"], /^error: --ttl must be a whole number of seconds from 1 to 315360000 \(10 years\)$/m),
+      refused(["key", "create", email, "--ttl", "999999999999"], /^error: --ttl must be/m),
+      refused(["account", "set", "acme", "--rate-limit", "0"], /^error: --rate-limit must be a whole number from 1 to 2147483647/m),
+      refused(["account", "set", "acme", "--rate-limit", "99999999999"], /^error: --rate-limit must be/m),
+      refused(["account", "set", "acme", "--audit-token-ttl", "3000000000"], /^error: --audit-token-ttl must be/m),
+      refused(["rollups", "rebuild", "--account", "nope"], /^error: no account 'nope'$/m),
+      refused(["rollups", "status", "--account", "nope"], /^error: no account 'nope'$/m),
+    ]);
+    expect((await ok("account", "set", "acme", "--rate-limit", "1200")).stdout).toMatch(/rate limit 1200\/min/);
+    expect((await ok("account", "set", "acme", "--rate-limit", "default")).stdout).toMatch(/rate limit default\/min/);
+
+    const keyOf = async (...extra: string[]) => (await ok("key", "create", email, ...extra)).stdout.trim().split("\n").at(-1)!.slice(0, 12);
+    const [short, second, third] = [await keyOf("--ttl", "1"), await keyOf(), await keyOf()];
+    await refused(["key", "revoke", second, "ggk_nothing0"], /^error: no key with prefix 'ggk_nothing0' .*nothing revoked$/m);
+    expect((await ok("key", "revoke", second)).stdout).toBe(`key ${second} revoked\n`);
+    const again = await ok("key", "revoke", second, third);
+    expect(again.stdout).toMatch(new RegExp(`^key ${second} was already revoked \\(\\d{4}-[^)]+\\)\\nkey ${third} revoked\\n$`));
+    await new Promise((r) => setTimeout(r, 1100)); // past the short key's expiry
+    const states = (await ok("key", "list")).stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split("\t"));
+    expect(states.map((l) => [l[0], l[4]!.replace(/ .*/, "")])).toEqual([
+      [short, "expired"],
+      [second, "revoked"],
+      [third, "revoked"],
+    ]);
+
+    // seed --demo: once only (its content would be doubled)
+    await ok("account", "create", "demo");
+    await refused(["seed", "--demo"], /^error: the demo account 'demo' exists/m);
   }, 240_000);
 });

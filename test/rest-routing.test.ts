@@ -46,6 +46,25 @@ describe("405 names the methods the table declares for the path", () => {
   });
 });
 
+describe("405 on the unauthenticated paths too (the contract's common rule), never a 404", () => {
+  it.each([
+    ["POST", "/healthz"],
+    ["POST", "/readyz"],
+    ["POST", "/metrics"],
+    ["POST", "/openapi.json"],
+    ["PUT", "/docs"],
+    ["DELETE", "/docs/init.js"],
+    ["POST", "/reports"],
+    ["PUT", "/reports/catalog.json"],
+  ])("%s %s: 405, Allow: GET, HEAD, OPTIONS", async (method, path) => {
+    const r = await call(server.url + path, { method });
+    expect([r.status, r.headers.get("allow")]).toEqual([405, "GET, HEAD, OPTIONS"]);
+    expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(r.body).toMatchObject({ status: 405, title: "Method Not Allowed" });
+    expect((await call(server.url + path)).status).toBe(200);
+  });
+});
+
 describe("undecodable percent-encoding is a 400 naming the parameter", () => {
   const BAD = ["%", "%E0%A4%A", "%ED%A0%80", "%FF"];
 

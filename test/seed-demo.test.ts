@@ -1,22 +1,66 @@
 // `seed --demo` on a fresh database: the demo account's engagement history makes every report
-// non-empty in its default window (the last 30 days), and seeding again adds no events.
+// non-empty in its default window (the last 30 days). A seed interrupted half way (a first start
+// killed while seeding) is finished by the next one without doubling anything; a finished demo
+// account is not seeded again. Progress without a terminal: a line every 10 % or 2 s.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { requestScope } from "../src/audit/requestScope.js";
 import { REPORTS } from "../src/domains/reports/registry.js";
-import { DEMO_ACCOUNT, DEMO_EMAIL, seedDemo } from "../src/seed/demo.js";
+import { DEMO_ACCOUNT, DEMO_EMAIL, demoSeedUnfinished, SEEDING_NAME, seedDemo } from "../src/seed/demo.js";
+import { consoleProgress } from "../src/seed/progress.js";
 import { DEMO_SEGMENT } from "../src/seed/segments.js";
 import { call, prisma, type Server, startServer } from "./helpers.js";
 
 let server: Server;
 let key: string;
 const steps = new Map<string, number>();
+const counts = async () => ({
+  contents: await prisma.content.count({ where: { accountId: DEMO_ACCOUNT } }),
+  events: await prisma.event.count({ where: { accountId: DEMO_ACCOUNT } }),
+  tags: await prisma.tag.count({ where: { accountId: DEMO_ACCOUNT } }),
+  segments: await prisma.segment.count({ where: { accountId: DEMO_ACCOUNT } }),
+  keys: await prisma.apiKey.count({ where: { user: { email: DEMO_EMAIL } } }),
+});
+let interrupted: Awaited<ReturnType<typeof counts>> & { name?: string; unfinished: boolean; error: string };
+const asSeed = <T>(fn: () => Promise<T>) => requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, fn);
 beforeAll(async () => {
   server = await startServer();
-  ({ key } = await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () =>
-    seedDemo({ progress: (step, done, total) => steps.set(step, done / total) }),
-  ));
-}, 120_000);
+  // The first seed stops in the middle of its events (as a process killed there would).
+  const error = await asSeed(() =>
+    seedDemo({
+      progress: (step) => {
+        if (step === "events") throw new Error("killed");
+      },
+    }),
+  ).then(
+    () => "",
+    (err: Error) => err.message,
+  );
+  interrupted = {
+    ...(await counts()),
+    name: (await prisma.account.findUnique({ where: { id: DEMO_ACCOUNT } }))?.name,
+    unfinished: await demoSeedUnfinished(),
+    error,
+  };
+  // The next seed (the next start, or `seed --demo`) finishes it.
+  ({ key } = await asSeed(() => seedDemo({ progress: (step, done, total) => steps.set(step, done / total) })));
+}, 180_000);
 afterAll(() => server.close());
+
+it("an interrupted seed leaves whole steps only, marked unfinished; the next one finishes it without doubling", async () => {
+  expect(interrupted).toEqual({ contents: 203, events: 0, tags: 20, segments: 0, keys: 0, name: SEEDING_NAME, unfinished: true, error: "killed" });
+  const done = await counts();
+  expect(done).toMatchObject({ contents: 203, tags: 20, segments: 1, keys: 1 });
+  expect(done.events).toBeGreaterThan(15_000);
+  expect((await prisma.account.findUnique({ where: { id: DEMO_ACCOUNT } }))?.name).toBe("Demo account");
+  expect(await demoSeedUnfinished()).toBe(false);
+  // the flows' one review each, not two
+  const reviewed = await prisma.content.findMany({
+    where: { accountId: DEMO_ACCOUNT, description: { endsWith: "(reviewed)" } },
+    select: { description: true },
+  });
+  expect(reviewed).toHaveLength(8);
+  for (const r of reviewed) expect(r.description).not.toMatch(/\(reviewed\).*\(reviewed\)/);
+});
 
 it("reports progress of every step to the end", () => {
   expect(Object.fromEntries(steps)).toEqual({ tags: 1, content: 1, events: 1 });
@@ -57,8 +101,32 @@ it("gives the demo integration attributes and a segment whose content order answ
   expect((await order(silver)).body).toEqual({ data: [] });
 });
 
-it("seeds the events once: seeding again adds none", async () => {
-  const before = await prisma.event.count({ where: { accountId: DEMO_ACCOUNT } });
-  await requestScope.run({ requestId: null, ip: null, actor: "system:seed" }, () => seedDemo({ contents: 3 }));
-  expect(await prisma.event.count({ where: { accountId: DEMO_ACCOUNT } })).toBe(before);
+it("seeds once: seeding a finished demo account again is refused and adds nothing", async () => {
+  const before = await counts();
+  await expect(asSeed(() => seedDemo({ contents: 3 }))).rejects.toThrow(/the demo account 'demo' exists/);
+  expect(await counts()).toEqual(before);
+});
+
+it("progress without a terminal: a line at each step's start, every further 10 %, every 2 s, and at its end", () => {
+  const lines: string[] = [];
+  let now = 0;
+  const progress = consoleProgress({ isTTY: false, write: (l: string) => lines.push(l) > 0 }, 2_000, () => now);
+  // The events step: 4 batches of 5,000 (29 %, 58 %, 87 %, 100 %): a line each (only the last one before).
+  for (const done of [5_000, 10_000, 15_000, 17_200]) progress("events", done, 17_200);
+  expect(lines).toEqual([
+    "seed: events 5000/17200 (29%)\n",
+    "seed: events 10000/17200 (58%)\n",
+    "seed: events 15000/17200 (87%)\n",
+    "seed: events 17200/17200 (100%)\n",
+  ]);
+  lines.length = 0;
+  // Fine-grained steps: at most one line per 10 %, unless 2 s have passed.
+  for (let done = 1; done <= 100; done++) progress("content", done, 100);
+  expect(lines).toHaveLength(11); // 1 %, 10 %, 20 %, ... 100 %
+  lines.length = 0;
+  progress("slow", 1, 1000);
+  progress("slow", 2, 1000);
+  now += 2_000;
+  progress("slow", 3, 1000);
+  expect(lines).toEqual(["seed: slow 1/1000 (0%)\n", "seed: slow 3/1000 (0%)\n"]);
 });

@@ -3,9 +3,23 @@
 // accepting connections, lets the request finish with 200, closes the database, and node and npm
 // both exit 0, leaving no orphan. The child's stdout also shows the structured logs.
 import { rmSync } from "node:fs";
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Child, killChildren, spawnLogged } from "./childProcess.js";
+
+/** The server from source (node with tsx as its loader), for start-ups that must fail. */
+function startFromSource(env: Record<string, string | undefined>): Child {
+  return spawnLogged(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    NODE_ENV: "production",
+    HOST: "127.0.0.1",
+    PORT: "0",
+    SEED_DEMO: "false",
+    JOB_WORKER: "false",
+    LOG_LEVEL: "info",
+    DATABASE_URL: databaseUrl(),
+    ...env,
+  });
+}
 
 const files: string[] = [];
 
@@ -86,4 +100,47 @@ describe("SIGTERM", () => {
     expect(await child.exited).toBe(2);
     expect(child.stderr()).toMatch(/GRAPHQL_MAX_DEPTH: /);
   }, 60_000);
+});
+
+describe("start-up problems: one line naming the variable, no stack, a non-zero exit", () => {
+  const STACK = /^\s+at /m;
+
+  it("LOG_LEVEL that pino does not know, DATABASE_URL=file: with no path, an empty PORT: exit 2", async () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ LOG_LEVEL: "verbose" }, /^Invalid configuration:\n {2}LOG_LEVEL: [^\n]+\n$/],
+      [{ DATABASE_URL: "file:" }, /^Invalid configuration:\n {2}DATABASE_URL: [^\n]+\n$/],
+      [{ PORT: "" }, /^Invalid configuration:\n {2}PORT: is empty; unset it to use the default\n$/],
+    ];
+    const children = cases.map(([env]) => startFromSource(env));
+    for (const [i, child] of children.entries()) {
+      expect(await child.exited).toBe(2);
+      expect(child.stderr()).toMatch(cases[i]![1]);
+    }
+  }, 60_000);
+
+  it("PORT in use, HOST that does not resolve, a database that cannot be reached: exit 1", async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
+    const { port } = taken.address() as { port: number };
+    // On PostgreSQL runs a database that does not exist on the test server; else a server that is not there.
+    const server = process.env.TEST_DATABASE_DIRECT_URL ?? process.env.TEST_DATABASE_URL ?? "";
+    const missing = /^postgres/.test(server)
+      ? Object.assign(new URL(server), { pathname: "/gg_no_such_database" }).toString()
+      : "postgresql://postgres@127.0.0.1:1/x";
+    try {
+      const cases: [Record<string, string | undefined>, RegExp][] = [
+        [{ PORT: String(port) }, new RegExp(`^PORT: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`)],
+        [{ HOST: "no-such-host.invalid" }, /^HOST: cannot listen on no-such-host\.invalid:0: 'no-such-host\.invalid' does not resolve/],
+        [{ DATABASE_URL: missing, DATABASE_DIRECT_URL: undefined }, /^DATABASE_URL: cannot connect to PostgreSQL at postgresql:\/\/[^\n]+\n$/],
+      ];
+      const children = cases.map(([env]) => startFromSource(env));
+      for (const [i, child] of children.entries()) {
+        expect(await child.exited).toBe(1);
+        expect(child.stderr()).toMatch(cases[i]![1]);
+        expect(child.stderr()).not.toMatch(STACK);
+      }
+    } finally {
+      taken.close();
+    }
+  }, 90_000);
 });

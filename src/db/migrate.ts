@@ -35,6 +35,24 @@ export function sqliteFile(url: string): string {
   return resolve(process.cwd(), path);
 }
 
+/**
+ * The database itself cannot be opened or reached (a SQLite path that is no file, a PostgreSQL
+ * server that refuses, a database that does not exist): a configuration problem, reported in one
+ * line by the entry points with the variable that names the database. No password in the message.
+ */
+export class DatabaseOpenError extends Error {}
+
+/** A PostgreSQL URL as it may be shown: without its password. */
+function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
+
 export interface MigrateResult {
   applied: string[];
   fresh: boolean;
@@ -46,10 +64,21 @@ export async function migrate(url: string, log: (msg: string) => void = () => {}
 
 function migrateSqlite(url: string, log: (msg: string) => void): MigrateResult {
   const file = sqliteFile(url);
-  mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
+  let db: Database.Database;
   try {
+    mkdirSync(dirname(file), { recursive: true });
+    db = new Database(file);
+  } catch (err) {
+    throw new DatabaseOpenError(`cannot open the SQLite database ${file}: ${(err as Error).message}`);
+  }
+  try {
+    // The first statement: a file that is no SQLite database fails here.
     db.pragma("journal_mode = WAL");
+  } catch (err) {
+    db.close();
+    throw new DatabaseOpenError(`cannot open the SQLite database ${file}: ${(err as Error).message}`);
+  }
+  try {
     db.pragma("busy_timeout = 10000");
     db.exec(`CREATE TABLE IF NOT EXISTS _guidegate_migrations (
       name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)`);
@@ -78,7 +107,12 @@ function migrateSqlite(url: string, log: (msg: string) => void): MigrateResult {
 
 async function migratePostgres(url: string, log: (msg: string) => void): Promise<MigrateResult> {
   const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.end().catch(() => {});
+    throw new DatabaseOpenError(`cannot connect to PostgreSQL at ${shownUrl(url)}: ${(err as Error).message}`);
+  }
   try {
     await client.query("SELECT pg_advisory_lock($1)", [LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS _guidegate_migrations (

@@ -5,7 +5,7 @@ import { dirname } from "node:path";
 import express, { type Router } from "express";
 import type { GraphQLSchema } from "graphql";
 import { logger } from "../logger.js";
-import { problem, sendProblem } from "../rest/problem.js";
+import { methodNotAllowed, problem, sendProblem } from "../rest/problem.js";
 import type { RestRoute } from "../rest/routes.js";
 import { buildOpenApi, type OpenApiOptions } from "./document.js";
 
@@ -57,5 +57,7 @@ export function openApiRouter(routes: readonly RestRoute[], schema: GraphQLSchem
   router.get("/docs", (_req, res) => void res.type("html").send(PAGE));
   router.get("/docs/init.js", (_req, res) => void res.type("application/javascript").send(INIT));
   router.use("/docs/assets", express.static(SWAGGER_UI_DIR, { index: false, maxAge: "1d" }));
+  // Other methods on these paths: 405 with Allow, as on every known path.
+  router.all(["/openapi.json", "/docs", "/docs/init.js"], methodNotAllowed(["GET"]));
   return router;
 }

@@ -3,7 +3,7 @@
 // operation, whose variable errors name what the caller sent (the body and its wire field names),
 // not GraphQL variables. 5xx bodies never carry internals.
 import { STATUS_CODES } from "node:http";
-import type { Response } from "express";
+import type { Request, Response } from "express";
 import type { GraphQLFormattedError } from "graphql";
 import { printPathArray } from "graphql/jsutils/printPathArray.js";
 import type { AppError, FieldError } from "../errors.js";
@@ -45,6 +45,21 @@ export function statusOf(error: GraphQLFormattedError): number {
  * most severe status wins. `body` is the route's body doc: its `rename`s name the fields of a value
  * that did not coerce as the caller sent them.
  */
+/** The `Allow` header of a path served with these methods (HEAD comes with GET; OPTIONS is CORS's). */
+export function allowHeader(methods: readonly string[]): string {
+  const upper = [...new Set(methods.map((m) => m.toUpperCase()))];
+  return [...upper, ...(upper.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+}
+
+/** The answer to a method a known path does not serve: 405 naming the ones it does, in `Allow`. */
+export function methodNotAllowed(methods: readonly string[]): (req: Request, res: Response) => void {
+  const allow = allowHeader(methods);
+  return (req, res) => {
+    res.set("Allow", allow);
+    sendProblem(res, problem(405, `${req.method} is not allowed on ${req.path}; allowed: ${allow}.`));
+  };
+}
+
 export function problemFromGraphQL(errors: readonly GraphQLFormattedError[], body?: BodyDoc): [Problem, Record<string, string> | undefined] {
   const worst = [...errors].sort((a, b) => statusOf(b) - statusOf(a))[0]!;
   const status = statusOf(worst);

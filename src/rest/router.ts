@@ -24,7 +24,7 @@ import { bounded } from "./bodyLimit.js";
 import { collect, isRead, sendTagged } from "./conditional.js";
 import type { RawBody, StagedBody } from "./contract.js";
 import { nestedPast, tooDeepError } from "./jsonDepth.js";
-import { type Problem, problem, problemFromGraphQL, problemOf, sendProblem } from "./problem.js";
+import { methodNotAllowed, type Problem, problem, problemFromGraphQL, problemOf, sendProblem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
 
 /** The size limit of JSON bodies, REST and GraphQL alike (413 past it). */
@@ -81,11 +81,7 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
   for (const path of [...byPath.keys()].sort(moreSpecificFirst)) {
     const served = byPath.get(path)!;
     for (const route of served) serve(route);
-    const allow = allowHeader(served.map((r) => r.method));
-    router.all(path, (req, res) => {
-      res.set("Allow", allow);
-      sendProblem(res, problem(405, `${req.method} is not allowed on ${req.path}; allowed: ${allow}.`));
-    });
+    router.all(path, methodNotAllowed(served.map((r) => r.method)));
   }
   return router;
 }
@@ -122,11 +118,7 @@ export function jsonBodyParser(): (req: Request, res: Response, next: () => void
     });
 }
 
-/** The `Allow` header of a path served with these methods (HEAD comes with GET; OPTIONS is CORS's). */
-export function allowHeader(methods: readonly string[]): string {
-  const upper = [...new Set(methods.map((m) => m.toUpperCase()))];
-  return [...upper, ...(upper.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
-}
+export { allowHeader } from "./problem.js";
 
 /** Route paths ordered so that, segment by segment, a literal comes before a parameter (stable otherwise). */
 function moreSpecificFirst(a: string, b: string): number {

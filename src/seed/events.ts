@@ -4,7 +4,7 @@
 // actions over the last 28 days. Made from a seeded random generator: the same seed gives the same
 // history relative to the day it is seeded, so every report has rows in its default window.
 import { clock } from "../clock.js";
-import { prisma } from "../db/index.js";
+import { prisma, withTransaction } from "../db/index.js";
 import { recordEvents } from "../domains/events/schema.js";
 import { WIDGETS } from "../domains/events/validate.js";
 import type { Progress } from "./progress.js";
@@ -109,9 +109,17 @@ export async function seedDemoEvents(accountId: string, opts: { sessions?: numbe
   }
   events.sort((x, y) => x.time - y.time);
   const BATCH = 5_000;
-  for (let i = 0; i < events.length; i += BATCH) {
-    await recordEvents(accountId, events.slice(i, i + BATCH));
-    progress("events", Math.min(i + BATCH, events.length), events.length);
-  }
-  return events.length;
+  // All or nothing (the batches join one transaction): a seed interrupted here leaves no events,
+  // and the next one writes them all.
+  return withTransaction(
+    async (tx) => {
+      if (await tx.event.count({ where: { accountId } })) return 0; // seeded meanwhile
+      for (let i = 0; i < events.length; i += BATCH) {
+        await recordEvents(accountId, events.slice(i, i + BATCH));
+        progress("events", Math.min(i + BATCH, events.length), events.length);
+      }
+      return events.length;
+    },
+    { timeout: 600_000, maxWait: 10_000 },
+  );
 }

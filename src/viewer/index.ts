@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Response, type Router } from "express";
+import { methodNotAllowed } from "../rest/problem.js";
 import { viewerCatalog } from "./catalog.js";
 
 const require = createRequire(import.meta.url);
@@ -175,5 +176,7 @@ export function reportViewerRouter(): Router {
     secure(res);
     res.sendFile("chart.umd.min.js", { root: CHART_JS_DIST, maxAge: "1d" });
   });
+  // Other methods on these paths: 405 with Allow, as on every known path.
+  router.all(["/reports", "/reports/catalog.json"], methodNotAllowed(["GET"]));
   return router;
 }
