@@ -222,6 +222,11 @@ describe("upsertTags / deleteTags", () => {
       "UPDATE Tag",
       "UPDATE Tag",
       "INSERT Tag",
+      // the renamed tag's content: a change of theirs (read for the audit, updated, its webhook subscribers)
+      "SELECT ContentTag",
+      "SELECT Content",
+      "UPDATE Content",
+      "SELECT Webhook",
       "INSERT AuditLog",
       "SELECT Tag",
       "SELECT ContentTag", // reload of the written rows, then their counts
@@ -281,7 +286,19 @@ describe("upsertTags / deleteTags", () => {
       { index: 1, statusCode: 404, id: "nope", errors: ["no tag named 'nope'"], ok: false },
       { index: 2, statusCode: 404, id: bOnly.name, errors: [`no tag named '${bOnly.name}'`], ok: false },
     ]);
-    expect(shape(sql)).toEqual([...AUTH, ...LOCK("Tag"), "SELECT Tag", "SELECT Tag", "DELETE Tag", "INSERT AuditLog"]);
+    // The contents carrying a deleted tag are read before, then updated (a change of theirs).
+    expect(shape(sql)).toEqual([
+      ...AUTH,
+      ...LOCK("Tag"),
+      "SELECT Tag",
+      "SELECT ContentTag",
+      "SELECT Tag",
+      "DELETE Tag",
+      "SELECT Content",
+      "UPDATE Content",
+      "SELECT Webhook",
+      "INSERT AuditLog",
+    ]);
     expect(await prisma.tag.count({ where: { id: gone!.id } })).toBe(0);
     expect(await prisma.tag.count({ where: { id: bOnly.id } })).toBe(1);
     expect(await prisma.contentTag.findMany({ where: { contentId: c.id } })).toEqual([{ contentId: c.id, tagId: stays!.id }]);
