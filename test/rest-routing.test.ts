@@ -18,6 +18,9 @@ afterAll(() => server.close());
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 const byPath = new Map<string, Set<string>>();
 for (const r of routes) (byPath.get(r.path) ?? byPath.set(r.path, new Set()).get(r.path)!).add(r.method);
+// A literal that is also a parameter's value (B13's endUsers/lookup) serves the parameter path's methods too.
+for (const r of routes.filter((r) => r.literalIsAlsoParam))
+  for (const p of routes.filter((p) => p.path === r.path.replace(/\/[^/:]+$/, "/:id"))) byPath.get(r.path)!.add(p.method);
 const concrete = (path: string, value = "x1") => path.replace(/:accountId/, t.accountId).replace(/:\w+/g, value);
 
 describe("405 names the methods the table declares for the path", () => {
@@ -41,8 +44,21 @@ describe("405 names the methods the table declares for the path", () => {
   it("a literal path wins in routing too: DELETE /integrationAttributes/search is a 405, not the deletion of a record named 'search'", async () => {
     const r = await call(`${server.url}/v1/accounts/${t.accountId}/integrationAttributes/search`, { method: "DELETE", headers: t.headers });
     expect([r.status, r.headers.get("allow")]).toEqual([405, "POST, OPTIONS"]);
-    const lookup = await call(`${server.url}/v1/accounts/${t.accountId}/endUsers/lookup`, { headers: t.headers });
-    expect([lookup.status, lookup.headers.get("allow")]).toEqual([405, "POST, OPTIONS"]);
+  });
+
+  it("but `lookup` is also an end user's id: GET and PUT /endUsers/lookup reach that end user (B14, B15), POST is B13; Allow names all three", async () => {
+    const B = `${server.url}/v1/accounts/${t.accountId}/endUsers`;
+    expect((await call(`${server.url}/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "lookup" }] })).status).toBe(201);
+    const read = await call(`${B}/lookup`, { headers: t.headers });
+    expect([read.status, read.body.id]).toEqual([200, "lookup"]);
+    const head = await call(`${B}/lookup`, { method: "HEAD", headers: t.headers });
+    expect(head.status).toBe(200);
+    const write = await call(`${B}/lookup`, { method: "PUT", headers: t.headers, body: { name: "Look Up" } });
+    expect(write.status, write.text).toBe(200);
+    const asked = await call(`${B}/lookup`, { method: "POST", headers: t.headers, body: { id: "lookup" } });
+    expect([asked.status, asked.body.id]).toEqual([200, "lookup"]);
+    const patch = await call(`${B}/lookup`, { method: "PATCH", headers: t.headers });
+    expect([patch.status, patch.headers.get("allow")]).toEqual([405, "POST, GET, PUT, HEAD, OPTIONS"]);
   });
 });
 

@@ -91,6 +91,12 @@ export interface RestRoute {
   variables(input: RestInput): Record<string, unknown>;
   /** What it answers: a declared reply kind (`reply` of src/rest/responses.ts), typed by the document through route(). */
   reply: Reply<unknown>;
+  /**
+   * The literal last segment of this path is also a value of the parameter path beside it (B13's
+   * `endUsers/lookup` beside `endUsers/:id`: "lookup" can be an end user's id): a method this path
+   * does not serve goes on to the parameter path. Without it a literal path takes every method.
+   */
+  literalIsAlsoParam?: boolean;
   /** Key scopes allowed on this route (default: integration keys only). */
   scopes?: readonly KeyScope[];
   /** A raw body the route streams (instead of JSON). */

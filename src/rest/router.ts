@@ -76,12 +76,23 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
   // Each path's methods, then its 405 (naming the methods it does serve), path by path with literal
   // segments before parameters: `/integrationAttributes/search` is its own resource, never the
   // record named "search" of `/integrationAttributes/{primaryAttrNameValue}`, for any method.
+  // Unless the literal is also a value of the parameter (literalIsAlsoParam): then a method the
+  // literal path does not serve goes on to the parameter path, and a 405 names the methods of both.
   const byPath = new Map<string, RestRoute[]>();
   for (const r of routes) (byPath.get(r.path) ?? byPath.set(r.path, []).get(r.path)!).push(r);
   for (const path of [...byPath.keys()].sort(moreSpecificFirst)) {
     const served = byPath.get(path)!;
     for (const route of served) serve(route);
-    router.all(path, methodNotAllowed(served.map((r) => r.method)));
+    const behind = served.some((r) => r.literalIsAlsoParam)
+      ? [...byPath.keys()].filter((other) => other !== path && covers(other, path)).flatMap((other) => byPath.get(other)!.map((r) => r.method))
+      : [];
+    const notAllowed = methodNotAllowed([...new Set([...served.map((r) => r.method), ...behind])]);
+    router.all(path, (req, res, next) => {
+      // (Express answers HEAD with a GET route.)
+      const method = req.method === "HEAD" ? "get" : req.method.toLowerCase();
+      if (behind.some((m) => m === method)) return next();
+      notAllowed(req, res);
+    });
   }
   return router;
 }
@@ -121,6 +132,13 @@ export function jsonBodyParser(): (req: Request, res: Response, next: () => void
 export { allowHeader } from "./problem.js";
 
 /** Route paths ordered so that, segment by segment, a literal comes before a parameter (stable otherwise). */
+/** Whether the pattern `general` (with `:param` segments) matches the path `specific`. */
+function covers(general: string, specific: string): boolean {
+  const gs = general.split("/");
+  const ss = specific.split("/");
+  return gs.length === ss.length && gs.every((g, i) => g === ss[i] || g.startsWith(":"));
+}
+
 function moreSpecificFirst(a: string, b: string): number {
   const as = a.split("/");
   const bs = b.split("/");

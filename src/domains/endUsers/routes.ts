@@ -265,6 +265,8 @@ export const endUserRoutes: RestRoute[] = [
     name: "lookupEndUser",
     method: "post",
     path: `${B}/endUsers/lookup`,
+    // B14 (GET) and B15 (PUT) still reach the end user whose id is "lookup".
+    literalIsAlsoParam: true,
     summary: "B13: fetch an end user by id for segmentation (fields decide what is read)",
     body: {
       schema: {
