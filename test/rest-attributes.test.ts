@@ -164,6 +164,23 @@ describe("records (B20, B21, B23)", () => {
     expect(r.status, r.text).toBe(201);
     expect(r.body.data.map((d: { attributeValue: string }) => d.attributeValue)).toEqual(["10", "true", "1718000000000"]);
     expect((await put("/integrationAttributes", t, [{ attributeName: "seats", attributeValue: "10.0" }])).status).toBe(200);
+    // A number or boolean only for an attribute of that type (a string's value is a string).
+    for (const [item, message] of [
+      [{ attributeName: "company", attributeValue: 42 }, "attributeValue must be a string (the type of attribute 'company' is string)"],
+      [{ attributeName: "company", attributeValue: true }, "attributeValue must be a string (the type of attribute 'company' is string)"],
+      [{ attributeName: "seats", attributeValue: false }, "attributeValue must be a string or a number (the type of attribute 'seats' is double)"],
+    ] as const)
+      expect((await put("/integrationAttributes", t, [item])).body.errors).toEqual([{ path: "[0]", message }]);
+    expect(await prisma.attributeRecord.count({ where: { accountId: t.accountId, attributeValue: { in: ["42", "true", "false"] }, attributeName: { in: ["company", "seats"] } } })).toBe(0);
+  });
+
+  it("B21 reads a pair's value in its attribute's type, as writes do: 10.0 and 1e1 name the record of 10; a value not of the type is a 400", async () => {
+    const u = await withSchema("iadeltype");
+    expect((await put("/integrationAttributes", u, [{ attributeName: "seats", attributeValue: 10 }, { attributeName: "seats", attributeValue: 20 }])).status).toBe(201);
+    expect((await del("/integrationAttributes/seats__svc__10.0", u)).status).toBe(204);
+    expect((await del("/integrationAttributes/seats__svc__2e1", u)).status).toBe(204);
+    expect(await prisma.attributeRecord.count({ where: { accountId: u.accountId } })).toBe(0);
+    expectProblem(await del("/integrationAttributes/seats__svc__abc", u), 400, /'abc' is not a number \(the type of attribute 'seats' is double\)/);
   });
 
   it("lists one primary attribute's records by value, in keyset pages (B23)", async () => {

@@ -394,7 +394,18 @@ builder.mutationField("deleteIntegrationAttributes", (t) =>
     args: { accountId: t.arg.string({ required: true }), pairs: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, pairs }, ctx) => {
       await requireAccount(ctx, accountId);
-      const parsed = pairs.map(parsePair);
+      // Each value read in its attribute's type, as writes and searches read it (`tier__svc__10.0`
+      // names the record of `10`); one that is not of that type is a 400. A name the schema lacks
+      // has no records: its pairs are 404s.
+      const schema = await schemaMap(accountId);
+      const parsed = pairs.map((pair): { name: string; value: string } | { problem: string } => {
+        const p = parsePair(pair);
+        if ("problem" in p) return p;
+        const field = schema.get(p.name);
+        if (!field) return p;
+        const typed = fromText(field, p.value);
+        return "problem" in typed ? typed : { name: p.name, value: typed.canonical };
+      });
       const wanted = parsed.filter((p): p is { name: string; value: string } => "name" in p);
       const deleted = await withTransaction(async (tx) => {
         // Found after locking: a pair reported deleted was deleted by this request.

@@ -41,6 +41,12 @@ export function primaryValue(field: SchemaField, raw: unknown): { value: string 
   if (raw === undefined || raw === null || raw === "") return { problem: "attributeValue is required" };
   if (typeof raw !== "string" && typeof raw !== "number" && typeof raw !== "boolean")
     return { problem: "attributeValue must be a string (or a number or boolean of the attribute's type)" };
+  // A number for a number's type (double, timestamp), a boolean for a boolean's: not a string's.
+  const jsonType = { double: "number", timestamp: "number", boolean: "boolean" }[field.type as string] ?? "string";
+  if (typeof raw !== "string" && typeof raw !== jsonType)
+    return {
+      problem: `attributeValue must be a ${jsonType === "string" ? "string" : `string or a ${jsonType}`} (the type of attribute '${field.name}' is ${field.type})`,
+    };
   const text = String(raw);
   if (text.length > PRIMARY_VALUE_MAX) return { problem: `attributeValue must be at most ${PRIMARY_VALUE_MAX} characters` };
   const listSafe = checkListSafeName(text, "attributeValue");
