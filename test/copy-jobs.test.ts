@@ -200,6 +200,9 @@ describe("B6 validation", () => {
       const r = await copy(w, body);
       expect(r.status, JSON.stringify(body)).toBe(400);
     }
+    // A lone id where the spec has an array (GraphQL would make it a one-item list and queue a job).
+    const lone = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: `${w.src}-a` });
+    expect([lone.status, lone.body.detail]).toEqual([400, "body.contentIds must be an array of strings"]);
     // A field B6 does not take (it queued a job before).
     const extra = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: [`${w.src}-a`], extra: 1 });
     expect([extra.status, extra.body.detail, extra.body.errors]).toEqual([
@@ -235,7 +238,8 @@ describe("copying", () => {
     const before = mails.length;
     const r = await copy(w, {
       destinationAccountId: w.dst,
-      destinationUserId: w.destUser.email,
+      // E-mails match in any letter case, as the auth header's does.
+      destinationUserId: ` ${w.destUser.email.toUpperCase()}`,
       contentIds: [s("folder"), s("widget"), s("link")],
       copyUserTags: true,
     });

@@ -53,6 +53,9 @@ function copyInput(body: unknown): Unchecked {
     throw new AppError(400, `body: unknown field(s) ${extra.map((k) => k.slice(0, 64)).join(", ")} (B6 takes ${COPY_FIELDS.join(", ")})`, [
       { path: extra[0]!.slice(0, 64), message: "unknown field" },
     ]);
+  // GraphQL would coerce a lone string into a one-item list; the spec's contentIds is an array.
+  if (b.contentIds != null && !Array.isArray(b.contentIds))
+    throw new AppError(400, "body.contentIds must be an array of strings", [{ path: "contentIds", message: "must be an array of strings" }]);
   return unchecked({
     destinationAccountId: b.destinationAccountId,
     destinationUserId: b.destinationUserId,

@@ -108,7 +108,8 @@ builder.mutationField("copyContents", (t) =>
       // an e-mail is a user of some other tenant is not the caller's to learn.
       const user = await prisma.user.findFirst({
         where: {
-          OR: [{ id: input.destinationUserId }, { email: input.destinationUserId }],
+          // E-mails are stored lower-cased (src/admin.ts), as the auth header is compared.
+          OR: [{ id: input.destinationUserId }, { email: input.destinationUserId.trim().toLowerCase() }],
           memberships: { some: { accountId: input.destinationAccountId } },
         },
         select: { id: true },
