@@ -64,6 +64,8 @@ function endUserItems(style: Style) {
     });
 }
 
+const LOOKUP_FIELDS = ["id", "fields", "useridType"];
+
 function customBody(body: unknown): Record<string, unknown> {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new AppError(400, "body must be a JSON object of custom field name → value");
@@ -283,6 +285,12 @@ export const endUserRoutes: RestRoute[] = [
     jsonBody: true,
     variables: (i) => {
       const body = customBody(i.body);
+      // A field B13 does not take is a 400, as on every route (a misspelt `field` was read as absent).
+      const extra = Object.keys(body).filter((k) => !LOOKUP_FIELDS.includes(k));
+      if (extra.length)
+        throw new AppError(400, `body: unknown field(s) ${extra.map((k) => k.slice(0, 64)).join(", ")} (B13 takes ${LOOKUP_FIELDS.join(", ")})`, [
+          { path: extra[0]!.slice(0, 64), message: "unknown field" },
+        ]);
       if (typeof body.id !== "string" || !body.id) throw new AppError(400, "id is required", [{ path: "id", message: "required" }]);
       return { accountId: pathParam(i, "accountId"), id: body.id, idType: idType(body.useridType, "useridType"), ...fieldSelection(body.fields) };
     },
