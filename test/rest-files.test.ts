@@ -2,10 +2,12 @@
 // uploads stream into blob storage under their sha256, bad uploads leave nothing behind, lists
 // page by keyset cursor, downloads carry ETag and answer If-None-Match with 304, and tenants
 // never see each other's files.
+
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blobStore } from "../src/blob/index.js";
@@ -124,6 +126,32 @@ function suite(name: string, setup: () => Promise<{ env: Record<string, string>;
         expect(res.status, what).toBe(status);
         expect(res.headers.get("content-type"), what).toMatch(/application\/problem\+json/);
         expect(p.detail, what).toMatch(detail);
+      }
+      expect(await prisma.storedFile.count()).toBe(rows);
+      expect((await objects()).length).toBe(stored);
+    });
+
+    it("a compressed upload is stored decoded (gzip, deflate, br); another coding is a 415, bytes that do not decode a 400, past 25 MiB decoded a 413", async () => {
+      const bytes = pdf(200_000);
+      for (const [coding, encoded] of [
+        ["gzip", gzipSync(bytes)],
+        ["deflate", deflateSync(bytes)],
+        ["br", brotliCompressSync(bytes)],
+      ] as const) {
+        const res = await upload(a, encoded, `flow-1/1/1/${coding}.pdf`, { "content-encoding": coding });
+        const body = await res.json();
+        expect([coding, res.status, body.size, body.sha256]).toEqual([coding, 201, bytes.length, sha(bytes)]);
+      }
+      const rows = await prisma.storedFile.count();
+      const stored = (await objects()).length;
+      for (const [headers, body, status, detail] of [
+        [{ "content-encoding": "xyz" }, bytes, 415, /unsupported content encoding "xyz"/],
+        [{ "content-encoding": "gzip" }, bytes, 400, /The gzip body does not decode/],
+        [{ "content-encoding": "gzip" }, gzipSync(Buffer.concat([bytes.subarray(0, 5), Buffer.alloc(26 * MiB)])), 413, /larger than the limit/],
+      ] as const) {
+        const res = await upload(a, body as Buffer, undefined, headers);
+        const p = await res.json();
+        expect([res.status, p.detail]).toEqual([status, expect.stringMatching(detail)]);
       }
       expect(await prisma.storedFile.count()).toBe(rows);
       expect((await objects()).length).toBe(stored);

@@ -6,8 +6,10 @@
 // 413: a client sending a chunked body that never ends would never be answered, and be read all
 // along.)
 import type { IncomingMessage } from "node:http";
+import { PassThrough, pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { AppError } from "../errors.js";
 
 /** The error body-parser raises past its limit, so that knownError (src/errors.ts) maps both alike. */
 function tooLarge(limit: number): Error {
@@ -127,4 +129,47 @@ export function decodeContent(body: Buffer, contentEncoding: string | undefined,
       reject(Object.assign(new Error(`The ${coding} body does not decode: ${err.message}`), { type: "encoding.invalid", status: 400, expose: true }));
     });
   });
+}
+
+const STREAM_DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {
+  gzip: zlib.createGunzip,
+  deflate: zlib.createInflate,
+  br: zlib.createBrotliDecompress,
+};
+
+/**
+ * A raw body (a PDF upload) as a stream of the plain bytes its Content-Encoding stands for, decoded
+ * as they arrive (the route's own counting then limits the decoded bytes), as decodeContent does for
+ * bodies read whole: another coding is a 415 (thrown), bytes that do not decode a 400 (the stream's
+ * error). `identity` or no header: the request itself.
+ */
+export function decodedStream(req: IncomingMessage, contentEncoding: string | undefined): Readable {
+  const coding = (contentEncoding ?? "identity").trim().toLowerCase();
+  if (coding === "identity") return req;
+  const make = Object.hasOwn(STREAM_DECODERS, coding) ? STREAM_DECODERS[coding] : undefined;
+  if (!make)
+    throw Object.assign(new Error(`unsupported content encoding "${coding}": send gzip, deflate, br or identity`), {
+      type: "encoding.unsupported",
+      status: 415,
+      expose: true,
+    });
+  const out = new PassThrough();
+  const decoder = make();
+  // The decoder's own error comes first; the request it then tears down reports "aborted" too.
+  let failure: Error | null = null;
+  decoder.once("error", (err) => {
+    failure = new AppError(400, `The ${coding} body does not decode: ${err.message}`, [{ path: "body", message: "does not decode" }]);
+  });
+  let aborted = false;
+  req.once("aborted", () => {
+    if (failure) return;
+    aborted = true;
+    out.emit("aborted");
+  });
+  // `out` is not part of the pipeline, which would hand it the decoder's raw error first.
+  pipeline(req, decoder, (err) => {
+    if (err && !aborted) out.destroy(failure ?? err);
+  });
+  decoder.pipe(out);
+  return out;
 }

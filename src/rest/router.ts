@@ -20,7 +20,7 @@ import { logger } from "../logger.js";
 import { countOperation } from "../observability/metrics.js";
 import { tracing } from "../observability/tracing.js";
 import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
-import { bounded } from "./bodyLimit.js";
+import { bounded, decodedStream } from "./bodyLimit.js";
 import { collect, isRead, sendTagged } from "./conditional.js";
 import type { RawBody, StagedBody } from "./contract.js";
 import { nestedPast, tooDeepError } from "./jsonDepth.js";
@@ -313,7 +313,8 @@ async function receiveRawBody(raw: RawBody, input: RestInput, req: Request): Pro
   if (Number(req.get("content-length") ?? 0) > raw.limitBytes) {
     throw new AppError(413, `Request body larger than the limit (${raw.limitBytes / 1024 / 1024} MiB).`);
   }
-  return raw.receive(req, input);
+  // Compressed as the JSON bodies may be (gzip, deflate, br), the limit on the decoded bytes.
+  return raw.receive(decodedStream(req, req.get("content-encoding")), input);
 }
 
 /** Runs a route's operation: counted and error-masked as POST /graphql's operations are. */
