@@ -32,6 +32,7 @@ function readable(raw: string): string {
   return `${head!.replace(/\r?\n[ \t]+/g, " ")}\n\n${body}`;
 }
 let smtp: SMTPServer;
+let smtpRefuses = false;
 let server: Server;
 let worker: CopyJobWorker;
 const req = requester(() => server);
@@ -119,6 +120,10 @@ const copy = (w: World, body: unknown, headers = w.headers, account = w.src) => 
 
 beforeAll(async () => {
   smtp = new SMTPServer({
+    // A test may have every recipient refused for good (550), as a server without that mailbox does.
+    onRcptTo(_address, _session, callback) {
+      callback(smtpRefuses ? Object.assign(new Error("no such mailbox"), { responseCode: 550 }) : undefined);
+    },
     authOptional: true,
     disabledCommands: ["STARTTLS"],
     logger: false,
@@ -381,6 +386,25 @@ describe("copying", () => {
     expect(job.counts).toEqual({ total: 1, copied: 0, failed: 1, pending: 0 });
     const mail = mails.slice(before).find((m) => m.raw.includes(r.body.jobId))!;
     expect(mail.raw).toMatch(/Subject: Copy job \S+ failed: 0 of 1 copied/);
+  });
+});
+
+describe("the completion e-mail", () => {
+  it("refused for good by SMTP (550) is given up at once: the job's error says so, no retries", async () => {
+    const w = await world();
+    await seed(w.src, [{ id: `${w.src}-m`, type: "link" }]);
+    const before = mails.length;
+    smtpRefuses = true;
+    try {
+      const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: [`${w.src}-m`] });
+      const job = await waitForJob(w, r.body.jobId);
+      expect(job.status).toBe("completed");
+      expect(job.error).toMatch(new RegExp(`^the completion e-mail to ${w.email.replace(/[.+]/g, "\\$&")} was not sent: .*550`));
+      expect(job.attempts).toBe(1);
+      expect(mails.length).toBe(before);
+    } finally {
+      smtpRefuses = false;
+    }
   });
 });
 

@@ -25,6 +25,11 @@ import { dispatch, onDispatch, pgBoss, QUEUE, startedBoss } from "./queue.js";
 
 /** A job taken this many times without finishing is given up (failed). */
 export const MAX_JOB_ATTEMPTS = 10;
+/**
+ * Takes in all after which a finished job's completion e-mail is given up (SMTP down for that long:
+ * with the backoff below, about a day); a permanent refusal (an SMTP 5xx reply) gives it up at once.
+ */
+export const MAX_NOTIFY_ATTEMPTS = MAX_JOB_ATTEMPTS + 20;
 const SWEEP_MS = 5_000;
 const log = logger.child({ component: "copy-jobs" });
 
@@ -38,7 +43,7 @@ export interface WorkerOptions {
   beforeItem?: (sourceId: string, attempt: number) => void | Promise<void>;
 }
 
-const backoff = (attempt: number, base = 100) => Math.min(base * 2 ** (attempt - 1), 10_000) * (0.75 + Math.random() / 2);
+const backoff = (attempt: number, base = 100, cap = 10_000) => Math.min(base * 2 ** (attempt - 1), cap) * (0.75 + Math.random() / 2);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The job_queue_depth metric: jobs not finished and notified yet. */
@@ -186,7 +191,8 @@ export class CopyJobWorker {
       // The job itself could not go on (database, SMTP): hand it back with a backoff.
       const attempts = (await prisma.copyJob.findUnique({ where: { id: jobId }, select: { attempts: true } }))?.attempts ?? 1;
       log.error({ err, jobId, attempts }, "copy job interrupted; it will be retried");
-      await this.release(jobId, backoff(attempts, 1_000)).catch(() => undefined);
+      // (Up to an hour apart: an SMTP server down for hours gets the e-mail when it is back.)
+      await this.release(jobId, backoff(attempts, 1_000, 3_600_000)).catch(() => undefined);
       throw err;
     } finally {
       clearInterval(heartbeat);
@@ -271,7 +277,22 @@ export class CopyJobWorker {
   private async notify(jobId: string): Promise<void> {
     const job = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, include: { items: { orderBy: { position: "asc" } } } });
     if (job.notifiedAt || (job.status !== "completed" && job.status !== "failed")) return;
-    await sendMail({ id: job.id, to: job.requestedBy, ...jobMail(job) });
+    try {
+      await sendMail({ id: job.id, to: job.requestedBy, ...jobMail(job) });
+    } catch (err) {
+      // Retried with the job's backoff, unless SMTP refused the message for good (a 5xx reply: no
+      // such mailbox, policy) or it failed on every take up to MAX_NOTIFY_ATTEMPTS: then it is
+      // given up, and the job's error says so (its notificationTime is when).
+      const permanent = Number((err as { responseCode?: unknown }).responseCode) >= 500;
+      if (!permanent && job.attempts < MAX_NOTIFY_ATTEMPTS) throw err;
+      const why = `the completion e-mail to ${job.requestedBy} was not sent: ${(err as Error).message.slice(0, 300)}`;
+      log.warn({ err, jobId, attempts: job.attempts }, "copy job e-mail given up");
+      await prisma.copyJob.updateMany({
+        where: { id: jobId, lockedBy: this.id },
+        data: { notifiedAt: new Date(), error: job.error ? `${job.error}; ${why}` : why },
+      });
+      return;
+    }
     await prisma.copyJob.updateMany({ where: { id: jobId, lockedBy: this.id }, data: { notifiedAt: new Date() } });
   }
 }
