@@ -101,6 +101,15 @@ function suite(name: string, setup: () => Promise<{ env: Record<string, string>;
       await stale.arrayBuffer();
     });
 
+    it("a file whose bytes the store lost answers 500 saying so (the service's fault, not an unknown file)", async () => {
+      const bytes = pdf(5_123); // (bytes no other test uploads: the stored object is shared by equal bytes)
+      const made = await (await upload(a, bytes, "flow-9/1/1/lost.pdf")).json();
+      await blobStore().delete(blobKeyOf(sha(bytes)));
+      const r = await fetch(server.url + made.url, { headers: a.headers });
+      const body = await r.json();
+      expect([r.status, body.detail]).toEqual([500, expect.stringMatching(/^The file's bytes are missing from storage: several instances need one store/)]);
+    });
+
     it("equal bytes uploaded twice are two files sharing one stored object", async () => {
       const bytes = pdf(10_000);
       const first = await (await upload(a, bytes)).json();

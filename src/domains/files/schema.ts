@@ -159,6 +159,8 @@ builder.mutationField("uploadPdf", (t) =>
 /** For the download route: the store's bytes of a file. */
 export async function openFile(sha256: string) {
   const found = await blobStore().get(blobKeyOf(sha256));
-  if (!found) throw new AppError(404, "The file's bytes are missing from storage.");
+  // The record exists: missing bytes are the service's fault (a store that lost them, or instances
+  // with FILES_DIRs of their own, docs/production.md), not an unknown file.
+  if (!found) throw new AppError(500, "The file's bytes are missing from storage: several instances need one store (S3_BUCKET, or a shared FILES_DIR).");
   return found.body;
 }
