@@ -41,7 +41,7 @@ export function requestLogging(routeLabel: (req: Request) => string): RequestHan
       // Only what an operator needs; headers would log the caller's e-mail on every line.
       const line = {
         requestId,
-        req: { id: requestId, method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress, userAgent: req.get("user-agent") },
+        req: { id: requestId, method: req.method, url: req.originalUrl, remoteAddress: req.socket?.remoteAddress, userAgent: req.get("user-agent") },
         res: { statusCode: status },
         responseTime: ms,
         route: routeLabel(req),
