@@ -6,7 +6,7 @@
 // 413: a client sending a chunked body that never ends would never be answered, and be read all
 // along.)
 import type { IncomingMessage } from "node:http";
-import { PassThrough, pipeline, type Readable } from "node:stream";
+import { PassThrough, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { AppError } from "../errors.js";
@@ -155,21 +155,22 @@ export function decodedStream(req: IncomingMessage, contentEncoding: string | un
     });
   const out = new PassThrough();
   const decoder = make();
-  // The decoder's own error comes first; the request it then tears down reports "aborted" too.
-  let failure: Error | null = null;
-  decoder.once("error", (err) => {
-    failure = new AppError(400, `The ${coding} body does not decode: ${err.message}`, [{ path: "body", message: "does not decode" }]);
-  });
-  let aborted = false;
+  // Wired by hand, not with pipeline(): that destroys the request (and its socket) when the bytes
+  // do not decode, and the 400 could no longer be answered; the router drains what is left of a
+  // refused raw body. `out` ends with one error at most: the decoding failure, or the request's.
+  let failed = false;
+  const fail = (err: Error) => {
+    if (failed) return;
+    failed = true;
+    req.unpipe(decoder);
+    decoder.unpipe(out);
+    out.destroy(err);
+  };
+  decoder.on("error", (err) => fail(new AppError(400, `The ${coding} body does not decode: ${err.message}`, [{ path: "body", message: "does not decode" }])));
+  req.on("error", fail);
   req.once("aborted", () => {
-    if (failure) return;
-    aborted = true;
-    out.emit("aborted");
+    if (!failed) out.emit("aborted");
   });
-  // `out` is not part of the pipeline, which would hand it the decoder's raw error first.
-  pipeline(req, decoder, (err) => {
-    if (err && !aborted) out.destroy(failure ?? err);
-  });
-  decoder.pipe(out);
+  req.pipe(decoder).pipe(out);
   return out;
 }

@@ -57,13 +57,24 @@ export async function receivePdf(body: Readable): Promise<StagedPdf> {
   const store = blobStore();
   const tempKey = `tmp/${randomUUID()}`;
   const checker = new PdfChecker(PDF_LIMIT_BYTES);
-  body.once("error", (err) => checker.destroy(err));
-  body.once("aborted", () => checker.destroy(new AppError(400, "The upload was interrupted before the body ended.")));
+  // The first failure of the body (it may report more than one) ends the checker, and is what the
+  // upload answers. The store may listen to the checker only once it has begun (S3's upload does):
+  // an error before then would be one nobody hears, which stops the process, so the checker always
+  // has a listener, and the failure is kept here.
+  let failure: Error | null = null;
+  const fail = (err: Error) => {
+    failure ??= err;
+    checker.destroy(err);
+  };
+  checker.on("error", () => undefined);
+  body.on("error", fail);
+  body.once("aborted", () => fail(new AppError(400, "The upload was interrupted before the body ended.")));
   body.pipe(checker);
   try {
     await store.put(tempKey, checker, PDF_CONTENT_TYPE);
-  } catch (err) {
+  } catch (thrown) {
     await store.delete(tempKey).catch(() => undefined);
+    const err = failure ?? thrown;
     if (err instanceof AppError) throw err;
     if ((err as NodeJS.ErrnoException).code === "ECONNRESET" || (body as { aborted?: boolean }).aborted) {
       throw new AppError(400, "The upload was interrupted before the body ended.");
