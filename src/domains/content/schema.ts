@@ -209,6 +209,8 @@ interface Draft {
   parentId: string | null;
 }
 
+const DESCRIPTION_TYPES_ARG = "Restricts the types on which this call may set `description` (REST style B: link, as the spec's variant B says).";
+
 /** What a write call allows beyond the types' own rules (REST's routes narrow them). */
 interface WriteRules {
   /** the types it may write (null: any) */
@@ -316,11 +318,7 @@ builder.mutationField("createContents", (t) =>
       accountId: t.arg.string({ required: true }),
       input: t.arg({ type: [ContentInput], required: true, validate: bulkArg }),
       allowedTypes: t.arg({ type: [ContentType], required: false, description: "Restricts the types this call may create (REST: link, video, text)." }),
-      descriptionTypes: t.arg({
-        type: [ContentType],
-        required: false,
-        description: "Restricts the types on which this call may set `description` (REST style B: link, as the spec's variant B says).",
-      }),
+      descriptionTypes: t.arg({ type: [ContentType], required: false, description: DESCRIPTION_TYPES_ARG }),
     },
     resolve: async (_root, { accountId, input, ...args }, ctx, info) => {
       const rules = rulesOf(args);
@@ -379,11 +377,7 @@ builder.mutationField("updateContents", (t) =>
       accountId: t.arg.string({ required: true }),
       input: t.arg({ type: [ContentInput], required: true, validate: bulkArg }),
       allowedTypes: t.arg({ type: [ContentType], required: false, description: "Restricts the types this call may update (REST: link, video, text)." }),
-      descriptionTypes: t.arg({
-        type: [ContentType],
-        required: false,
-        description: "Restricts the types on which this call may set `description` (REST style B: link, as the spec's variant B says).",
-      }),
+      descriptionTypes: t.arg({ type: [ContentType], required: false, description: DESCRIPTION_TYPES_ARG }),
     },
     resolve: async (_root, { accountId, input, ...args }, ctx, info) => {
       const rules = rulesOf(args);
