@@ -171,12 +171,23 @@ describe("records (B20, B21, B23)", () => {
       [{ attributeName: "seats", attributeValue: false }, "attributeValue must be a string or a number (the type of attribute 'seats' is double)"],
     ] as const)
       expect((await put("/integrationAttributes", t, [item])).body.errors).toEqual([{ path: "[0]", message }]);
-    expect(await prisma.attributeRecord.count({ where: { accountId: t.accountId, attributeValue: { in: ["42", "true", "false"] }, attributeName: { in: ["company", "seats"] } } })).toBe(0);
+    expect(
+      await prisma.attributeRecord.count({
+        where: { accountId: t.accountId, attributeValue: { in: ["42", "true", "false"] }, attributeName: { in: ["company", "seats"] } },
+      }),
+    ).toBe(0);
   });
 
   it("B21 reads a pair's value in its attribute's type, as writes do: 10.0 and 1e1 name the record of 10; a value not of the type is a 400", async () => {
     const u = await withSchema("iadeltype");
-    expect((await put("/integrationAttributes", u, [{ attributeName: "seats", attributeValue: 10 }, { attributeName: "seats", attributeValue: 20 }])).status).toBe(201);
+    expect(
+      (
+        await put("/integrationAttributes", u, [
+          { attributeName: "seats", attributeValue: 10 },
+          { attributeName: "seats", attributeValue: 20 },
+        ])
+      ).status,
+    ).toBe(201);
     expect((await del("/integrationAttributes/seats__svc__10.0", u)).status).toBe(204);
     expect((await del("/integrationAttributes/seats__svc__2e1", u)).status).toBe(204);
     expect(await prisma.attributeRecord.count({ where: { accountId: u.accountId } })).toBe(0);

@@ -46,7 +46,8 @@ export function cursorPosition(cursor: string | null | undefined, isDate: boolea
   if (isDate !== (typeof sort === "number")) throw decodeCursorMismatch();
   const value = isDate ? new Date(sort as number) : sort;
   // A time a Date cannot hold (|ms| > 8.64e15) would reach the database as an Invalid Date: a 500.
-  if (value instanceof Date && Number.isNaN(value.getTime())) throw malformedCursor();
+  // Nor one before 1970, which no row has, and PostgreSQL cannot hold in every case (year 0).
+  if (value instanceof Date && (Number.isNaN(value.getTime()) || value.getTime() < 0)) throw malformedCursor();
   return { sort: value, id };
 }
 

@@ -41,6 +41,21 @@ describe("B25 input", () => {
     await b25ok(t, { startDate: "2024-02-29", endDate: "2024-03-01" });
   });
 
+  it("windows reaching before 1970 are answered, empty (year 0 was a 500 on PostgreSQL)", async () => {
+    for (const body of [{ endDate: "0001-01-01" }, { startDate: "0001-01-01", endDate: "0001-01-02" }, { startDate: "1900-01-01", endDate: "1969-12-31" }]) {
+      const r = await b25ok(t, body);
+      expect([body, r.body.data]).toEqual([body, []]);
+    }
+  });
+
+  it("userId matches an e-mail in any letter case, as the auth header's", async () => {
+    expect((await call(`${server.url}/v1/accounts/${t.accountId}/tags`, { method: "PUT", headers: t.headers, body: [{ name: "by-me" }] })).status).toBe(201);
+    const own = await b25ok(t, { userId: t.email });
+    expect(own.body.data.length).toBeGreaterThan(0);
+    const upper = await b25ok(t, { userId: t.email.toUpperCase() });
+    expect(upper.body.data).toEqual(own.body.data);
+  });
+
   it.each([[{ startDate: 20260301 }], [{ endDate: true }], [{ userId: 5 }], [{ startDate: ["2026-03-01"] }], [{ userId: { eq: "x" } }]])(
     "wrong type %j → 400",
     async (body) => {
@@ -150,7 +165,8 @@ describe("B25 input", () => {
   });
 
   it("a malformed cursor → 400", async () => {
-    for (const cursor of ["not-a-cursor!", "eyJ4IjoxfQ", Buffer.from(JSON.stringify(["x", "y"])).toString("base64url")]) {
+    const beforeYearZero = Buffer.from(JSON.stringify([-62198755200000, "a_x"])).toString("base64url");
+    for (const cursor of ["not-a-cursor!", "eyJ4IjoxfQ", Buffer.from(JSON.stringify(["x", "y"])).toString("base64url"), beforeYearZero]) {
       expectProblem(await b25(t, {}, `?cursor=${encodeURIComponent(cursor)}`), 400, /cursor/);
     }
   });

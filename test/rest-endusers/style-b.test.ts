@@ -152,7 +152,11 @@ describe("end users, style B (B12–B15)", () => {
     expectProblem(await post(`${B(t)}/endUsers/lookup`, t, { id: 12 }), 400);
     expectProblem(await post(`${B(t)}/endUsers/lookup`, t, ["seg"]), 400);
     // A misspelt member is not read as absent.
-    expectProblem(await post(`${B(t)}/endUsers/lookup`, t, { id: "seg", field: ["custom"] }), 400, "body: unknown field(s) field (B13 takes id, fields, useridType)");
+    expectProblem(
+      await post(`${B(t)}/endUsers/lookup`, t, { id: "seg", field: ["custom"] }),
+      400,
+      "body: unknown field(s) field (B13 takes id, fields, useridType)",
+    );
     expectProblem(await get(`${B(t)}/endUsers/seg?fields=profile`, t), 400);
   });
 

@@ -65,7 +65,10 @@ export function auditWindow(startDate: string | null | undefined, endDate: strin
   // equals the window's (exclusive) end.
   const inverted = window.from > window.to || (start !== null && endParsed?.dateOnly === true && window.from >= window.to);
   if (inverted) throw badRequest("startDate must not be after endDate", [{ path: "startDate", message: "after endDate" }]);
-  return window;
+  // No entry is older than 1970: a window reaching further back (endDate 0001-01-01 less 90 days,
+  // year 0) is cut there, and PostgreSQL is never asked for a timestamp it cannot hold (a 500).
+  const clamp = (d: Date) => (d.getTime() < 0 ? new Date(0) : d);
+  return { from: clamp(window.from), to: clamp(window.to) };
 }
 
 const AuditLogFilter = builder.inputType("AuditLogFilter", {
@@ -91,7 +94,8 @@ builder.queryField("auditLogs", (t) =>
         where: {
           AND: [
             { accountId: args.accountId, timestamp: { gte: from, lt: to } },
-            args.filter?.userId ? { userId: args.filter.userId } : {},
+            // E-mails are stored lower-cased (as the auth header is compared); other actors as they are.
+            args.filter?.userId ? { userId: args.filter.userId.includes("@") ? args.filter.userId.trim().toLowerCase() : args.filter.userId } : {},
             afterCursor("timestamp", args.after, true, "desc"),
           ],
         },
