@@ -115,6 +115,8 @@ describe("GraphQL viewer", () => {
             ? "An API key of scope 'ingest' (a write key) works on /segment/v1/* only, not on GraphQL."
             : `An API key of scope '${scope}' cannot be used here (it needs scope 'integration').`,
         extensions: { code: "FORBIDDEN" },
+        // The field's refusal says where; the write key's is refused before any field.
+        ...(scope === "ingest" ? {} : { path: ["viewer"] }),
       },
     ]);
     expect(r.text).not.toContain(t.accountId);

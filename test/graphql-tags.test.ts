@@ -30,6 +30,21 @@ afterAll(() => server.close());
 const codeOf = (r: { errors?: { extensions?: { code?: string } }[] }) => r.errors?.[0]?.extensions?.code;
 const expectedTag = (t: TagRow) => ({ name: t.name, contentCount: counts.get(t.name) ?? 0 });
 
+describe("errors say where", () => {
+  it("a field's error carries its path (which alias failed), with its code and message", async () => {
+    const r = await gql(server, a, `query($a: String!) { account(id: $a) { ok: tags(first: 1) { nodes { name } } bad: tags(first: 0) { nodes { name } } } }`, {
+      a: a.accountId,
+    });
+    expect(r.errors).toEqual([
+      expect.objectContaining({
+        message: "limit must be between 1 and 10000",
+        path: ["account", "bad"],
+        extensions: expect.objectContaining({ code: "BAD_REQUEST" }),
+      }),
+    ]);
+  });
+});
+
 describe("N+1 guards: content counts and lookups by name", () => {
   const LIST_READS = [...AUTH, "SELECT Tag", "SELECT ContentTag"];
 

@@ -9,6 +9,11 @@ import { logger } from "../logger.js";
 export function maskError(error: unknown, message: string, isDev?: boolean): Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   const known = knownError(original);
+  // Where it happened stays (the spec: a field error carries its path), with our message and
+  // extensions: an AppError thrown in a resolver comes wrapped in a located error. (The path only:
+  // the compiled fast path's errors have no source locations, and both answer alike.)
+  if (known && known !== error && error instanceof GraphQLError && error.path)
+    return new GraphQLError(known.message, { path: error.path, originalError: known, extensions: known.extensions });
   if (known) return known;
   // A GraphQLError of its own (a variable or document error) is the client's and passes unmasked.
   if (!(original instanceof GraphQLError) && !(error instanceof GraphQLError && !error.originalError)) {
