@@ -24,7 +24,7 @@ import { operationBudget, useCostBudget } from "./graphql/budget.js";
 import { CompiledDocuments, useCompiledExecution } from "./graphql/compiled.js";
 import { AcceptedQueries, answerHandedOverResults, graphqlFastPath, handedOverContext, recordAcceptedQueries } from "./graphql/fastPath.js";
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
-import { maskError } from "./graphql/masking.js";
+import { maskError, partialResultsAre2xx } from "./graphql/masking.js";
 import { conditionalGets, PersistedDocuments, usePersistedDocuments } from "./graphql/persistedDocuments.js";
 import { jsonRequestParams } from "./graphql/requestParams.js";
 import { authenticateBeforeBody, identityBeforeBody, preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
@@ -130,6 +130,8 @@ export function createApp(config: Config) {
       useCompiledExecution(compiled),
       answerHandedOverResults(),
       recordAcceptedQueries(accepted),
+      // Before the conditional GETs' tag: the status is part of the answer.
+      partialResultsAre2xx(),
       conditionalGets(),
       // Last: it wraps whichever execute function the plugins above settled on. Only with tracing on.
       ...(tracing ? [traceOperations(persisted)] : []),

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../src/db/index.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags, type TagRow } from "./factories/tags.js";
-import { gql, prisma, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, gql, prisma, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, LOCK, shape } from "./sql.js";
 
 let server: Server;
@@ -31,6 +31,25 @@ const codeOf = (r: { errors?: { extensions?: { code?: string } }[] }) => r.error
 const expectedTag = (t: TagRow) => ({ name: t.name, contentCount: counts.get(t.name) ?? 0 });
 
 describe("errors say where", () => {
+  it("an answer with data and errors is a 200 (GraphQL over HTTP), with either media type; no data keeps the error's status", async () => {
+    // endUser is nullable: its error (an idType the account does not use) leaves the rest answered.
+    const partial = `query($a: String!) { ok: viewer { email } account(id: $a) { id bad: endUser(id: "nobody", idType: APP) { id } } }`;
+    for (const accept of ["application/graphql-response+json", "application/json"]) {
+      const r = await call(`${server.url}/graphql`, {
+        method: "POST",
+        headers: { ...a.headers, accept },
+        body: { query: partial, variables: { a: a.accountId } },
+      });
+      expect([accept, r.status, r.body.data?.ok?.email, r.body.errors?.[0]?.extensions?.code]).toEqual([accept, 200, a.email, "BAD_REQUEST"]);
+      const none = await call(`${server.url}/graphql`, {
+        method: "POST",
+        headers: { ...a.headers, accept },
+        body: { query: `query($a: String!) { account(id: $a) { bad: tags(first: 0) { nodes { name } } } }`, variables: { a: a.accountId } },
+      });
+      expect([accept, none.status, none.body.data?.account ?? null]).toEqual([accept, 400, null]);
+    }
+  });
+
   it("a field's error carries its path (which alias failed), with its code and message", async () => {
     const r = await gql(server, a, `query($a: String!) { account(id: $a) { ok: tags(first: 1) { nodes { name } } bad: tags(first: 0) { nodes { name } } } }`, {
       a: a.accountId,

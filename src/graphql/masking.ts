@@ -1,8 +1,8 @@
 // The one error masking of GraphQL execution, for POST /graphql (Yoga's maskedErrors) and for the
 // REST routes' compiled executions alike: an expected failure (our AppError, however it was wrapped)
 // is answered as it is; anything else is logged once with its stack and masked.
-import { GraphQLError } from "graphql";
-import { maskError as defaultMaskError } from "graphql-yoga";
+import { type ExecutionResult, GraphQLError } from "graphql";
+import { maskError as defaultMaskError, type Plugin } from "graphql-yoga";
 import { knownError } from "../errors.js";
 import { logger } from "../logger.js";
 
@@ -28,3 +28,35 @@ export const maskErrors = (errors: readonly GraphQLError[]): GraphQLError[] =>
     const masked = maskError(e, "Unexpected error.");
     return masked instanceof GraphQLError ? masked : new GraphQLError(masked.message, { originalError: masked });
   });
+
+/**
+ * GraphQL over HTTP: a response with data (some fields failed, others answered) is a 2xx with the
+ * errors in its body; `application/graphql-response+json` requires it, and clients such as Apollo's
+ * drop a non-2xx answer's data. So the statuses our errors carry (400, 403, 404, 429) pick the
+ * response's status only when there is no data (a refusal before execution, an error that nulled
+ * the whole result); their headers (Retry-After) stay.
+ */
+export function partialResultsAre2xx(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+      const r = result as ExecutionResult;
+      if (r.data == null || !r.errors?.length) return;
+      setResult({ ...r, errors: r.errors.map(withoutStatus) });
+    },
+  };
+}
+
+function withoutStatus(e: GraphQLError): GraphQLError {
+  const http = e.extensions?.http as { status?: number; headers?: Record<string, string> } | undefined;
+  if (http?.status === undefined) return e;
+  const { status: _status, ...rest } = http;
+  return new GraphQLError(e.message, {
+    nodes: e.nodes,
+    source: e.source,
+    positions: e.positions,
+    path: e.path,
+    originalError: e.originalError,
+    extensions: { ...e.extensions, http: rest },
+  });
+}
