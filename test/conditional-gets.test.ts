@@ -161,3 +161,13 @@ describe("a change to what an answer shows changes its tag", () => {
     );
   });
 });
+
+describe("the audit log over GET is never stored", () => {
+  it("GET /graphql reading auditLogs answers Cache-Control: no-store (as B25's POST); other reads do not", async () => {
+    const q = (query: string) => `/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(JSON.stringify({ a: t.accountId }))}`;
+    const audit = await get(q(`query($a: String!) { log: auditLogs(accountId: $a, first: 1) { nodes { id } } }`));
+    expect([audit.status, audit.headers["cache-control"]]).toEqual([200, "no-store"]);
+    const tags = await get(q(`query($a: String!) { account(id: $a) { tags(first: 1) { nodes { name } } } }`));
+    expect([tags.status, tags.headers["cache-control"]]).toEqual([200, undefined]);
+  });
+});

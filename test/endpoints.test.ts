@@ -87,6 +87,13 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
     ]);
   });
 
+  it("an endpoint over the audit log answers Cache-Control: no-store whatever its max age (as B25)", async () => {
+    const AUDIT = "query Audit($accountId: String!) { auditLogs(accountId: $accountId, first: 1) { nodes { id } } }";
+    expectJson(await put(a, "auditTail", { document: AUDIT, maxAgeSeconds: 300 }), 201);
+    const r = await run(a, "auditTail");
+    expect([r.status, r.headers.get("cache-control")]).toEqual([200, "no-store"]);
+  });
+
   it("refuses every bad save with a 400 naming the problem, and changes nothing", async () => {
     const before = await prisma.savedEndpoint.count({ where: { accountId: a.accountId } });
     const cases: [unknown, RegExp, string?][] = [

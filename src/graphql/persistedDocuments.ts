@@ -16,7 +16,7 @@
 // text by the fast path (src/graphql/fastPath.ts). What is left of it is the few lines below.
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { type DocumentNode, GraphQLError, parse } from "graphql";
+import { type DocumentNode, GraphQLError, parse, visit } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { LRUCache } from "lru-cache";
 import { prisma } from "../db/index.js";
@@ -150,13 +150,21 @@ export function persistedOnlyError(): AppError {
  * nothing of the data: the tag leaves it out, and the RateLimit-Remaining header of a 304 has it.
  */
 export function conditionalGets(): Plugin {
+  // Requests whose operation reads the audit log: their answers are never stored (B25 answers POST
+  // with no-store so that the personal data it holds is not cached; a GET must not undo that).
+  const auditReads = new WeakSet<object>();
   return {
+    onExecute({ args }) {
+      const request = (args.contextValue as { request?: object }).request;
+      if (request && selectsAuditLog(args.document)) auditReads.add(request);
+    },
     async onResponse({ request, response, setResponse, fetchAPI }) {
       if (request.method !== "GET" || response.status !== 200 || !response.body) return;
       const body = Buffer.from(await response.arrayBuffer());
       const etag = weakETag(Buffer.from(body.toString("utf8").replace(/"currentlyAvailable":\d+/, '"currentlyAvailable":0'), "utf8"));
       const headers = new fetchAPI.Headers(response.headers);
       headers.set("ETag", etag);
+      if (auditReads.has(request)) headers.set("Cache-Control", "no-store");
       // As Express decides for REST reads (req.fresh): `Cache-Control: no-cache` asks for the answer itself.
       const revalidate = /(?:^|,)\s*no-cache\s*(?:,|$)/i.test(request.headers.get("cache-control") ?? "");
       if (!revalidate && noneMatchHas(request.headers.get("if-none-match"), etag)) {
@@ -167,4 +175,15 @@ export function conditionalGets(): Plugin {
       setResponse(new fetchAPI.Response(body, { status: 200, headers }));
     },
   };
+}
+
+/** Whether an operation of the document reads the audit log (a root `auditLogs` field, aliased or in a fragment). */
+export function selectsAuditLog(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Field(node) {
+      if (node.name.value === "auditLogs") found = true;
+    },
+  });
+  return found;
 }

@@ -33,6 +33,7 @@ import { documentPastLimits } from "../../graphql/armor.js";
 import type { ChargeRequest } from "../../graphql/budget.js";
 import { type CompiledOperation, compileOperation } from "../../graphql/compiled.js";
 import { accountsOf, type CostPlan, costPlan } from "../../graphql/cost.js";
+import { selectsAuditLog } from "../../graphql/persistedDocuments.js";
 import { logger } from "../../logger.js";
 import { PROBLEM_SCHEMAS, SECURITY_SCHEMES } from "../../openapi/document.js";
 import { inputSchema } from "../../openapi/graphqlSchemas.js";
@@ -252,7 +253,8 @@ function endpointRow(name: string, endpoint: Definition, prepared: Prepared, req
     reply: reply.custom<unknown>({ 200: { json: {} } }, (data) => ({
       status: 200,
       body: data,
-      ...(post ? {} : { headers: { "Cache-Control": `private, max-age=${endpoint.maxAgeSeconds}` } }),
+      // (An operation over the audit log is never stored, whatever the endpoint's max age: as B25.)
+      ...(post ? {} : { headers: { "Cache-Control": selectsAuditLog(prepared.document) ? "no-store" : `private, max-age=${endpoint.maxAgeSeconds}` } }),
     })),
   };
   // Not made by route(): its document is the endpoint's, checked when it was saved, not typed here.
