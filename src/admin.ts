@@ -156,7 +156,7 @@ export async function revokeKeys(prefixes: string[]): Promise<{ prefix: string; 
     const rows = await tx.apiKey.findMany({ where: { prefix: { in: prefixes } }, select: { prefix: true, revokedAt: true } });
     const missing = prefixes.filter((p) => !rows.some((r) => r.prefix === p));
     if (missing.length) throw new AdminError(`no key with prefix ${missing.map((p) => `'${p}'`).join(", ")} (see 'key list'); nothing revoked`);
-    const now = new Date();
+    const now = clock.now();
     const out: { prefix: string; revokedAt: Date; alreadyRevoked: boolean }[] = [];
     for (const prefix of new Set(prefixes)) {
       const row = rows.find((r) => r.prefix === prefix)!;

@@ -130,7 +130,6 @@ export function createApp(config: Config) {
       useCompiledExecution(compiled),
       answerHandedOverResults(),
       recordAcceptedQueries(accepted),
-      // Before the conditional GETs' tag: the status is part of the answer.
       partialResultsAre2xx(),
       conditionalGets(),
       // Last: it wraps whichever execute function the plugins above settled on. Only with tracing on.

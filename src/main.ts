@@ -108,11 +108,14 @@ void messagePruner.start().catch((err) => logger.error({ err }, "the idempotency
 lifecycle.onDrain(() => messagePruner.stop());
 const server = createHttpServer(app, config);
 // An address that cannot be listened on is a configuration problem: one line naming HOST or PORT.
-server.once("error", (err: NodeJS.ErrnoException) => {
+// (Only until it listens: a later server error is no such problem.)
+const cannotListen = (err: NodeJS.ErrnoException) => {
   console.error(listenProblem(err, config.HOST, config.PORT));
   process.exit(1);
-});
+};
+server.once("error", cannotListen);
 server.listen(config.PORT, config.HOST, () => {
+  server.off("error", cannotListen);
   // The bound port, not the configured one: PORT=0 picks a free port (the shutdown test uses it).
   const { port } = server.address() as AddressInfo;
   logger.info({ port, pid: process.pid, db: dbKind(), migrationsApplied: applied.length }, `guidegate listening on http://localhost:${port}`);

@@ -95,7 +95,7 @@ describe.runIf(dbKind() === "postgres")("direct reads as functions, behind a tra
       (k) => `SELECT c."title", ${k} AS "k" FROM "Content" c WHERE c."accountId" = $1 ORDER BY c."title" LIMIT 1 /* cap ${randomBytes(4).toString("hex")} */`,
     );
     for (const [i, text] of texts.entries())
-      for (let round = 0; round < 2; round++) expect(await reads.query(text, [t.accountId])).toEqual([{ title: "c0", k: i + 1 }]);
+      for (let round = 0; round < 2; round++) expect(await reads.query(text, [t.accountId], true)).toEqual([{ title: "c0", k: i + 1 }]);
     expect(await Promise.all(texts.map((text) => functionsNamed(readFunctionName(text))))).toEqual([1, 1, 0, 0]);
   });
 

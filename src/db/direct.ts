@@ -16,8 +16,9 @@
 //     connection as it would a prepared statement's.
 // Every SQL text is built from a bounded set of shapes (a client's values are parameters, never
 // text), but a client chooses among thousands of them (the content list's filter combinations): on
-// PostgreSQL only the first MAX_NAMED_STATEMENTS texts a process runs get names (prepared statements
-// or functions), later ones run unnamed (./readFunctions.ts); the SQLite map is bounded too.
+// PostgreSQL only the first MAX_NAMED_STATEMENTS of those (DirectQuery.open) a process runs get
+// names (prepared statements or functions), later ones run unnamed (./readFunctions.ts); the
+// service's fixed reads always get theirs. The SQLite map is bounded too.
 //
 // A direct read sees committed data only: inside withTransaction() it would miss the
 // transaction's own writes, so it refuses to run there (read through the transaction client).
@@ -33,6 +34,12 @@ import { admission, MAX_NAMED_STATEMENTS, ReadFunctions } from "./readFunctions.
 /** One read in both dialects: `?` placeholders on SQLite, `$1…` on PostgreSQL, the same parameters. */
 export interface DirectQuery {
   name: string;
+  /**
+   * One of a family of shapes clients choose among (the content list's filter combinations): on
+   * PostgreSQL only the first MAX_NAMED_STATEMENTS of them get names. The service's fixed reads
+   * always do, so that clients cannot crowd them out.
+   */
+  open?: boolean;
   sqlite: string;
   postgres: string;
   /**
@@ -90,8 +97,8 @@ function postgresDriver(connectionString: string): Driver {
   return {
     async all<T>(q: DirectQuery, params: unknown[]) {
       observe(q.postgres);
-      if (functions) return (await functions.query(q.postgres, params)) as T[];
-      const name = config.DATABASE_PREPARED_STATEMENTS && named(q.postgres) ? q.name : undefined;
+      if (functions) return (await functions.query(q.postgres, params, q.open)) as T[];
+      const name = config.DATABASE_PREPARED_STATEMENTS && (!q.open || named(q.postgres)) ? q.name : undefined;
       return (await pool.query({ name, text: q.postgres, values: params })).rows as T[];
     },
     // The pool is Prisma's too: src/db/index.ts closes it.

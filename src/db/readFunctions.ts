@@ -27,12 +27,12 @@ type Way = { call: string } | { plain: true };
 const MAX_STATEMENTS = 1000;
 
 /**
- * Distinct SQL texts a process gives a name on the server (a function here, or a named prepared
- * statement: ./direct.ts). Each name holds a plan on every server connection that runs it, and a
- * client chooses among thousands of shapes (the content list's filters alone combine into ~5,000):
- * the first ones a process runs (the service's own reads are well under this) get names, any later
- * one runs unnamed, planned on each call. That bounds the plans of a server connection, and the
- * functions a process creates.
+ * Distinct SQL texts of open families (DirectQuery.open) a process gives a name on the server (a
+ * function here, or a named prepared statement: ./direct.ts). Each name holds a plan on every server
+ * connection that runs it, and a client chooses among thousands of shapes (the content list's
+ * filters alone combine into ~5,000): the first ones a process runs get names, any later one runs
+ * unnamed, planned on each call. That bounds the plans of a server connection, and the functions a
+ * process creates; the service's fixed reads, a bounded set, always get theirs.
  */
 export const MAX_NAMED_STATEMENTS = 256;
 
@@ -67,9 +67,12 @@ export class ReadFunctions {
     this.admit = admission(maxFunctions);
   }
 
-  /** Runs one read statement (its `$n` parameters bound to `params`); rows as the driver returns them. */
-  async query(sql: string, params: unknown[]): Promise<unknown[]> {
-    const way: Way = this.admit(sql) ? await this.way(sql, false) : { plain: true };
+  /**
+   * Runs one read statement (its `$n` parameters bound to `params`); rows as the driver returns them.
+   * `open`: one of a family of shapes clients choose (DirectQuery.open), admitted up to the bound.
+   */
+  async query(sql: string, params: unknown[], open = false): Promise<unknown[]> {
+    const way: Way = !open || this.admit(sql) ? await this.way(sql, false) : { plain: true };
     if ("plain" in way) return (await this.pool.query({ text: sql, values: params })).rows;
     try {
       return (await this.pool.query({ text: way.call, values: params })).rows;

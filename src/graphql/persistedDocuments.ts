@@ -155,8 +155,8 @@ export function conditionalGets(): Plugin {
   const auditReads = new WeakSet<object>();
   return {
     onExecute({ args }) {
-      const request = (args.contextValue as { request?: object }).request;
-      if (request && selectsAuditLog(args.document)) auditReads.add(request);
+      const request = (args.contextValue as { request?: Request }).request;
+      if (request?.method === "GET" && selectsAuditLog(args.document)) auditReads.add(request);
     },
     async onResponse({ request, response, setResponse, fetchAPI }) {
       if (request.method !== "GET" || response.status !== 200 || !response.body) return;
@@ -177,13 +177,18 @@ export function conditionalGets(): Plugin {
   };
 }
 
-/** Whether an operation of the document reads the audit log (a root `auditLogs` field, aliased or in a fragment). */
+/** Whether the document selects an `auditLogs` field anywhere (aliased or in a fragment); once per parsed document. */
+const readsAuditLog = new WeakMap<DocumentNode, boolean>();
 export function selectsAuditLog(document: DocumentNode): boolean {
-  let found = false;
-  visit(document, {
-    Field(node) {
-      if (node.name.value === "auditLogs") found = true;
-    },
-  });
+  let found = readsAuditLog.get(document);
+  if (found === undefined) {
+    found = false;
+    visit(document, {
+      Field(node) {
+        if (node.name.value === "auditLogs") found = true;
+      },
+    });
+    readsAuditLog.set(document, found);
+  }
   return found;
 }

@@ -40,11 +40,6 @@ export function statusOf(error: GraphQLFormattedError): number {
   return 400;
 }
 
-/**
- * One problem (and its headers, e.g. Retry-After) for the errors of a routed GraphQL operation: the
- * most severe status wins. `body` is the route's body doc: its `rename`s name the fields of a value
- * that did not coerce as the caller sent them.
- */
 /** The `Allow` header of a path served with these methods (HEAD comes with GET; OPTIONS is CORS's). */
 export function allowHeader(methods: readonly string[]): string {
   const upper = [...new Set(methods.map((m) => m.toUpperCase()))];
@@ -60,6 +55,11 @@ export function methodNotAllowed(methods: readonly string[]): (req: Request, res
   };
 }
 
+/**
+ * One problem (and its headers, e.g. Retry-After) for the errors of a routed GraphQL operation: the
+ * most severe status wins. `body` is the route's body doc: its `rename`s name the fields of a value
+ * that did not coerce as the caller sent them.
+ */
 export function problemFromGraphQL(errors: readonly GraphQLFormattedError[], body?: BodyDoc): [Problem, Record<string, string> | undefined] {
   const worst = [...errors].sort((a, b) => statusOf(b) - statusOf(a))[0]!;
   const status = statusOf(worst);

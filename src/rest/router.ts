@@ -64,6 +64,9 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
         // (the rest of the body is drained, not parsed as a next request).
         if (route.rawBody && !req.complete) {
           res.set("Connection", "close");
+          // (Unpiped first: a compressed body flows into a decoder nobody reads any more, whose
+          // back-pressure would pause the request again.)
+          req.unpipe();
           req.resume();
         }
         const known = knownError(err);
@@ -131,7 +134,6 @@ export function jsonBodyParser(): (req: Request, res: Response, next: () => void
 
 export { allowHeader } from "./problem.js";
 
-/** Route paths ordered so that, segment by segment, a literal comes before a parameter (stable otherwise). */
 /** Whether the pattern `general` (with `:param` segments) matches the path `specific`. */
 function covers(general: string, specific: string): boolean {
   const gs = general.split("/");
@@ -139,6 +141,7 @@ function covers(general: string, specific: string): boolean {
   return gs.length === ss.length && gs.every((g, i) => g === ss[i] || g.startsWith(":"));
 }
 
+/** Route paths ordered so that, segment by segment, a literal comes before a parameter (stable otherwise). */
 function moreSpecificFirst(a: string, b: string): number {
   const as = a.split("/");
   const bs = b.split("/");

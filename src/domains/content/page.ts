@@ -115,7 +115,7 @@ function statement(dialect: "sqlite" | "postgres", f: ContentPageFilter, field: 
  * tag-column choices, about 5,000), and clients choose among them, so only the first ones a process
  * runs get names on PostgreSQL (src/db/readFunctions.ts, MAX_NAMED_STATEMENTS).
  */
-const cache = new Map<string, { name: string; sqlite: string; postgres: string; params: string[] }>();
+const cache = new Map<string, { name: string; sqlite: string; postgres: string; params: string[]; open: true }>();
 
 /**
  * The rows of one page (`take` rows after `after`), each with its `tags` (Tag rows by name) when
@@ -147,7 +147,7 @@ export async function contentPage(
   let stmt = cache.get(key);
   if (!stmt) {
     const { sql, params } = statement(dialect, f, field, after !== null, tags);
-    stmt = { name: `content_page_${createHash("sha1").update(sql).digest("hex").slice(0, 16)}`, sqlite: sql, postgres: sql, params };
+    stmt = { name: `content_page_${createHash("sha1").update(sql).digest("hex").slice(0, 16)}`, sqlite: sql, postgres: sql, params, open: true };
     cache.set(key, stmt);
   }
   const values = stmt.params.map((name) => {

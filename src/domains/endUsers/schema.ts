@@ -400,11 +400,10 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
 /**
  * Deletes end users (by row id) with their values and actions, and erases them everywhere else, in
  * the caller's transaction and in a fixed number of statements per chunk: their events are
- * anonymised under one random pseudonym each (src/domains/events/erasure.ts) and the audit entries
- * about them are rewritten to another, unrelated pseudonym without the values (src/audit/recorder.ts),
- * their
- * per-user report rollups move to the pseudonym (src/domains/reports/rollups.ts), and
- * so are the engagement webhook messages about them (src/domains/webhooks/emit.ts).
+ * anonymised under one random pseudonym each (src/domains/events/erasure.ts), their per-user report
+ * rollups move to that pseudonym (src/domains/reports/rollups.ts), and so do the engagement webhook
+ * messages about them (src/domains/webhooks/emit.ts); the audit entries about them are rewritten to
+ * another, unrelated pseudonym without the values (src/audit/recorder.ts).
  */
 async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promise<void> {
   const rows = await tx.endUser.findMany({ where: { accountId, id: { in: rowIds } }, select: { id: true, accountId: true, externalId: true } });

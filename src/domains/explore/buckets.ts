@@ -120,6 +120,8 @@ export const zoneFormatters = () => formatters.size;
  * or null. Nothing is cached for a name that is not canonical.
  */
 export function canonicalZone(tz: string): string | null {
+  // A zone with a formatter is a canonical name already (the common case: no formatter made).
+  if (formatters.has(tz)) return tz;
   try {
     return formatterOf(tz).resolvedOptions().timeZone;
   } catch {

@@ -3,10 +3,10 @@
 // the SHA-256 of its text, the text parses and validates against the schema): one bad entry is a
 // 400 naming it, and nothing of the manifest is stored. Texts past the GraphQL limits POST /graphql
 // holds every text to are refused like invalid ones.
-import { type GraphQLSchema, parse, validate } from "graphql";
+import { type DocumentNode, type GraphQLSchema, parse, validate } from "graphql";
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, type FieldError } from "../../errors.js";
-import { documentPastLimits } from "../../graphql/armor.js";
+import { documentLimitsNow, documentPastLimits } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
 import { inChunks } from "../../schema/bulk.js";
 
@@ -55,7 +55,16 @@ export async function storeManifest(accountId: string, entries: readonly Manifes
     }
     let problems: string[];
     try {
-      const document = parse(text);
+      // Within the token limit from the first parse (a text past it is not parsed whole).
+      const { maxTokens } = documentLimitsNow();
+      let document: DocumentNode;
+      try {
+        document = parse(text, { maxTokens });
+      } catch (err) {
+        if (!/Parsing aborted/.test((err as Error).message)) throw err;
+        errors.push({ path: id, message: `is past this API's limits on a GraphQL document: Token limit of ${maxTokens} exceeded.` });
+        continue;
+      }
       // The limits before validation, as Yoga checks them on POST /graphql: a stored document is
       // parsed by id outside Yoga's parser, so one past them is never stored.
       const past = documentPastLimits(text, schema);

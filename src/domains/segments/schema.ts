@@ -56,8 +56,7 @@ const evaluations = new WeakMap<SegmentRow, Map<string, Promise<boolean | null>>
 function evaluation(segment: SegmentRow, endUserId: string, read: (rule: Rule) => Promise<RuleValues | null>): Promise<boolean | null> {
   let cache = evaluations.get(segment);
   if (!cache) evaluations.set(segment, (cache = new Map()));
-  const key = endUserId;
-  let result = cache.get(key);
+  let result = cache.get(endUserId);
   if (!result) {
     result = (async () => {
       const rule = JSON.parse(segment.rule) as Rule;
@@ -67,7 +66,7 @@ function evaluation(segment: SegmentRow, endUserId: string, read: (rule: Rule) =
     // Awaited by the fields that ask for it; one that fails first (an idType check) must not leave
     // a rejection nobody handles.
     result.catch(() => undefined);
-    cache.set(key, result);
+    cache.set(endUserId, result);
   }
   return result;
 }
@@ -92,7 +91,7 @@ function evaluatedUser(info: GraphQLResolveInfo): string | undefined {
   return users.size === 1 && typeof user === "string" ? user : undefined;
 }
 
-/** The segment (null: none) read with the end user's values, its evaluation for them cached for the request. */
+/** The segment (null: none) read with the end user's values, its evaluation for them cached with that row. */
 async function segmentEvaluatedFor(accountId: string, id: string, endUserId: string): Promise<SegmentRow | null> {
   const found = await segmentWithValues(accountId, id, endUserId);
   if (!found) return null;
