@@ -328,3 +328,36 @@ suite("S3 back-end (s3rver)", async () => {
     },
   };
 });
+
+describe("an S3 store that does not answer", () => {
+  it("is a 503 with Retry-After (the request may succeed later), not a 500", async () => {
+    const { S3Store } = await import("../src/blob/s3.js");
+    const { Readable } = await import("node:stream");
+    // Nothing listens on port 1: every request is refused.
+    const store = new S3Store({
+      bucket: "b",
+      endpoint: "http://127.0.0.1:1",
+      region: "us-east-1",
+      accessKeyId: "x",
+      secretAccessKey: "y",
+      forcePathStyle: true,
+      prefix: "",
+    });
+    try {
+      for (const attempt of [
+        () => store.get("k"),
+        () => store.exists("k"),
+        () => store.delete("k"),
+        () => store.put("k", Readable.from([Buffer.from("%PDF-")]), "application/pdf"),
+      ]) {
+        const err = await attempt().then(
+          () => null,
+          (e: unknown) => e as { status?: number; headers?: Record<string, string>; message?: string },
+        );
+        expect([err?.status, err?.headers?.["Retry-After"], err?.message]).toEqual([503, "5", "File storage is unavailable at the moment; retry later."]);
+      }
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+});

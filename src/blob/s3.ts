@@ -5,6 +5,8 @@
 import type { Readable } from "node:stream";
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
+import { AppError } from "../errors.js";
+import { logger } from "../logger.js";
 import type { BlobStore } from "./store.js";
 
 export interface S3Options {
@@ -55,19 +57,23 @@ export class S3Store implements BlobStore {
       await Promise.race([upload.done(), failed]);
     } catch (err) {
       await upload.abort().catch(() => undefined);
-      throw err;
+      throw unavailable(err);
     }
   }
 
   async move(from: string, to: string): Promise<void> {
     if (!(await this.exists(to))) {
-      await this.client.send(
-        new CopyObjectCommand({
-          Bucket: this.bucket,
-          Key: this.key(to),
-          CopySource: `${this.bucket}/${encodeURIComponent(this.key(from)).replace(/%2F/g, "/")}`,
-        }),
-      );
+      await this.client
+        .send(
+          new CopyObjectCommand({
+            Bucket: this.bucket,
+            Key: this.key(to),
+            CopySource: `${this.bucket}/${encodeURIComponent(this.key(from)).replace(/%2F/g, "/")}`,
+          }),
+        )
+        .catch((err: unknown) => {
+          throw unavailable(err);
+        });
     }
     await this.delete(from);
   }
@@ -78,7 +84,7 @@ export class S3Store implements BlobStore {
       return { body: out.Body as Readable, size: Number(out.ContentLength ?? 0) };
     } catch (err) {
       if (isNotFound(err)) return null;
-      throw err;
+      throw unavailable(err);
     }
   }
 
@@ -88,12 +94,14 @@ export class S3Store implements BlobStore {
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;
-      throw err;
+      throw unavailable(err);
     }
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) })).catch((err: unknown) => {
+      throw unavailable(err);
+    });
   }
 
   async close(): Promise<void> {
@@ -104,4 +112,21 @@ export class S3Store implements BlobStore {
 function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e?.name === "NoSuchKey" || e?.name === "NotFound" || e?.$metadata?.httpStatusCode === 404;
+}
+
+const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "EPIPE"]);
+
+/**
+ * The store not answering (refused or lost connections, timeouts, its own 5xx) is a 503 with
+ * Retry-After: the request may succeed later, and it is no fault of the caller's. Anything else
+ * (our own errors from the body's stream, a store's 4xx) is thrown as it is.
+ */
+function unavailable(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const e = err as { code?: string; name?: string; $metadata?: { httpStatusCode?: number }; cause?: { code?: string } };
+  const down =
+    UNREACHABLE.has(e?.code ?? "") || UNREACHABLE.has(e?.cause?.code ?? "") || e?.name === "TimeoutError" || (e?.$metadata?.httpStatusCode ?? 0) >= 500;
+  if (!down) return err;
+  logger.warn({ err }, "the S3 store did not answer");
+  return new AppError(503, "File storage is unavailable at the moment; retry later.", undefined, { "Retry-After": "5" });
 }
