@@ -251,10 +251,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * DATABASE_URL. A direct URL means nothing beside an SQLite DATABASE_URL (a stray one in the
  * environment must not send the migrations of a SQLite file to PostgreSQL).
  */
-export const sessionDatabaseUrl = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): string =>
-  isPostgresUrl(config.DATABASE_URL) && config.DATABASE_DIRECT_URL ? config.DATABASE_DIRECT_URL : config.DATABASE_URL;
+export const sessionDatabaseUrl = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): string => config[sessionDatabaseVariable(config)]!;
 
-/** The variable sessionDatabaseUrl() took its URL from, for messages about that database. */
+/** The variable sessionDatabaseUrl() takes its URL from, for messages about that database. */
 export const sessionDatabaseVariable = (config: Pick<Config, "DATABASE_URL" | "DATABASE_DIRECT_URL">): "DATABASE_URL" | "DATABASE_DIRECT_URL" =>
   isPostgresUrl(config.DATABASE_URL) && config.DATABASE_DIRECT_URL ? "DATABASE_DIRECT_URL" : "DATABASE_URL";
 

@@ -144,8 +144,8 @@ const COMMANDS: Record<string, Command> = {
     usage: "documents push <accountId> <manifest.json>",
     about: 'register persisted GraphQL documents ({"sha256:<hex>": "<text>", ...})',
     async run(_values, [accountId, file]) {
-      const { accountExists, manifestEntries, storeManifest } = await import("../domains/persistedDocuments/store.js");
-      if (!(await accountExists(accountId!))) throw new AdminError(`account '${accountId}' does not exist`);
+      const { manifestEntries, storeManifest } = await import("../domains/persistedDocuments/store.js");
+      await requireAccount(accountId!);
       let manifest: unknown;
       try {
         manifest = JSON.parse(await readFile(file!, "utf8"));

@@ -92,6 +92,3 @@ export async function storeManifest(accountId: string, entries: readonly Manifes
   });
   return entries.length;
 }
-
-/** Whether the account exists (the CLI's check; the REST route's is requireAccount). */
-export const accountExists = async (accountId: string) => (await prisma.account.count({ where: { id: accountId } })) > 0;

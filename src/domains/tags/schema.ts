@@ -13,6 +13,7 @@ import { builder } from "../../schema/builder.js";
 import {
   bulkArg,
   checkListSafeName,
+  chunksOf,
   DeletePayload,
   deleteByKeys,
   fail,
@@ -45,10 +46,7 @@ async function contentsTagged(tx: Tx, accountId: string, tagIds: readonly string
 async function touchContents(tx: Tx, accountId: string, contentIds: readonly string[]): Promise<void> {
   if (!contentIds.length) return;
   const now = clock.now();
-  await inChunks(contentIds, async (chunk) => {
-    await tx.content.updateMany({ where: { accountId, id: { in: chunk } }, data: { updatedAt: now } });
-    return [];
-  });
+  for (const chunk of chunksOf(contentIds)) await tx.content.updateMany({ where: { accountId, id: { in: chunk } }, data: { updatedAt: now } });
   await emitContent(tx, accountId, "content.updated", contentIds);
 }
 
