@@ -18,6 +18,7 @@ import { logger } from "../../logger.js";
 import { setRollupLag } from "../../observability/metrics.js";
 import { tracing } from "../../observability/tracing.js";
 import { lockRollups, param, ROLLUP_TABLES, rollupStatements, tryLockRollups, watermarkOf } from "./rollups.js";
+import { StatisticsKeeper } from "./statistics.js";
 
 const log = logger.child({ component: "rollup-worker" });
 
@@ -194,6 +195,13 @@ export interface RollupWorkerOptions {
   ingestShare?: number;
   /** Events per batch (transaction). */
   batch?: number;
+  /**
+   * How often (ms) the worker looks for event and rollup tables grown enough since their last
+   * ANALYZE to need another (PostgreSQL; statistics.ts), during a pass and between passes.
+   */
+  statisticsEveryMs?: number;
+  /** The fewest changed rows for which a table is analyzed (statistics.ts: MIN_ROWS). */
+  statisticsMinRows?: number;
 }
 
 /** Why an account's pending events are due: its ingest paused, or only the lag reached its bound. */
@@ -213,6 +221,7 @@ export class RollupWorker {
   private readonly batch: number;
   /** Until when (performance.now()) this worker leaves accounts still ingesting alone (ingestShare). */
   private restUntil = 0;
+  private readonly statistics: StatisticsKeeper;
 
   constructor(opts: RollupWorkerOptions = {}) {
     this.pollMs = opts.pollMs ?? 1_000;
@@ -220,6 +229,7 @@ export class RollupWorker {
     this.maxLagMs = opts.maxLagMs ?? 60_000;
     this.ingestShare = opts.ingestShare ?? 0.25;
     this.batch = opts.batch ?? ROLLUP_BATCH;
+    this.statistics = new StatisticsKeeper(opts.statisticsEveryMs ?? 10_000, { minRows: opts.statisticsMinRows });
     if (!(this.ingestShare > 0 && this.ingestShare <= 1)) throw new RangeError(`ingestShare must be in (0, 1], not ${this.ingestShare}`);
   }
 
@@ -243,6 +253,7 @@ export class RollupWorker {
     clearTimeout(this.timer);
     this.wake?.();
     await this.loop;
+    await this.statistics.settled();
     log.info({ worker: this.id }, "rollup worker stopped");
   }
 
@@ -254,6 +265,9 @@ export class RollupWorker {
   async pass(): Promise<number> {
     let added = 0;
     let lag = 0;
+    // Ingest grows the event tables while no account is due yet: their statistics are looked at
+    // on every pass, and the rollups' after each batch (at most every statisticsEveryMs).
+    this.statistics.tick();
     let behind = await accountsBehind();
     while (behind.length && !this.stopping) {
       const still: string[] = [];
@@ -275,6 +289,7 @@ export class RollupWorker {
             })
           : rollUpAccount(accountId, this.batch, share));
         const ms = performance.now() - t0;
+        this.statistics.tick();
         if (due.due === "lag") this.restUntil = performance.now() + restMs(ms, this.ingestShare);
         if (n) {
           added += n;
