@@ -37,14 +37,18 @@ async function ingest(n: number) {
  * its last ANALYZE: each backend reports its counts when it goes idle, up to seconds later.
  */
 const changed = (table: string, rows: number) =>
-  until(`${rows} changes of ${table} counted`, async () => {
-    const [row] = await prisma.$queryRawUnsafe<{ n: number }[]>(
-      `SELECT COALESCE(SUM("n_mod_since_analyze"), 0)::float8 AS "n" FROM "pg_stat_user_tables"
+  until(
+    `${rows} changes of ${table} counted`,
+    async () => {
+      const [row] = await prisma.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT COALESCE(SUM("n_mod_since_analyze"), 0)::float8 AS "n" FROM "pg_stat_user_tables"
        WHERE "relid" = $1::regclass OR "relid" IN (SELECT "inhrelid" FROM "pg_inherits" WHERE "inhparent" = $1::regclass)`,
-      `"${table}"`,
-    );
-    return row!.n >= rows;
-  }, 30_000);
+        `"${table}"`,
+      );
+      return row!.n >= rows;
+    },
+    30_000,
+  );
 
 /** Rows of table (its partitions summed) ANALYZE last saw, and whether the planner has column statistics of it as a whole. */
 async function analyzed(table: string) {

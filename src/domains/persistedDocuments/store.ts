@@ -4,7 +4,7 @@
 // 400 naming it, and nothing of the manifest is stored. Texts past the GraphQL limits POST /graphql
 // holds every text to are refused like invalid ones.
 import { type DocumentNode, type GraphQLSchema, parse, validate } from "graphql";
-import { prisma, withTransaction } from "../../db/index.js";
+import { withTransaction } from "../../db/index.js";
 import { AppError, type FieldError } from "../../errors.js";
 import { documentLimitsNow, documentPastLimits } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
