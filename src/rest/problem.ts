@@ -16,6 +16,8 @@ export interface Problem {
   status: number;
   detail: string;
   errors?: FieldError[];
+  /** A bulk write none of whose items succeeded: each item's outcome, as a 207's `failure` lists it. */
+  failure?: { index: number; id: string | null; statusCode: number; errors: string[] }[];
 }
 
 export function problem(status: number, detail: string, errors?: FieldError[]): Problem {

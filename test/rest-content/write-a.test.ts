@@ -279,6 +279,39 @@ describe("PUT /api/v1/{accountId}/content", () => {
     for (const id of [b.id, c.id]) expect(after.contents.find((x) => x.id === id)).toEqual(before.contents.find((x) => x.id === id));
   });
 
+  it("no item succeeded, with different statuses: 400 problem listing each item's index, id, status and errors (never a 207 with no success)", async () => {
+    const t = await tenant();
+    const [b] = await createA(t, [{ title: "b", type: "video", url: "https://v.example" }]);
+    const before = await dbState(t.accountId);
+    const audits = await prisma.auditLog.count({ where: { accountId: t.accountId } });
+    const r = await req(`${pathA(t)}/content`, {
+      method: "PUT",
+      headers: t.headers,
+      body: [
+        { id: "c_missing", title: "m" },
+        { id: b.id, description: "videos have none" },
+      ],
+    });
+    expectProblem(r, 400, "All 2 items failed, with statuses 400, 404; see failure.");
+    expect(r.body.errors).toEqual([
+      { path: "[0]", message: "no content with id 'c_missing'" },
+      { path: "[1]", message: "description is not allowed on video content" },
+    ]);
+    expect(r.body.failure).toEqual([
+      { index: 0, id: "c_missing", statusCode: 404, errors: ["no content with id 'c_missing'"] },
+      { index: 1, id: b.id, statusCode: 400, errors: ["description is not allowed on video content"] },
+    ]);
+    expect(await dbState(t.accountId)).toEqual(before);
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId } })).toBe(audits);
+    // All alike: that status, the same body shape.
+    const alike = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: "c_x" }, { id: "c_y" }] });
+    expectProblem(alike, 404, "All 2 items failed; see errors.");
+    expect(alike.body.failure).toEqual([
+      { index: 0, id: "c_x", statusCode: 404, errors: ["no content with id 'c_x'"] },
+      { index: 1, id: "c_y", statusCode: 404, errors: ["no content with id 'c_y'"] },
+    ]);
+  });
+
   it("400 when updating a flow through REST (allowed types), row unchanged", async () => {
     const t = await tenant();
     const flow = await makeContent(t.accountId, { type: "flow", title: "Flow" });
