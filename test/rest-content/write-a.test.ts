@@ -235,6 +235,30 @@ describe("PUT /api/v1/{accountId}/content", () => {
     expect((await prisma.content.findUniqueOrThrow({ where: { id: a.id } })).description).toBe("d");
   });
 
+  it("tags: null clears the tags (audited as an update); state or type null is a 400 naming the field, nothing written", async () => {
+    const t = await tenant();
+    const tag = await makeTag(t.accountId, "gone");
+    const [c] = await createA(t, [{ title: "c", type: "link", url: "https://c.example", tags: [tag.id], state: "ready" }]);
+    const r = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, tags: null }] });
+    expectJson(r, 200);
+    expect(r.body.data).toEqual([await dbRecord(c.id, "A")]);
+    expect(r.body.data[0]).toMatchObject({ tags: [], state: "ready", title: "c" });
+    expect(await prisma.contentTag.count({ where: { contentId: c.id } })).toBe(0);
+    const entries = await prisma.auditLog.findMany({ where: { accountId: t.accountId, action: "update", resourceId: c.id } });
+    expect(entries).toHaveLength(1);
+    expect(JSON.parse(entries[0]!.details).tagIds).toEqual([]);
+
+    const before = await dbState(t.accountId);
+    const audits = await prisma.auditLog.count({ where: { accountId: t.accountId } });
+    const state = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, state: null, title: "no" }] });
+    expectProblem(state, 400, "state cannot be cleared (one of draft, ready, production)");
+    expect(state.body.failure).toEqual([{ index: 0, id: c.id, statusCode: 400, errors: ["state cannot be cleared (one of draft, ready, production)"] }]);
+    const type = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, type: null }] });
+    expectProblem(type, 400, "type cannot be cleared (it is 'link')");
+    expect(await dbState(t.accountId)).toEqual(before);
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId } })).toBe(audits);
+  });
+
   it("404 for an unknown id", async () => {
     const t = await tenant();
     const r = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: "c_nope", title: "x" }] });

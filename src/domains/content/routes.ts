@@ -130,7 +130,13 @@ const contentBody = (style: Style, example: unknown, mode: "create" | "update"):
   properties:
     mode === "create"
       ? WRITABLE
-      : { id: { type: "string" }, ...WRITABLE, type: { ...WRITABLE.type, description: "The content's type, unchanged (a type cannot change)." } },
+      : {
+          id: { type: "string" },
+          ...WRITABLE,
+          type: { ...WRITABLE.type, description: "The content's type, unchanged (a type cannot change)." },
+          // null clears other fields; a state cannot be cleared (a 400 naming it).
+          state: { type: "string", enum: ["draft", "ready", "production"], description: "The stage follows. Cannot be null (a state cannot be cleared)." },
+        },
 });
 const CREATE_EXAMPLE = [
   { title: "Getting started", type: "link", url: "https://example.com/help/getting-started" },
