@@ -260,6 +260,12 @@ describe("B4/B5 createdAfter / updatedAfter", () => {
     const flows = await req(`${pathB(t)}/content/createdAfter?fromTime=0&type=flow`, { headers: t.headers });
     expect(titles(flows)).toEqual(["f2"]);
     expectProblem(await req(`${pathB(t)}/content/createdAfter?fromTime=0&type=podcast`, { headers: t.headers }), 400);
+    // The problem names the query parameter the caller sent (`type`), not the GraphQL variable it fills (`filter`).
+    for (const route of ["createdAfter", "updatedAfter"]) {
+      const upper = await req(`${pathB(t)}/content/${route}?fromTime=1&type=FLOW`, { headers: t.headers });
+      expectProblem(upper, 400, /^type: Value "FLOW" does not exist in "ContentType" enum/);
+      expect(upper.body.errors).toEqual([{ path: "type", message: expect.stringMatching(/^Value "FLOW" does not exist/) }]);
+    }
   });
 
   it("B4: pagination with cursors", async () => {

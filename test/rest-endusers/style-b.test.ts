@@ -261,6 +261,9 @@ describe("useridType / userid-type", () => {
     const m4 = await get(`${B(app)}/endUsers/a1?userid-type=svc-cookie-user-id`, app);
     expectProblem(m4, 400);
     expect(m4.body.detail).toMatch(/app_user_id/);
+    // Each names the input its caller sent: B13's body field, B14's query parameter.
+    expect(m1.body.errors).toEqual([{ path: "useridType", message: "account uses cookie" }]);
+    expect(m4.body.errors).toEqual([{ path: "userid-type", message: "account uses app_user_id" }]);
   });
 
   it("a mismatch is a 400 even for an unknown id (the type is checked first)", async () => {

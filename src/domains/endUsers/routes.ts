@@ -304,6 +304,7 @@ export const endUserRoutes: RestRoute[] = [
       if (typeof body.id !== "string" || !body.id) throw new AppError(400, "id is required", [{ path: "id", message: "required" }]);
       return { accountId: pathParam(i, "accountId"), id: body.id, idType: idType(body.useridType, "useridType"), ...fieldSelection(body.fields) };
     },
+    names: { idType: "useridType" },
     reply: reply.one(
       (d) => d.account.endUser,
       endUserRecord("B"),
@@ -330,6 +331,7 @@ export const endUserRoutes: RestRoute[] = [
       idType: idType(i.query["userid-type"], "userid-type"),
       ...fieldSelection(i.query.fields),
     }),
+    names: { idType: "userid-type" },
     reply: reply.one(
       (d) => d.account.endUser,
       endUserRecord("B"),

@@ -58,7 +58,8 @@ export async function checkIdType(ctx: Context, accountId: string, idType: "APP"
   const matches = idType === "COOKIE" ? account.idMethod === "cookie" : account.idMethod !== "cookie";
   if (!matches) {
     throw badRequest(`the id type does not match the account's identification method (${account.idMethod})`, [
-      { path: "useridType", message: `account uses ${account.idMethod}` },
+      // The argument's name; a REST route names the parameter it took it from (its `names`).
+      { path: "idType", message: `account uses ${account.idMethod}` },
     ]);
   }
 }
