@@ -343,6 +343,45 @@ function documentedError(method: string, path: string, res: Response, text: stri
   return isProblem || (b15 && isB15);
 }
 
+/**
+ * The places a problem's `errors` name that are no input of this request: every path must be a REST
+ * input the caller could have sent (a query or path parameter, `path.<name>` / `query.<name>`, the
+ * body or a field of it, `[i]` an item of a bulk body), never a GraphQL variable or argument the
+ * route fills from one (`filter` for B4's `type`, `useridType` for B14's `userid-type`).
+ */
+function foreignNames(o: { path: string; op: any }, c: Case, text: string): string[] {
+  let problem: any;
+  try {
+    problem = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(problem?.errors)) return [];
+  const params: any[] = o.op.parameters ?? [];
+  const pathNames = new Set([...o.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!));
+  const queryNames = new Set([...params.filter((p) => p.in === "query").map((p) => p.name as string), ...c.query.map(([k]) => k)]);
+  const bodyNames = new Set<string>();
+  const schema = o.op.requestBody?.content?.["application/json"]?.schema;
+  for (const s of [schema, schema?.items]) for (const k of Object.keys(s?.properties ?? {})) bodyNames.add(k);
+  let sent: unknown;
+  try {
+    sent = c.body === undefined ? undefined : JSON.parse(c.body);
+  } catch {}
+  for (const v of Array.isArray(sent) ? sent : [sent]) if (v && typeof v === "object" && !Array.isArray(v)) for (const k of Object.keys(v)) bodyNames.add(k);
+  const head = (p: string) => p.split(/[.[ ]/)[0]!;
+  const ok = (p: string) => {
+    if (p === "(request)" || p === "body" || /^body[.[ ]/.test(p) || /^\[\d+\]/.test(p)) return true;
+    const scoped = /^(path|query)\.(.*)$/.exec(p);
+    if (scoped) return (scoped[1] === "path" ? pathNames : queryNames).has(head(scoped[2]!));
+    return pathNames.has(head(p)) || queryNames.has(head(p)) || bodyNames.has(head(p));
+  };
+  // (B15's own shape lists messages alone.)
+  return problem.errors
+    .filter((e: unknown) => typeof (e as { path?: unknown })?.path === "string")
+    .map((e: { path: string }) => e.path)
+    .filter((p: string) => !ok(p));
+}
+
 /** How many mutated requests each operation gets (FUZZ_CASES moves it for a longer campaign). */
 const CASES = Number(process.env.FUZZ_CASES ?? 12);
 
@@ -372,6 +411,8 @@ describe("mutated input on every REST operation", () => {
         }
         if (res.status >= 400) {
           if (!documentedError(c.method, o.path, res, text)) failures.push(`not the documented error: ${label} (${res.headers.get("content-type")})`);
+          const foreign = foreignNames(o, c, text);
+          if (foreign.length) failures.push(`names ${foreign.join(", ")}, which the request has no input of: ${label}`);
           const changed = OWNED.filter((m) => after[m] !== before[m]).map((m) => `${m} ${before[m]} → ${after[m]}`);
           if (changed.length) failures.push(`a ${res.status} changed ${changed.join(", ")}: ${label}`);
         }

@@ -188,6 +188,8 @@ describe("endUser: the selection decides what is read", () => {
     const bad = await gql(server, t, ONE, { a: t.accountId, id: "s1", idType: "APP" });
     expect(bad.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
     expect(bad.errors?.[0]?.message).toMatch(/identification method \(cookie\)/);
+    // GraphQL callers are told the argument they gave (REST routes name their own parameter).
+    expect(bad.errors?.[0]?.extensions?.errors).toEqual([{ path: "idType", message: "account uses cookie" }]);
     const unknown = await gql(server, t, ONE, { a: t.accountId, id: "s1", idType: "EMAIL" });
     expect(unknown.status).toBe(400);
     expect(unknown.errors).toBeDefined();

@@ -120,6 +120,22 @@ describe("POST /events", () => {
     expect((await prisma.endUser.findMany({ where: { accountId: t.accountId } })).map((u) => u.externalId)).toEqual(["fine"]);
   });
 
+  it("an endUserId with white space at either end is a per-item failure, as end-user writes refuse it: such a user could never be updated or erased", async () => {
+    const t = await tenant("evws");
+    const ev = (endUserId: string) => ({ type: "user_action", time: T, actionId: "go", endUserId });
+    const r = await post(t, [ev("fine"), ev("pgsp "), ev(" pgsp"), ev("tab\t"), ev("in side")]);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body.success).toEqual([0, 4].map((index) => ({ index, id: null, statusCode: 202 })));
+    expect(r.body.failure).toEqual(
+      [1, 2, 3].map((index) => ({ index, id: null, statusCode: 400, errors: ["endUserId must not begin or end with white space"] })),
+    );
+    expect((await eventsOf(t)).map((e) => e.endUserId)).toEqual(["fine", "in side"]);
+    const users = await prisma.endUser.findMany({ where: { accountId: t.accountId }, orderBy: { externalId: "asc" } });
+    expect(users.map((u) => u.externalId)).toEqual(["fine", "in side"]);
+    // What was stored can be erased by name.
+    expect((await req(`/api/v1/${t.accountId}/endUsers/fine,in%20side`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+  });
+
   it("none valid: 400 problem listing each item's errors; nothing stored", async () => {
     const t = await tenant("ev4");
     const r = await post(t, [{ type: "popup_shown", time: T }, { type: "nope" }]);

@@ -311,6 +311,43 @@ describe("track calls", () => {
       expect(ok.body.accepted).toBe(1);
     }
   });
+  it("a userId or anonymousId with white space at either end rejects the call, as end-user writes refuse such an id: nothing is stored", async () => {
+    const t = await tenant("segws");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const track = (who: Record<string, string>) => ({ type: "track", event: "Export", ...who, messageId: mid() });
+    const r = await batch(
+      {
+        batch: [
+          track({ userId: " x " }),
+          track({ anonymousId: "anon " }),
+          track({ userId: "\tx" }),
+          track({ userId: "ok" }),
+          track({ userId: "  ", anonymousId: "a " }),
+        ],
+      },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({
+      success: true,
+      accepted: 1,
+      duplicates: 0,
+      rejected: [
+        { index: 0, errors: ["userId must not begin or end with white space"] },
+        { index: 1, errors: ["anonymousId must not begin or end with white space"] },
+        { index: 2, errors: ["userId must not begin or end with white space"] },
+        { index: 4, errors: ["anonymousId must not begin or end with white space"] },
+      ],
+      ignoredTraits: 0,
+    });
+    expect((await eventsOf(t.accountId)).map((e) => e.endUserId)).toEqual(["ok"]);
+    expect((await prisma.endUser.findMany({ where: { accountId: t.accountId } })).map((u) => u.externalId)).toEqual(["ok"]);
+    // A single call: a 400 problem, as for any invalid call.
+    const one = await req("/segment/v1/track", { method: "POST", headers: basic(key), body: track({ userId: "x " }) });
+    expectProblem(one, 400, /userId must not begin or end with white space/);
+    expect(await prisma.endUser.count({ where: { accountId: t.accountId } })).toBe(1);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(1);
+  });
 });
 
 describe("identify calls", () => {

@@ -333,6 +333,7 @@ describe("B16: GET /segments/{segmentId}/contentOrder", () => {
     const wrong = await order(s.id, "id=gold-acme&userIdSrc=svc-app-user-id");
     expect(wrong.status).toBe(400);
     expect(wrong.body.detail).toMatch(/identification method/);
+    expect(wrong.body.errors).toEqual([{ path: "userIdSrc", message: "account uses cookie" }]);
     expect((await order(s.id, "id=gold-acme&userIdSrc=bogus")).status).toBe(400);
   });
 

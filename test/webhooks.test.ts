@@ -157,6 +157,10 @@ describe("managing webhooks over REST", () => {
     expectProblem(await create(t, { url: `${rcv.url}/x`, events: "*" }), 400);
     expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["*"], colour: "red" }), 400);
     expectProblem(await create(t, [1]), 400);
+    // A value of the wrong type is named by its place in the body, not as the whole body.
+    const typed = await create(t, { url: 5, events: ["*"] });
+    expectProblem(typed, 400, "body.url: String cannot represent a non string value: 5");
+    expect(typed.body.errors).toEqual([{ path: "body.url", message: "String cannot represent a non string value: 5" }]);
     expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["*"], enabled: false }), 400);
     expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(0);
   });

@@ -3,6 +3,7 @@
 // Pure functions: src/ingest/router.ts authenticates, reads and stores.
 import { EVENT_TYPES } from "../domains/events/validate.js";
 import { ownEntry } from "../lookup.js";
+import { checkListSafeName } from "../schema/bulk.js";
 import { messageIdProblem } from "./idempotency.js";
 
 export const CALL_TYPES = ["track", "identify", "page", "screen", "group", "alias"] as const;
@@ -92,9 +93,15 @@ export function checkCall(raw: unknown, pathType: CallType | null): CheckedCall 
   const userId = who(raw.userId);
   const anonymousId = who(raw.anonymousId);
   const endUserId = (typeof userId === "string" && userId.trim() !== "" ? userId : undefined) ?? anonymousId;
+  const named = endUserId === userId ? "userId" : "anonymousId";
   if (typeof endUserId !== "string" || endUserId.trim() === "") problems.push("userId or anonymousId is required");
-  else if (endUserId.length > 256) problems.push("userId/anonymousId must be at most 256 characters");
-  else if (endUserId.includes(",")) problems.push("userId/anonymousId must not contain a comma");
+  else if (endUserId.length > 256) problems.push(`${named} must be at most 256 characters`);
+  else {
+    // The id of an end user, as end-user writes take it (no comma, no white space at either end):
+    // an id a track call could store but no REST route could name again would be a user nobody can erase.
+    const listSafe = checkListSafeName(endUserId, named);
+    if (listSafe) problems.push(listSafe);
+  }
   const idProblem = messageIdProblem(raw.messageId, "messageId");
   if (idProblem) problems.push(idProblem);
   if (type === "track" && (typeof raw.event !== "string" || raw.event.trim() === "")) problems.push("event is required on track calls");

@@ -33,7 +33,7 @@ const STATUS_TEXT: Record<number, string> = {
   204: "No Content",
   304: "Not Modified: the ETag given in If-None-Match is current; no body",
   207: "Multi-Status: some items succeeded, some failed",
-  400: "Bad request: malformed input, or every item failed validation",
+  400: "Bad request: malformed input, or no item of a bulk write succeeded (all failed validation, or failed with different statuses)",
   401: "Missing, unknown, expired or revoked key, or the key's owner does not match x-service-user",
   403: "The key's user has no access to this account",
   404: "Not found",
@@ -91,6 +91,21 @@ export const PROBLEM_SCHEMAS = {
       status: { type: "integer", minimum: 400, maximum: 599 },
       detail: { type: "string" },
       errors: { type: "array", items: { $ref: "#/components/schemas/FieldError" } },
+      failure: {
+        type: "array",
+        description:
+          "A bulk write none of whose items succeeded: each item's outcome, as a 207 lists it (the status is the items' own when they all failed alike, else 400).",
+        items: {
+          type: "object",
+          required: ["index", "id", "statusCode", "errors"],
+          properties: {
+            index: { type: "integer", minimum: 0 },
+            id: { type: ["string", "null"] },
+            statusCode: { type: "integer", minimum: 400, maximum: 599 },
+            errors: { type: "array", items: { type: "string" } },
+          },
+        },
+      },
     },
   },
   FieldError: {
@@ -207,7 +222,8 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
         "Explore questions and reports by the days they scan; docs/production.md). " +
         "Over what is left: 429 and nothing runs; over the most one request may cost: 400 naming its cost. See the `RateLimit-*` headers.\n\n" +
         "Lists answer `{data, cursor}`; pass `cursor` back unchanged for the next page (`null` on the last one). " +
-        "Bulk writes answer 207 with `{success, failure}` when some items fail.",
+        "Bulk writes answer 207 with `{success, failure}` when some items succeed and some fail; when none succeeds, a problem " +
+        "whose `failure` lists each item, with the items' status when they all failed alike, else 400.",
     },
     servers: [{ url: opts.publicUrl ?? "/" }],
     security: [{ integrationKey: [], serviceUser: [] }],

@@ -115,6 +115,14 @@ export interface RestRoute {
   body?: BodyDoc;
   /** OpenAPI: descriptions of path parameters other than accountId. */
   params?: Record<string, { description: string; example?: string }>;
+  /**
+   * The REST input each variable of the operation (or a place inside one, `filter.type`) came from,
+   * where the caller named it otherwise: a query parameter (`{ idType: "userid-type" }`), a path
+   * parameter, or the body (`{ events: "body" }`). A value there that does not coerce, and a
+   * resolver's field error about the argument the variable feeds (same name), is named so
+   * (src/rest/problem.ts), never by a GraphQL name the caller did not send. `input` is the body.
+   */
+  names?: Readonly<Record<string, string>>;
 }
 
 /** Moves a bulk result's named record field to `record`, the shape bulkReply reads. */

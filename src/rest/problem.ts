@@ -16,6 +16,8 @@ export interface Problem {
   status: number;
   detail: string;
   errors?: FieldError[];
+  /** A bulk write none of whose items succeeded: each item's outcome, as a 207's `failure` lists it. */
+  failure?: { index: number; id: string | null; statusCode: number; errors: string[] }[];
 }
 
 export function problem(status: number, detail: string, errors?: FieldError[]): Problem {
@@ -55,35 +57,55 @@ export function methodNotAllowed(methods: readonly string[]): (req: Request, res
   };
 }
 
+/** What of a route names its inputs: its body doc (whose `rename`s name body fields) and its `names`. */
+export interface RestNames {
+  body?: BodyDoc;
+  names?: Readonly<Record<string, string>>;
+}
+
 /**
  * One problem (and its headers, e.g. Retry-After) for the errors of a routed GraphQL operation: the
- * most severe status wins. `body` is the route's body doc: its `rename`s name the fields of a value
- * that did not coerce as the caller sent them.
+ * most severe status wins. Every place it names is the REST input the caller sent (`route`: its body
+ * doc and `names`), never a GraphQL variable or argument the caller did not.
  */
-export function problemFromGraphQL(errors: readonly GraphQLFormattedError[], body?: BodyDoc): [Problem, Record<string, string> | undefined] {
+export function problemFromGraphQL(errors: readonly GraphQLFormattedError[], route: RestNames = {}): [Problem, Record<string, string> | undefined] {
   const worst = [...errors].sort((a, b) => statusOf(b) - statusOf(a))[0]!;
   const status = statusOf(worst);
   const ext = worst.extensions as ErrorExtensions | undefined;
   // A value that did not coerce is named as the caller sent it, in the detail and in `errors`.
-  const invalid =
-    worst instanceof VariableValueError ? { path: restName(worst, body && "input" in body ? body.rename : undefined), message: worst.reason } : null;
+  const invalid = worst instanceof VariableValueError ? { path: restName(worst, route), message: worst.reason } : null;
+  // A resolver's field errors name its arguments: renamed to what the route took them from.
+  const fieldErrors = ext?.errors?.map((e) => ({ ...e, path: renamed(e.path, route.names) }));
   // Only 500s are masked; a 503 says what happened and when to retry.
   const detail = status === 500 ? "Unexpected error; the request may succeed on retry." : invalid ? `${invalid.path}: ${invalid.message}` : worst.message;
-  return [problem(status, detail, status === 500 ? undefined : (ext?.errors ?? (invalid ? [invalid] : undefined))), ext?.http?.headers];
+  return [problem(status, detail, status === 500 ? undefined : (fieldErrors ?? (invalid ? [invalid] : undefined))), ext?.http?.headers];
+}
+
+/** `path` (a variable or argument, with a place inside it) under the longest prefix `names` renames, else as it is. */
+function renamed(path: string, names: Readonly<Record<string, string>> = {}): string {
+  for (const [from, to] of Object.entries(names).sort(([a], [b]) => b.length - a.length)) {
+    if (path === from) return to;
+    if (path.startsWith(from) && (path[from.length] === "." || path[from.length] === "[")) return to + path.slice(from.length);
+  }
+  return path;
 }
 
 /**
- * A value that did not coerce, named for a REST caller instead of by its GraphQL variable: a route's
- * JSON body is its operation's `$input`, so that is `body`, and inside an item of an array body
- * `body[2].tags[0]` (the item's field under its wire name); any other variable by its name.
+ * A value that did not coerce, named for a REST caller instead of by its GraphQL variable: as the
+ * route's `names` say (`filter.type` → the query parameter `type`), and a route's JSON body, its
+ * operation's `$input`, as `body`: inside an item of an array body `body[2].tags[0]`, inside an
+ * object body `body.url` (fields under their wire names).
  */
-function restName(error: VariableValueError, rename: Readonly<Record<string, string>> = {}): string {
-  if (error.variable !== "input") return error.variable;
-  const [index, field, ...rest] = error.valuePath;
-  if (typeof index !== "number") return "body";
-  if (field === undefined) return `body[${index}]`;
-  const wireField = typeof field === "string" ? (rename[field] ?? field) : field;
-  return `body${printPathArray([index, wireField, ...rest])}`;
+function restName(error: VariableValueError, route: RestNames): string {
+  const path = error.variable + printPathArray(error.valuePath);
+  if (error.variable !== "input") return renamed(path, route.names);
+  const rename = (route.body && "input" in route.body ? route.body.rename : undefined) ?? {};
+  const wire = (field: string | number | undefined) => (typeof field === "string" ? (rename[field] ?? field) : field);
+  const [first, second, ...rest] = error.valuePath;
+  if (first === undefined) return "body";
+  if (typeof first === "string") return `body${printPathArray([wire(first)!, ...(second === undefined ? [] : [second]), ...rest])}`;
+  if (second === undefined) return `body[${first}]`;
+  return `body${printPathArray([first, wire(second)!, ...rest])}`;
 }
 
 /** An expected failure as problem+json, with its headers (Retry-After, Allow ...). */

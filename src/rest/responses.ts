@@ -32,7 +32,9 @@ export interface ItemOutcome<N> {
 
 /**
  * Bulk outcome → response. All succeeded: `successStatus(results)` with `{data}` (or an empty 204).
- * All failed with one status: that status, a problem listing each item's errors. Otherwise 207.
+ * None succeeded: a problem listing each item's outcome (`errors` by `[index]`, and `failure`, the
+ * 207's failure items), with the items' status when they all failed alike (a DELETE naming nothing
+ * that exists: 404), else 400: a 2xx always means something was applied. Otherwise 207.
  */
 export function bulkReply<N>(results: ItemOutcome<N>[], record: ((n: N) => unknown) | null, opts: { created?: number } = {}): RestReply {
   const ok = results.filter((r) => r.statusCode < 300);
@@ -42,19 +44,22 @@ export function bulkReply<N>(results: ItemOutcome<N>[], record: ((n: N) => unkno
     const status = ok.some((r) => r.statusCode === 201) ? (opts.created ?? 201) : 200;
     return { status, body: { data: ok.map((r) => (r.record == null ? null : record(r.record))) } };
   }
-  const statuses = new Set(failed.map((r) => r.statusCode));
-  if (ok.length === 0 && statuses.size === 1) {
-    const status = failed[0]!.statusCode;
+  const failure = failed.map((r) => ({ index: r.index, id: r.id, statusCode: r.statusCode, errors: r.errors }));
+  if (ok.length === 0) {
+    const statuses = [...new Set(failed.map((r) => r.statusCode))].sort((a, b) => a - b);
+    const status = statuses.length === 1 ? statuses[0]! : 400;
     const errors: FieldError[] = failed.flatMap((r) => r.errors.map((message) => ({ path: `[${r.index}]`, message })));
-    const detail = failed.length === 1 ? failed[0]!.errors.join("; ") : `All ${failed.length} items failed; see errors.`;
-    return { status, problem: problem(status, detail, errors) };
+    const detail =
+      failed.length === 1
+        ? failed[0]!.errors.join("; ")
+        : statuses.length === 1
+          ? `All ${failed.length} items failed; see errors.`
+          : `All ${failed.length} items failed, with statuses ${statuses.join(", ")}; see failure.`;
+    return { status, problem: { ...problem(status, detail, errors), failure } };
   }
   return {
     status: 207,
-    body: {
-      success: ok.map((r) => ({ index: r.index, id: r.id, statusCode: r.statusCode })),
-      failure: failed.map((r) => ({ index: r.index, id: r.id, statusCode: r.statusCode, errors: r.errors })),
-    },
+    body: { success: ok.map((r) => ({ index: r.index, id: r.id, statusCode: r.statusCode })), failure },
   };
 }
 

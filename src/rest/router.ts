@@ -221,7 +221,7 @@ export async function runRoute(route: RestRoute, plan: RoutePlan, contextValue: 
   } finally {
     await staged?.discard();
   }
-  if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors, route.body));
+  if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors, route));
   const reply = route.reply.send(result.data, input);
   if (reply.stream) {
     // Opened before anything is sent: a source that cannot deliver is still a clean problem answer.
@@ -284,7 +284,7 @@ async function streamPage(
   for (;;) {
     const first = Math.min(PAGE_SLICE, remaining);
     const result = await execute(operation, contextValue, { ...variables, first, after });
-    if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors, route.body));
+    if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors, route));
     const reply = route.reply.send(result.data, input);
     const page = reply.body as { data: unknown[]; cursor: string | null };
     if (written === 0) {

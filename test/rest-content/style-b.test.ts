@@ -195,6 +195,28 @@ describe("style B tags are tag names (B1, B2, B3)", () => {
   });
 });
 
+describe("B2 nulls", () => {
+  it("tags: null clears the tags (audited); state: null is a 400 naming state; nothing else changes", async () => {
+    const t = await tenant();
+    await makeTag(t.accountId, "one");
+    const made = await req(`${pathB(t)}/content`, { method: "POST", headers: t.headers, body: [{ title: "c", type: "text", tags: ["one"] }] });
+    expectJson(made, 201);
+    const id = made.body.data[0].id as string;
+    const r = await req(`${pathB(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id, tags: null }] });
+    expectJson(r, 200);
+    expect(r.body.data).toEqual([await dbRecord(id, "B")]);
+    expect(r.body.data[0].tags).toEqual([]);
+    expect(await prisma.contentTag.count({ where: { contentId: id } })).toBe(0);
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId, action: "update", resourceId: id } })).toBe(1);
+
+    const before = await dbRecord(id, "B");
+    const state = await req(`${pathB(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id, state: null }] });
+    expectProblem(state, 400, "state cannot be cleared (one of draft, ready, production)");
+    expect(await dbRecord(id, "B")).toEqual(before);
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId, action: "update", resourceId: id } })).toBe(1);
+  });
+});
+
 describe("B4/B5 createdAfter / updatedAfter", () => {
   let t: Tenant;
   const T0 = Date.UTC(2024, 0, 1);
@@ -238,6 +260,12 @@ describe("B4/B5 createdAfter / updatedAfter", () => {
     const flows = await req(`${pathB(t)}/content/createdAfter?fromTime=0&type=flow`, { headers: t.headers });
     expect(titles(flows)).toEqual(["f2"]);
     expectProblem(await req(`${pathB(t)}/content/createdAfter?fromTime=0&type=podcast`, { headers: t.headers }), 400);
+    // The problem names the query parameter the caller sent (`type`), not the GraphQL variable it fills (`filter`).
+    for (const route of ["createdAfter", "updatedAfter"]) {
+      const upper = await req(`${pathB(t)}/content/${route}?fromTime=1&type=FLOW`, { headers: t.headers });
+      expectProblem(upper, 400, /^type: Value "FLOW" does not exist in "ContentType" enum/);
+      expect(upper.body.errors).toEqual([{ path: "type", message: expect.stringMatching(/^Value "FLOW" does not exist/) }]);
+    }
   });
 
   it("B4: pagination with cursors", async () => {

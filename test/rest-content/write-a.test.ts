@@ -235,6 +235,30 @@ describe("PUT /api/v1/{accountId}/content", () => {
     expect((await prisma.content.findUniqueOrThrow({ where: { id: a.id } })).description).toBe("d");
   });
 
+  it("tags: null clears the tags (audited as an update); state or type null is a 400 naming the field, nothing written", async () => {
+    const t = await tenant();
+    const tag = await makeTag(t.accountId, "gone");
+    const [c] = await createA(t, [{ title: "c", type: "link", url: "https://c.example", tags: [tag.id], state: "ready" }]);
+    const r = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, tags: null }] });
+    expectJson(r, 200);
+    expect(r.body.data).toEqual([await dbRecord(c.id, "A")]);
+    expect(r.body.data[0]).toMatchObject({ tags: [], state: "ready", title: "c" });
+    expect(await prisma.contentTag.count({ where: { contentId: c.id } })).toBe(0);
+    const entries = await prisma.auditLog.findMany({ where: { accountId: t.accountId, action: "update", resourceId: c.id } });
+    expect(entries).toHaveLength(1);
+    expect(JSON.parse(entries[0]!.details).tagIds).toEqual([]);
+
+    const before = await dbState(t.accountId);
+    const audits = await prisma.auditLog.count({ where: { accountId: t.accountId } });
+    const state = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, state: null, title: "no" }] });
+    expectProblem(state, 400, "state cannot be cleared (one of draft, ready, production)");
+    expect(state.body.failure).toEqual([{ index: 0, id: c.id, statusCode: 400, errors: ["state cannot be cleared (one of draft, ready, production)"] }]);
+    const type = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, type: null }] });
+    expectProblem(type, 400, "type cannot be cleared (it is 'link')");
+    expect(await dbState(t.accountId)).toEqual(before);
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId } })).toBe(audits);
+  });
+
   it("404 for an unknown id", async () => {
     const t = await tenant();
     const r = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: "c_nope", title: "x" }] });
@@ -277,6 +301,39 @@ describe("PUT /api/v1/{accountId}/content", () => {
     const after = await dbState(t.accountId);
     expect(after.contents.find((c) => c.id === a.id)!.title).toBe("a2");
     for (const id of [b.id, c.id]) expect(after.contents.find((x) => x.id === id)).toEqual(before.contents.find((x) => x.id === id));
+  });
+
+  it("no item succeeded, with different statuses: 400 problem listing each item's index, id, status and errors (never a 207 with no success)", async () => {
+    const t = await tenant();
+    const [b] = await createA(t, [{ title: "b", type: "video", url: "https://v.example" }]);
+    const before = await dbState(t.accountId);
+    const audits = await prisma.auditLog.count({ where: { accountId: t.accountId } });
+    const r = await req(`${pathA(t)}/content`, {
+      method: "PUT",
+      headers: t.headers,
+      body: [
+        { id: "c_missing", title: "m" },
+        { id: b.id, description: "videos have none" },
+      ],
+    });
+    expectProblem(r, 400, "All 2 items failed, with statuses 400, 404; see failure.");
+    expect(r.body.errors).toEqual([
+      { path: "[0]", message: "no content with id 'c_missing'" },
+      { path: "[1]", message: "description is not allowed on video content" },
+    ]);
+    expect(r.body.failure).toEqual([
+      { index: 0, id: "c_missing", statusCode: 404, errors: ["no content with id 'c_missing'"] },
+      { index: 1, id: b.id, statusCode: 400, errors: ["description is not allowed on video content"] },
+    ]);
+    expect(await dbState(t.accountId)).toEqual(before);
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId } })).toBe(audits);
+    // All alike: that status, the same body shape.
+    const alike = await req(`${pathA(t)}/content`, { method: "PUT", headers: t.headers, body: [{ id: "c_x" }, { id: "c_y" }] });
+    expectProblem(alike, 404, "All 2 items failed; see errors.");
+    expect(alike.body.failure).toEqual([
+      { index: 0, id: "c_x", statusCode: 404, errors: ["no content with id 'c_x'"] },
+      { index: 1, id: "c_y", statusCode: 404, errors: ["no content with id 'c_y'"] },
+    ]);
   });
 
   it("400 when updating a flow through REST (allowed types), row unchanged", async () => {

@@ -299,6 +299,19 @@ describe("end-user schema, style B (B10, B11 and the contract's GET/DELETE)", ()
       { index: 2, id: "name", statusCode: 400, errors: ["'name' is a default field and cannot be deleted"] },
     ]);
     expectProblem(await del(`${B(t)}/endUserSchema/x1`, t), 404);
+    // Nothing deleted, for different reasons: a 400 problem with each item's outcome, not a 207 without success.
+    const fields = await prisma.endUserField.count({ where: { accountId: t.accountId } });
+    const none = await del(`${B(t)}/endUserSchema/x1,name`, t);
+    expectProblem(none, 400, "All 2 items failed, with statuses 400, 404; see failure.");
+    expect(none.body.failure).toEqual([
+      { index: 0, id: "x1", statusCode: 404, errors: ["no custom field named 'x1'"] },
+      { index: 1, id: "name", statusCode: 400, errors: ["'name' is a default field and cannot be deleted"] },
+    ]);
+    expect(none.body.errors).toEqual([
+      { path: "[0]", message: "no custom field named 'x1'" },
+      { path: "[1]", message: "'name' is a default field and cannot be deleted" },
+    ]);
+    expect(await prisma.endUserField.count({ where: { accountId: t.accountId } })).toBe(fields);
   });
 
   it("both styles see the same schema", async () => {

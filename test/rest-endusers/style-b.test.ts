@@ -89,6 +89,27 @@ describe("end users, style B (B12–B15)", () => {
     expectProblem(await put(`${B(t)}/endUsers`, t, [{ id: "nina", custom: { score: "x" } }]), 400);
   });
 
+  it("B12: custom, userActionCount or userActions null is an item failure naming the map (null clears a value, never a whole map); stored values stay", async () => {
+    const before = await prisma.endUser.findFirstOrThrow({ where: { accountId: t.accountId, externalId: "seg" }, include: { values: true, actions: true } });
+    const r = await put(`${B(t)}/endUsers`, t, [
+      { id: "seg", custom: null },
+      { id: "seg2", userActionCount: null },
+      { id: "seg3", userActions: null },
+      { id: "seg4", custom: { plan: null } },
+    ]);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body.success).toEqual([{ index: 3, id: "seg4", statusCode: 201 }]);
+    expect(r.body.failure).toEqual([
+      { index: 0, id: "seg", statusCode: 400, errors: ["custom cannot be null: give an object of field name → value (a field given as null is cleared)"] },
+      { index: 1, id: "seg2", statusCode: 400, errors: ["userActionCount cannot be null: give an object of user-action id → integer"] },
+      { index: 2, id: "seg3", statusCode: 400, errors: ["userActions cannot be null: give an object of user-action id → integer"] },
+    ]);
+    expect(await prisma.endUser.findFirstOrThrow({ where: { accountId: t.accountId, externalId: "seg" }, include: { values: true, actions: true } })).toEqual(
+      before,
+    );
+    expect(await prisma.endUser.count({ where: { accountId: t.accountId, externalId: { in: ["seg2", "seg3"] } } })).toBe(0);
+  });
+
   it("B13 POST /endUsers/lookup: both field sets by default, 404 for an unknown id", async () => {
     const r = await post(`${B(t)}/endUsers/lookup`, t, { id: "seg" });
     expect(r.status).toBe(200);
@@ -240,6 +261,9 @@ describe("useridType / userid-type", () => {
     const m4 = await get(`${B(app)}/endUsers/a1?userid-type=svc-cookie-user-id`, app);
     expectProblem(m4, 400);
     expect(m4.body.detail).toMatch(/app_user_id/);
+    // Each names the input its caller sent: B13's body field, B14's query parameter.
+    expect(m1.body.errors).toEqual([{ path: "useridType", message: "account uses cookie" }]);
+    expect(m4.body.errors).toEqual([{ path: "userid-type", message: "account uses app_user_id" }]);
   });
 
   it("a mismatch is a 400 even for an unknown id (the type is checked first)", async () => {

@@ -246,19 +246,22 @@ describe("PUT /v1/accounts/{accountId}/tags", () => {
     ]);
   });
 
-  it("207 with no success when all items fail with different statuses", async () => {
+  it("all items failing with different statuses: 400 problem with each item's index, id, status and errors (a 2xx means something was applied)", async () => {
     const t = await tenant();
-    await createTags(t, [{ name: "p" }, { name: "q" }]);
+    const [p] = await createTags(t, [{ name: "p" }, { name: "q" }]);
     const before = await dbState(t.accountId);
     const r = await put(t, [
       { name: "nope", newName: "x" },
       { name: "p", newName: "q" },
     ]);
-    expectJson(r, 207);
-    expect(r.body.success).toEqual([]);
-    expect(r.body.failure.map((f: any) => [f.index, f.statusCode])).toEqual([
-      [0, 404],
-      [1, 409],
+    expectProblem(r, 400, "All 2 items failed, with statuses 404, 409; see failure.");
+    expect(r.body.failure).toEqual([
+      { index: 0, id: null, statusCode: 404, errors: ["no tag named 'nope' to rename"] },
+      { index: 1, id: p.id, statusCode: 409, errors: ["a tag named 'q' already exists"] },
+    ]);
+    expect(r.body.errors).toEqual([
+      { path: "[0]", message: "no tag named 'nope' to rename" },
+      { path: "[1]", message: "a tag named 'q' already exists" },
     ]);
     expect(await dbState(t.accountId)).toEqual(before);
   });

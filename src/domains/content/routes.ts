@@ -115,6 +115,12 @@ const CHANGED_AFTER_QUERY: Record<string, QueryParamDoc> = {
   },
   type: { description: "Only content of this type.", schema: { type: "string", enum: [...CONTENT_TYPES] } },
 };
+/** B4/B5's query parameters, by the variables they fill (a `type` that is no ContentType is named `type`, not `filter`). */
+const CHANGED_AFTER_NAMES = {
+  "filter.type": "type",
+  "filter.createdAfter": "fromTime",
+  "filter.updatedAfter": "fromTime",
+};
 /** The writable types and the title, narrower than ContentInput's: what the server refuses, a generated client refuses too. */
 const WRITABLE = {
   type: { type: "string", enum: [...STATIC_TYPES], description: `One of ${STATIC_TYPES.join(", ")} (the other types are not written here).` },
@@ -130,7 +136,13 @@ const contentBody = (style: Style, example: unknown, mode: "create" | "update"):
   properties:
     mode === "create"
       ? WRITABLE
-      : { id: { type: "string" }, ...WRITABLE, type: { ...WRITABLE.type, description: "The content's type, unchanged (a type cannot change)." } },
+      : {
+          id: { type: "string" },
+          ...WRITABLE,
+          type: { ...WRITABLE.type, description: "The content's type, unchanged (a type cannot change)." },
+          // null clears other fields; a state cannot be cleared (a 400 naming it).
+          state: { type: "string", enum: ["draft", "ready", "production"], description: "The stage follows. Cannot be null (a state cannot be cleared)." },
+        },
 });
 const CREATE_EXAMPLE = [
   { title: "Getting started", type: "link", url: "https://example.com/help/getting-started" },
@@ -232,6 +244,7 @@ export const contentRoutes: RestRoute[] = [
     summary: "B4: content created after fromTime (paginated)",
     query: CHANGED_AFTER_QUERY,
     variables: changedAfter("createdAfter"),
+    names: CHANGED_AFTER_NAMES,
     reply: contentPage("B"),
   }),
   route(CONTENT_PAGE, {
@@ -241,6 +254,7 @@ export const contentRoutes: RestRoute[] = [
     summary: "B5: content updated after fromTime (paginated)",
     query: CHANGED_AFTER_QUERY,
     variables: changedAfter("updatedAfter"),
+    names: CHANGED_AFTER_NAMES,
     reply: contentPage("B"),
   }),
 ];

@@ -37,7 +37,8 @@ type ContentTypeValue = (typeof CONTENT_TYPES)[number];
 const LIMITS = { title: 500, url: 2_048, description: 10_000, descriptionMd: 100_000, tags: 100 } as const;
 
 export const ContentType = builder.enumType("ContentType", { values: CONTENT_TYPES });
-export const ContentState = builder.enumType("ContentState", { values: ["draft", "ready", "production"] as const });
+const CONTENT_STATES = ["draft", "ready", "production"] as const;
+export const ContentState = builder.enumType("ContentState", { values: CONTENT_STATES });
 export const ContentStage = builder.enumType("ContentStage", { values: ["design", "production"] as const });
 export const ContentSource = builder.enumType("ContentSource", { values: ["default", "knowledgebase"] as const });
 const ContentOrder = builder.enumType("ContentOrder", {
@@ -172,7 +173,9 @@ builder.prismaObjectField(Account, "content", (t) =>
 // ---- writes ----------------------------------------------------------------------------------
 
 const ContentInput = builder.inputType("ContentInput", {
-  description: "A content to create (no id) or update (id required; absent fields stay as they are, null clears).",
+  description:
+    "A content to create (no id) or update (id required; absent fields stay as they are, null clears: tags null removes them all). " +
+    "`type` and `state` cannot be cleared: null is refused on update.",
   fields: (t) => ({
     id: t.string({ required: false }),
     title: t.string({ required: false }),
@@ -181,9 +184,9 @@ const ContentInput = builder.inputType("ContentInput", {
     source: t.field({ type: ContentSource, required: false, description: "Links only; default `default`." }),
     description: t.string({ required: false, description: "Not allowed on videos." }),
     descriptionMd: t.string({ required: false, description: "Markdown description, text content only." }),
-    tagIds: t.stringList({ required: false, description: "Replaces the content's tags (style A: tag ids)." }),
-    tagNames: t.stringList({ required: false, description: "Replaces the content's tags (style B: tag names)." }),
-    state: t.field({ type: ContentState, required: false, description: "Default draft; the stage follows." }),
+    tagIds: t.stringList({ required: false, description: "Replaces the content's tags (style A: tag ids); null or [] removes them all." }),
+    tagNames: t.stringList({ required: false, description: "Replaces the content's tags (style B: tag names); null or [] removes them all." }),
+    state: t.field({ type: ContentState, required: false, description: "Default draft; the stage follows. Cannot be cleared (null is refused on update)." }),
     parentId: t.string({ required: false, description: "A folder of the same account." }),
   }),
 });
@@ -275,9 +278,11 @@ async function resolveReferences(db: Reader, accountId: string, items: ContentIn
   /** The tag ids an item asks for, or the problems with its references. */
   return (it: ContentInputShape): { tagIds: string[] | undefined; problems: string[] } => {
     const problems: string[] = [];
-    if (it.tagIds && it.tagNames) problems.push("give tags as ids or as names, not both");
+    if (it.tagIds !== undefined && it.tagNames !== undefined) problems.push("give tags as ids or as names, not both");
     let tagIds: string[] | undefined;
-    if (it.tagIds) {
+    // null clears, as for every other field: no tags (an empty list does the same).
+    if (it.tagIds === null || it.tagNames === null) tagIds = [];
+    else if (it.tagIds) {
       for (const id of it.tagIds) if (!tagById.has(id)) problems.push(`unknown tag id '${id}'`);
       tagIds = [...new Set(it.tagIds)];
     } else if (it.tagNames) {
@@ -411,7 +416,10 @@ builder.mutationField("updateContents", (t) =>
           };
           const { tagIds, problems } = refs(it);
           const all = [
+            // type and state have no empty value: null would otherwise be ignored without a word.
+            ...(it.type === null ? [`type cannot be cleared (it is '${cur.type}')`] : []),
             ...(it.type != null && it.type !== cur.type ? [`type cannot be changed (it is '${cur.type}')`] : []),
+            ...(it.state === null ? [`state cannot be cleared (one of ${CONTENT_STATES.join(", ")})`] : []),
             ...(it.parentId === it.id ? ["a content cannot be its own parent"] : []),
             ...draftProblems(draft, rules, it.description != null),
             ...problems,

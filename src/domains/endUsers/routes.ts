@@ -79,6 +79,16 @@ const END_USERS_BODY = (style: Style): BodyDoc => ({
   array: true,
   required: ["id"],
   omit: style === "A" ? ["userActionCount", "userActions"] : [],
+  // null clears a value inside a map, never a whole map (a 400 naming it).
+  properties: {
+    custom: { type: "object", description: "Field → value; null clears a value; absent fields stay." },
+    ...(style === "B"
+      ? {
+          userActionCount: { type: "object", description: "User-action id → count (non-negative integer); absent ids stay." },
+          userActions: { type: "object", description: "User-action id → integer; absent ids stay." },
+        }
+      : {}),
+  },
   example: [
     { id: "user-42", custom: { plan: "gold" }, ...(style === "B" ? { userActionCount: { "action-1": 2 }, userActions: { "action-1": 1718000000000 } } : {}) },
   ],
@@ -294,6 +304,7 @@ export const endUserRoutes: RestRoute[] = [
       if (typeof body.id !== "string" || !body.id) throw new AppError(400, "id is required", [{ path: "id", message: "required" }]);
       return { accountId: pathParam(i, "accountId"), id: body.id, idType: idType(body.useridType, "useridType"), ...fieldSelection(body.fields) };
     },
+    names: { idType: "useridType" },
     reply: reply.one(
       (d) => d.account.endUser,
       endUserRecord("B"),
@@ -320,6 +331,7 @@ export const endUserRoutes: RestRoute[] = [
       idType: idType(i.query["userid-type"], "userid-type"),
       ...fieldSelection(i.query.fields),
     }),
+    names: { idType: "userid-type" },
     reply: reply.one(
       (d) => d.account.endUser,
       endUserRecord("B"),

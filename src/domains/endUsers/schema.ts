@@ -58,7 +58,8 @@ export async function checkIdType(ctx: Context, accountId: string, idType: "APP"
   const matches = idType === "COOKIE" ? account.idMethod === "cookie" : account.idMethod !== "cookie";
   if (!matches) {
     throw badRequest(`the id type does not match the account's identification method (${account.idMethod})`, [
-      { path: "useridType", message: `account uses ${account.idMethod}` },
+      // The argument's name; a REST route names the parameter it took it from (its `names`).
+      { path: "idType", message: `account uses ${account.idMethod}` },
     ]);
   }
 }
@@ -199,9 +200,17 @@ builder.prismaObjectField(Account, "endUser", (t) =>
 const EndUserInput = builder.inputType("EndUserInput", {
   fields: (t) => ({
     id: t.string({ required: false, description: "Required: the end user's id." }),
-    custom: t.field({ type: "CustomValues", required: false, description: "Field → value; null clears a value; absent fields stay." }),
-    userActionCount: t.field({ type: "UserActionCounts", required: false, description: "User-action id → count (non-negative integer)." }),
-    userActions: t.field({ type: "UserActionValues", required: false, description: "User-action id → integer." }),
+    custom: t.field({
+      type: "CustomValues",
+      required: false,
+      description: "Field → value; null clears a value; absent fields stay. The map itself cannot be null.",
+    }),
+    userActionCount: t.field({
+      type: "UserActionCounts",
+      required: false,
+      description: "User-action id → count (non-negative integer); absent ids stay. Cannot be null.",
+    }),
+    userActions: t.field({ type: "UserActionValues", required: false, description: "User-action id → integer; absent ids stay. Cannot be null." }),
   }),
 });
 
@@ -225,7 +234,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null &
 const COUNT_MAX = 2_147_483_647;
 
 function actionMap(value: unknown, what: string, min: number | null, max = Number.MAX_SAFE_INTEGER): { map?: Map<string, number>; problems: string[] } {
-  if (value == null) return { problems: [] };
+  if (value === undefined) return { problems: [] };
+  if (value === null) return { problems: [`${what} cannot be null: give an object of user-action id → integer`] };
   if (!isPlainObject(value)) return { problems: [`${what} must be an object of user-action id → integer`] };
   const map = new Map<string, number>();
   const problems: string[] = [];
@@ -270,6 +280,8 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
       if (comma) problems.push(comma);
       if (first.get(externalId) !== index) problems.push(`id '${externalId}' appears more than once in this request`);
       const values = new Map<string, StoredValue | null>();
+      // A map as a whole has no empty value to clear to: null names no field, and would otherwise be ignored without a word.
+      if (it.custom === null) problems.push("custom cannot be null: give an object of field name → value (a field given as null is cleared)");
       if (it.custom != null) {
         if (!isPlainObject(it.custom)) problems.push("custom must be an object of field name → value");
         else

@@ -57,6 +57,7 @@ export const eventRoutes: RestRoute[] = [
     },
     // Each event as sent: the EngagementEvent scalar checks it (a bad one fails alone).
     variables: (i) => ({ accountId: pathParam(i, "accountId"), events: unchecked(eventsBody(i.body)) }),
+    names: { events: "body" },
     reply: reply.custom(
       {
         202: {

@@ -4,6 +4,7 @@
 import { domainToASCII, domainToUnicode } from "node:url";
 import { ownEntry } from "../../lookup.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
+import { checkListSafeName } from "../../schema/bulk.js";
 
 export const WIDGETS = ["self_help", "task_list", "beacon", "guided_popup", "smart_tip", "popup", "direct"] as const;
 
@@ -105,8 +106,13 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
     if (typeof v !== "string" || v.trim() === "") problems.push(`${f} must be a non-empty string`);
     else if (v.length > max) problems.push(`${f} must be at most ${max} characters`);
   }
-  // End users are created from events: their ids obey the end-user rules (no commas: ids appear in comma lists).
-  if (typeof it.endUserId === "string" && it.endUserId.includes(",")) problems.push("endUserId must not contain a comma");
+  // End users are created from events: their ids obey the end-user rules (no comma, no white space
+  // at either end: ids appear in the comma lists of deletes, which trim their entries), or a user
+  // created here could never be updated or erased over REST.
+  if (typeof it.endUserId === "string" && it.endUserId.trim() !== "") {
+    const listSafe = checkListSafeName(it.endUserId, "endUserId");
+    if (listSafe) problems.push(listSafe);
+  }
   if (it.widget != null && !(WIDGETS as readonly unknown[]).includes(it.widget)) problems.push(`widget must be one of ${WIDGETS.join(", ")}`);
   if (it.step != null && (typeof it.step !== "number" || !Number.isInteger(it.step) || it.step < 1 || it.step > INT_MAX))
     problems.push("step must be an integer ≥ 1");

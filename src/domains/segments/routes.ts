@@ -33,6 +33,7 @@ export const segmentRoutes: RestRoute[] = [
       endUserId: stringParam(i.query, "id", { required: true })!,
       idType: idType(i.query.userIdSrc, "userIdSrc"),
     }),
+    names: { endUserId: "id", idType: "userIdSrc" },
     reply: reply.custom(
       { 200: { json: { type: "object", required: ["data"], properties: { data: { type: "array", items: content.schema } } } }, 404: "problem" },
       (d, i) => {
