@@ -336,7 +336,7 @@ describe("endUsers filters", () => {
     for (const [field, equals] of [
       ["score", "3"],
       ["active", "true"],
-      ["seenAt", -1],
+      ["seenAt", -62_135_596_800_001], // before 0001-01-01
       ["seenAt", 9e15],
       ["seenAt", 253_402_300_800_000],
       ["plan", 5],

@@ -178,6 +178,37 @@ describe("records (B20, B21, B23)", () => {
     ).toBe(0);
   });
 
+  it("timestamps before 1970, down to 0001-01-01, are primary and secondary values like any other (the end-user fields' range); outside it a 400 says the range", async () => {
+    const u = await withSchema("iants");
+    const MIN = -62_135_596_800_000;
+    const RULE = "an integer of epoch milliseconds from -62135596800000 (0001-01-01T00:00:00.000Z) to 253402300799999 (9999-12-31T23:59:59.999Z)";
+    const r = await put("/integrationAttributes", u, [
+      { attributeName: "company", attributeValue: "acme", additionalAttributes: { renewal: -86_400_000 } },
+      { attributeName: "renewal", attributeValue: MIN },
+      { attributeName: "company", attributeValue: "early", additionalAttributes: { renewal: MIN - 1 } },
+      { attributeName: "renewal", attributeValue: String(MIN - 1) },
+    ]);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body.success.map((s: { index: number }) => s.index)).toEqual([0, 1]);
+    expect(r.body.failure).toEqual([
+      { index: 2, id: "company__svc__early", statusCode: 400, errors: [`additionalAttributes.renewal must be ${RULE}`] },
+      { index: 3, id: "renewal", statusCode: 400, errors: [`'${MIN - 1}' is not ${RULE} (the type of attribute 'renewal' is timestamp)`] },
+    ]);
+    const rows = await prisma.attributeRecord.findMany({ where: { accountId: u.accountId }, include: { values: true }, orderBy: { attributeName: "asc" } });
+    expect(rows.map((x) => [x.attributeName, x.attributeValue, x.values.map((v) => v.time?.getTime())])).toEqual([
+      ["company", "acme", [-86_400_000]],
+      ["renewal", String(MIN), []],
+    ]);
+    // B23 reads them back; B22 finds them by value, B21 deletes by it.
+    const found = (x: Reply) => x.body.data.map((d: { attributeName: string; attributeValue: string }) => `${d.attributeName}=${d.attributeValue}`);
+    expect((await get("/integrationAttributes?primaryAttrName=company", u)).body.data[0].additionalAttributes).toEqual({ renewal: -86_400_000 });
+    expect((await get("/integrationAttributes?primaryAttrName=renewal", u)).body.data.map((d: any) => d.attributeValue)).toEqual([String(MIN)]);
+    expect(found(await post("/integrationAttributes/search", u, { renewal: "-86400000" }))).toEqual(["company=acme"]);
+    expect(found(await post("/integrationAttributes/search", u, { renewal: String(MIN) }))).toEqual([`renewal=${MIN}`]);
+    expect((await del(`/integrationAttributes/renewal__svc__${MIN}`, u)).status).toBe(204);
+    expect(await prisma.attributeRecord.count({ where: { accountId: u.accountId, attributeName: "renewal" } })).toBe(0);
+  });
+
   it("B21 reads a pair's value in its attribute's type, as writes do: 10.0 and 1e1 name the record of 10; a value not of the type is a 400", async () => {
     const u = await withSchema("iadeltype");
     expect(

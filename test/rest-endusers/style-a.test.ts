@@ -1,7 +1,7 @@
 // End users over REST: style A (/api/v1/{accountId}), and typed custom fields (encrypted at rest).
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectProblem, prisma, type Reply, type Tenant, tenant } from "../helpers.js";
-import { A, B, del, fresh, get, post, put, withServer } from "./shared.js";
+import { expectProblem, gql, prisma, type Reply, type Tenant, tenant } from "../helpers.js";
+import { A, B, del, fresh, get, post, put, server, withServer } from "./shared.js";
 
 withServer();
 
@@ -175,7 +175,7 @@ describe("typed custom fields", () => {
     ["string", "plan", "enterprise", [42, true, { a: 1 }, ["x"], "x".repeat(10_001)]],
     ["double", "score", -12.25, ["1.5", true, { n: 1 }]],
     ["boolean", "active", false, ["true", 0, 1, "false"]],
-    ["timestamp", "seenAt", 1_700_000_000_123, [-1, 1.5, "2024-01-01", true, 253_402_300_800_000, 8.64e15 + 1]],
+    ["timestamp", "seenAt", 1_700_000_000_123, [-62_135_596_800_001, 1.5, "2024-01-01", true, 253_402_300_800_000, 8.64e15 + 1]],
     ["encrypted_string", "ssn", "123-45-6789", [123, false, { s: "x" }]],
   ] as const)("%s: the right value is stored and read back, wrong ones fail (207 item / 400)", async (type, field, good, bads) => {
     const r = await put(`${A(t)}/endUsers`, t, [
@@ -215,6 +215,104 @@ describe("typed custom fields", () => {
       userActionCount: { a: 2 ** 31 - 1, b: 0 },
       userActions: { a: Number.MAX_SAFE_INTEGER, b: Number.MIN_SAFE_INTEGER },
     });
+  });
+
+  it("timestamps before 1970, down to 0001-01-01, are stored and read back to the millisecond by every path; segment rules and Explore compare them; outside the range a 400 says it", async () => {
+    const u = await fresh("negts");
+    const MIN = -62_135_596_800_000; // 0001-01-01T00:00:00.000Z
+    const seen: Record<string, number> = {
+      n1: MIN,
+      n2: Date.parse("1850-06-15T12:34:56.789Z"), // before time zones: local mean time in most zones
+      n3: -86_400_000, // 1969-12-31
+      n4: -1,
+      p1: 5,
+    };
+    const created = await put(
+      `${A(u)}/endUsers`,
+      u,
+      Object.entries(seen).map(([id, seenAt]) => ({ id, custom: { seenAt } })),
+    );
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.data.map((d: any) => [d.id, d.custom.seenAt])).toEqual(Object.entries(seen));
+    const stored = async () =>
+      Object.fromEntries(
+        (await prisma.endUserValue.findMany({ where: { accountId: u.accountId, field: "seenAt" }, include: { endUser: true } })).map((v) => [
+          v.endUser.externalId,
+          v.time!.getTime(),
+        ]),
+      );
+    expect(await stored()).toEqual(seen);
+    const reads = async (id: string) => [
+      (await get(`${A(u)}/endUsers/${id}`, u)).body.custom.seenAt,
+      (await get(`${B(u)}/endUsers/${id}?fields=custom`, u)).body.custom.seenAt, // B14
+      (await post(`${B(u)}/endUsers/lookup`, u, { id, fields: ["custom"] })).body.custom.seenAt, // B13
+    ];
+    for (const [id, v] of Object.entries(seen)) expect(await reads(id)).toEqual([v, v, v]);
+    const list = await get(`${A(u)}/endUsers?limit=100`, u);
+    expect(Object.fromEntries(list.body.data.map((d: any) => [d.id, d.custom.seenAt]))).toEqual(seen);
+
+    // Updates (the bulk UPDATE and B15) keep them exact too.
+    seen.n3 = -86_400_001;
+    seen.n4 = MIN + 1;
+    const updated = await put(`${A(u)}/endUsers`, u, [
+      { id: "n3", custom: { seenAt: seen.n3 } },
+      { id: "n4", custom: { seenAt: seen.n4 } },
+    ]);
+    expect(updated.status, updated.text).toBe(200);
+    seen.p1 = -31_536_000_000;
+    expect((await put(`${B(u)}/endUsers/p1`, u, { seenAt: seen.p1 })).body).toEqual({ errors: [], id: "p1", statusCode: 200 });
+    expect(await stored()).toEqual(seen);
+    for (const id of ["n3", "n4", "p1"]) expect(await reads(id)).toEqual([seen[id], seen[id], seen[id]]);
+
+    // Outside the range: a 400 that says the range, nothing written.
+    for (const bad of [MIN - 1, 253_402_300_800_000]) {
+      const r = await put(`${A(u)}/endUsers`, u, [{ id: "n1", custom: { seenAt: bad } }]);
+      expectProblem(
+        r,
+        400,
+        "custom.seenAt must be an integer of epoch milliseconds from -62135596800000 (0001-01-01T00:00:00.000Z) to 253402300799999 (9999-12-31T23:59:59.999Z)",
+      );
+    }
+    expect(await stored()).toEqual(seen);
+
+    // Segment rules compare them in time order (the evaluator over the one-statement read).
+    const made = await gql(server, u, `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }`, {
+      a: u.accountId,
+      input: {
+        name: "before 1850",
+        rule: {
+          and: [
+            { field: "custom.seenAt", op: "lt", value: Date.parse("1850-06-15T12:34:56.790Z") },
+            { field: "custom.seenAt", op: "gte", value: MIN },
+          ],
+        },
+      },
+    });
+    const segmentId = made.data.createSegment.id as string;
+    const matches = await gql(
+      server,
+      u,
+      `query($a: String!, $s: String!) { account(id: $a) { segment(id: $s) { n1: matches(endUserId: "n1") n2: matches(endUserId: "n2") n3: matches(endUserId: "n3") n4: matches(endUserId: "n4") p1: matches(endUserId: "p1") } } }`,
+      { a: u.accountId, s: segmentId },
+    );
+    expect(matches.data.account.segment).toEqual({ n1: true, n2: true, n3: false, n4: true, p1: false });
+
+    // Explore: a user:<field> dimension reads them back exactly, comparisons and inSegment (SQL) order them.
+    const now = Date.now();
+    const events = Object.keys(seen).map((endUserId, i) => ({ type: "user_action", time: now - 60_000 - i, endUserId, actionId: "x" }));
+    expect((await post(`${B(u)}/events`, u, events)).status).toBe(202);
+    const ask = (body: object) => post(`${B(u)}/analytics/query`, u, { metrics: ["users"], ...body });
+    const byValue = await ask({ dimensions: ["user:seenAt"], orderBy: [["user:seenAt", "asc"]] });
+    expect(byValue.status, byValue.text).toBe(200);
+    expect(byValue.body.rows).toEqual(
+      Object.values(seen)
+        .sort((x, y) => x - y)
+        .map((v) => [v, 1]),
+    );
+    const before1900 = await ask({ filters: [["lt", "user:seenAt", Date.parse("1900-01-01T00:00:00Z")]] });
+    expect(before1900.body.totals).toEqual([3]);
+    const inSegment = await ask({ filters: [["inSegment", segmentId]] });
+    expect(inSegment.body.totals).toEqual([3]);
   });
 
   it("an unknown custom field is rejected", async () => {

@@ -189,12 +189,12 @@ describe("end users, style B (B12–B15)", () => {
     expect(u.status).toBe(200);
     expect(u.body).toEqual({ errors: [], id: "olga", statusCode: 200 });
 
-    const bad = await put(`${B(t)}/endUsers/olga`, t, { active: "no", seenAt: -5, mystery: 1 });
+    const bad = await put(`${B(t)}/endUsers/olga`, t, { active: "no", seenAt: -62_135_596_800_001, mystery: 1 });
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({
       errors: [
         "custom.active must be true or false",
-        "custom.seenAt must be an integer of epoch milliseconds",
+        "custom.seenAt must be an integer of epoch milliseconds from -62135596800000 (0001-01-01T00:00:00.000Z) to 253402300799999 (9999-12-31T23:59:59.999Z)",
         "unknown custom field 'mystery' (add it to the end-user schema first)",
       ],
       id: "olga",

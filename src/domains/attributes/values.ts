@@ -4,7 +4,7 @@
 // Secondary attributes are stored typed, like end-user custom values.
 import { checkListSafeName } from "../../schema/bulk.js";
 import type { SchemaField } from "../endUsers/fields.js";
-import { TIMESTAMP_MAX } from "../endUsers/fields.js";
+import { isTimestampValue, TIMESTAMP_RULE } from "../endUsers/fields.js";
 
 /** Joins a primary attribute's name and value in B21's path list. */
 export const PAIR_SEPARATOR = "__svc__";
@@ -26,8 +26,8 @@ export function fromText(field: SchemaField, text: string): TextValue {
     case "boolean":
       return text === "true" || text === "false" ? { canonical: text, typed: text === "true" } : bad("true or false");
     case "timestamp": {
-      const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-      return Number.isSafeInteger(n) && n <= TIMESTAMP_MAX ? { canonical: String(n), typed: new Date(n) } : bad("an integer of epoch milliseconds");
+      const n = /^-?\d+$/.test(text) ? Number(text) : Number.NaN;
+      return isTimestampValue(n) ? { canonical: String(n), typed: new Date(n) } : bad(TIMESTAMP_RULE);
     }
   }
 }

@@ -29,8 +29,18 @@ const FIELD_NAME_RULE = "a letter first, then letters, digits or _; at most 64 c
  */
 export const STRING_VALUE_MAX_BYTES = 1_500;
 const DESCRIPTION_MAX = 2_000;
-/** 9999-12-31T23:59:59.999Z */
-export const TIMESTAMP_MAX = 253_402_300_799_999;
+/**
+ * The range of a `timestamp` value (custom fields, integration attributes), in epoch ms: from
+ * 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, four-digit years, what both databases hold
+ * and give back to the millisecond and compare in time order. Before 1970 is negative (a birth
+ * date); PostgreSQL has no year 0 and SQLite compares its stored ISO text, whose order breaks for a
+ * signed year; Prisma does not write years past 9999.
+ */
+const TIMESTAMP_MIN = -62_135_596_800_000;
+const TIMESTAMP_MAX = 253_402_300_799_999;
+/** What a `timestamp` value must be, in the words of a refusal. */
+export const TIMESTAMP_RULE = `an integer of epoch milliseconds from ${TIMESTAMP_MIN} (0001-01-01T00:00:00.000Z) to ${TIMESTAMP_MAX} (9999-12-31T23:59:59.999Z)`;
+export const isTimestampValue = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= TIMESTAMP_MIN && v <= TIMESTAMP_MAX;
 
 /** Service-provided fields every account has. */
 export const DEFAULT_FIELDS: readonly SchemaField[] = [
@@ -123,8 +133,7 @@ export function encodeValue(field: SchemaField, value: unknown, path = "custom")
       if (typeof value !== "boolean") return bad("true or false");
       return { stored: { ...base, bool: value } };
     case "timestamp":
-      // Prisma writes times up to the end of year 9999 only (it fails on "+10000-..." and later).
-      if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > TIMESTAMP_MAX) return bad("an integer of epoch milliseconds");
+      if (!isTimestampValue(value)) return bad(TIMESTAMP_RULE);
       return { stored: { ...base, time: new Date(value) } };
   }
 }
