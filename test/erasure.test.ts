@@ -2,11 +2,12 @@
 // audit entry carries their id, name or words afterwards, while report totals and distinct-user
 // counts stay what they were (their events are kept under a random pseudonym). The audit log
 // records the erasure without repeating the personal data; bulk deletes stay set-based.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dbKind } from "../src/db/index.js";
 import { REPORTS } from "../src/domains/reports/registry.js";
 import { catchUpRollups } from "../src/domains/reports/rollupWorker.js";
-import { gql, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
+import { gql, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant, until } from "./helpers.js";
 
 let server: Server;
 const req = requester(() => server);
@@ -248,4 +249,128 @@ describe("DELETE /api/v1/{accountId}/endUsers/{id}", () => {
     const flowViews = await req(`/v1/accounts/${t.accountId}/reports/flowViews?startDate=${start}`, { headers: t.headers });
     expect(flowViews.body.rows).toEqual([["f1", 10_000, 10_000]]);
   }, 120_000);
+});
+
+describe("erasure and ingest of the same end user at once", () => {
+  // PostgreSQL runs them side by side: both take the account's event-order lock (ingest before it
+  // looks up the end users, erasure before it reads whom to erase), so one runs wholly before the
+  // other. The test holds that lock itself, queues the two requests behind it in a chosen order,
+  // and lets them go: deterministic, whatever the timing. (SQLite has one writer: nothing to race.)
+  const pgOnly = it.runIf(dbKind() === "postgres");
+  const lockKey = "hashtext('guidegate.events:' || $1)";
+  const X = "xavier.racing@example.com";
+  const XNAME = "Xavier Racing";
+  const eventsOf = (n: number, at: number) =>
+    Array.from({ length: n }, (_, i) => ({ type: "flow_started", time: at + i, endUserId: X, flowId: "f1", widget: "self_help", userName: XNAME }));
+
+  /** A session holding the account's event-order lock until release(); waiting() counts the sessions queued behind it. */
+  async function holdEventOrder(accountId: string) {
+    const client = new pg.Client({ connectionString: process.env.DATABASE_DIRECT_URL ?? process.env.DATABASE_URL });
+    await client.connect();
+    await client.query("BEGIN");
+    await client.query(`SELECT pg_advisory_xact_lock(${lockKey})::text`, [accountId]);
+    const [{ objid }] = (await client.query(`SELECT (${lockKey}::bigint & 4294967295)::oid AS objid`, [accountId])).rows;
+    return {
+      waiting: async () =>
+        Number(
+          (
+            await client.query(
+              `SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+              [objid],
+            )
+          ).rows[0].n,
+        ),
+      release: async () => {
+        await client.query("COMMIT");
+        await client.end();
+      },
+    };
+  }
+  const settled = (p: Promise<unknown>) => {
+    const s = { done: false };
+    void p.then(
+      () => void (s.done = true),
+      () => void (s.done = true),
+    );
+    return s;
+  };
+  const realIdLeft = async (accountId: string) => ({
+    events: await prisma.event.count({ where: { accountId, endUserId: X } }),
+    named: await prisma.event.count({ where: { accountId, userName: XNAME } }),
+    names: await prisma.eventUserName.count({ where: { accountId, endUserId: X } }),
+    userRollups: await prisma.eventUserRollup.count({ where: { accountId, endUserId: X } }),
+    lastSeen: await prisma.eventUserLastSeen.count({ where: { accountId, endUserId: X } }),
+  });
+  const none = { events: 0, named: 0, names: 0, userRollups: 0, lastSeen: 0 };
+
+  pgOnly(
+    "an erasure asked while an ingest request of the user's events waits: it runs after it and anonymises those events too",
+    async () => {
+      const t = await tenant("erase-race1");
+      const first = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: eventsOf(3, now - DAY) });
+      expect(first.status).toBe(202);
+      await catchUpRollups(t.accountId);
+      const lock = await holdEventOrder(t.accountId);
+      let released = false;
+      try {
+        const ingest = req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: eventsOf(200, now - DAY + 1_000) });
+        await until("the ingest request waiting for the lock", async () => (await lock.waiting()) === 1);
+        const erase = req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(X)}`, { method: "DELETE", headers: t.headers });
+        const erased = settled(erase);
+        // Queued behind the ingest request (before the fix the erasure did not wait, and answered at once).
+        await until("the erasure waiting behind it", async () => erased.done || (await lock.waiting()) === 2);
+        await lock.release();
+        released = true;
+        expect((await ingest).status).toBe(202);
+        expect((await erase).status).toBe(204);
+      } finally {
+        if (!released) await lock.release();
+      }
+      await catchUpRollups(t.accountId);
+      expect(await realIdLeft(t.accountId)).toEqual(none);
+      expect(await prisma.endUser.count({ where: { accountId: t.accountId, externalId: X } })).toBe(0);
+      const pseudonyms = await prisma.event.groupBy({ by: ["endUserId"], where: { accountId: t.accountId }, _count: true });
+      expect(pseudonyms).toEqual([{ endUserId: expect.stringMatching(/^erased_/), _count: 203 }]);
+      const flowViews = await req(`/v1/accounts/${t.accountId}/reports/flowViews?startDate=${start}`, { headers: t.headers });
+      expect(flowViews.body.rows).toEqual([["f1", 203, 1]]);
+      const engagement = await req(`/v1/accounts/${t.accountId}/reports/endUserEngagement?startDate=${start}&format=csv`, { headers: t.headers });
+      expect(engagement.text).not.toContain(X);
+      expect(engagement.text).not.toContain(XNAME);
+    },
+    60_000,
+  );
+
+  pgOnly(
+    "an ingest request waiting behind an erasure: its events name a new end user of that id, erasable in turn",
+    async () => {
+      const t = await tenant("erase-race2");
+      expect((await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: eventsOf(3, now - DAY) })).status).toBe(202);
+      const lock = await holdEventOrder(t.accountId);
+      let released = false;
+      try {
+        const erase = req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(X)}`, { method: "DELETE", headers: t.headers });
+        const erased = settled(erase);
+        await until("the erasure waiting for the lock", async () => erased.done || (await lock.waiting()) === 1);
+        const ingest = req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: eventsOf(5, now - DAY + 1_000) });
+        // The ingest request queues behind the erasure, before it looks up its end users.
+        await until("the ingest request waiting", async () => (await lock.waiting()) === (erased.done ? 1 : 2));
+        await lock.release();
+        released = true;
+        expect((await erase).status).toBe(204);
+        expect((await ingest).status).toBe(202);
+      } finally {
+        if (!released) await lock.release();
+      }
+      // The three earlier events are anonymised; the five later ones belong to a new end user X.
+      expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: { startsWith: "erased_" }, userName: null } })).toBe(3);
+      expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: X, userName: XNAME } })).toBe(5);
+      const again = await req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(X)}`, { headers: t.headers });
+      expect(again.status, again.text).toBe(200);
+      // And the new one can be erased like any other.
+      expect((await req(`/api/v1/${t.accountId}/endUsers/${encodeURIComponent(X)}`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+      await catchUpRollups(t.accountId);
+      expect(await realIdLeft(t.accountId)).toEqual(none);
+    },
+    60_000,
+  );
 });

@@ -1,10 +1,11 @@
 // Raw-event upkeep: monthly partitions made ahead (PostgreSQL) and EVENTS_RETENTION_DAYS, which
 // removes old raw events (whole partitions on PostgreSQL, a DELETE on SQLite) while the reports'
 // rollups, and so the reports over whole days of those months, stay.
+import pgClient from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dbKind } from "../src/db/index.js";
-import { applyEventRetention, ensureEventPartitions } from "../src/domains/events/partitions.js";
-import { prisma, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { applyEventRetention, ensureEventPartitions, removeCountedEvents } from "../src/domains/events/partitions.js";
+import { prisma, requester, type Server, startServer, type Tenant, tenant, until } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -74,4 +75,94 @@ describe("event upkeep", () => {
     });
     expect(more.status, more.text).toBe(202);
   });
+});
+
+describe("retention removes only what the rollups have counted", () => {
+  const SECOND_OLD = dayStart(NOW - 250 * DAY) + 10 * 3_600_000;
+  const THIRD_OLD = dayStart(NOW - 310 * DAY) + 10 * 3_600_000;
+  const month = (ms: number) => `Event_${ymd(ms).slice(0, 7).replace("-", "_")}`;
+  const window = (from: number) => `startDate=${ymd(from - DAY)}&endDate=${ymd(RECENT)}`;
+  const store = async (u: Tenant, times: number[]) => {
+    const events = times.map((time, i) => ({ type: "user_action", time, actionId: "export", endUserId: `u${i}` }));
+    const r = await req(`/v1/accounts/${u.accountId}/events`, { method: "POST", headers: u.headers, body: events });
+    expect(r.status, r.text).toBe(202);
+  };
+  const userActions = async (u: Tenant, from: number) =>
+    (await req(`/v1/accounts/${u.accountId}/reports/userActions?${window(from)}`, { headers: u.headers })).body.rows;
+  const left = async (u: Tenant) => (await prisma.event.findMany({ where: { accountId: u.accountId }, select: { time: true } })).map((e) => Number(e.time));
+
+  it.runIf(pg())(
+    "PostgreSQL: a worker holding an account's rollup lock makes retention wait for it, then count, then remove",
+    async () => {
+      const u = await tenant("ret-held");
+      await ensureEventPartitions(SECOND_OLD);
+      await store(u, [SECOND_OLD, SECOND_OLD + 1, RECENT]);
+      const before = await userActions(u, SECOND_OLD);
+      expect(before).toEqual([["export", 3, 3]]);
+      // Another worker's batch: a session holding the account's rollup lock.
+      const client = new pgClient.Client({ connectionString: process.env.DATABASE_DIRECT_URL ?? process.env.DATABASE_URL });
+      await client.connect();
+      let retention: Promise<unknown> | undefined;
+      try {
+        await client.query("BEGIN");
+        await client.query("SELECT pg_advisory_xact_lock(hashtext('guidegate.rollups:' || $1))::text", [u.accountId]);
+        const run = applyEventRetention(90, NOW);
+        retention = run.catch(() => undefined);
+        const state = { done: false };
+        void retention.then(() => void (state.done = true));
+        const waiting = async () =>
+          Number(
+            (
+              await client.query(
+                `SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+              )
+            ).rows[0].n,
+          );
+        // Before the fix retention took the held account as counted and went on at once.
+        await until("retention waiting for the rollup lock", async () => state.done || (await waiting()) === 1);
+        expect(state.done, "retention must wait for the worker holding the account").toBe(false);
+        await client.query("COMMIT");
+        const r = await run;
+        expect(r.dropped).toContain(month(SECOND_OLD));
+        expect(r.kept).toEqual([]);
+      } finally {
+        await client.query("ROLLBACK").catch(() => undefined);
+        await client.end();
+        await retention;
+      }
+      expect(await left(u)).toEqual([RECENT]);
+      expect(await userActions(u, SECOND_OLD)).toEqual(before);
+    },
+    60_000,
+  );
+
+  it("events not counted yet (stored after the catch-up) stay until a later run; then they go, counted", async () => {
+    const u = await tenant("ret-late");
+    if (pg()) await ensureEventPartitions(THIRD_OLD);
+    // One in a monthly partition (PostgreSQL), one in the default partition, one recent.
+    await store(u, [OLDEST - 30 * DAY, THIRD_OLD, RECENT]);
+    const before = await userActions(u, OLDEST - 30 * DAY);
+    expect(before).toEqual([["export", 3, 3]]);
+    const cutoff = NOW - 90 * DAY;
+    // The removal alone, as it runs when these events arrive after retention's catch-up.
+    const early = await removeCountedEvents(cutoff);
+    expect(early.deleted).toBe(0);
+    expect(early.pending).toBe(2);
+    if (pg()) {
+      expect(early.kept).toEqual([month(THIRD_OLD)]);
+      expect(early.dropped).not.toContain(month(THIRD_OLD)); // (empty older months go)
+      expect(await partitions()).toContain(month(THIRD_OLD));
+    }
+    expect((await left(u)).sort()).toEqual([OLDEST - 30 * DAY, THIRD_OLD, RECENT]);
+    expect(await userActions(u, OLDEST - 30 * DAY)).toEqual(before);
+    // A later run counts them first, then removes them.
+    const later = await applyEventRetention(90, NOW);
+    expect(later.pending).toBe(0);
+    if (pg()) {
+      expect(later.dropped).toContain(month(THIRD_OLD));
+      expect(later.deleted).toBe(1);
+    } else expect(later.deleted).toBe(2);
+    expect(await left(u)).toEqual([RECENT]);
+    expect(await userActions(u, OLDEST - 30 * DAY)).toEqual(before);
+  }, 60_000);
 });

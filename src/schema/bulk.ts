@@ -102,11 +102,12 @@ export async function inChunks<V, T>(values: Iterable<V>, run: (chunk: V[]) => P
  * A bulk delete by natural keys (ids, names): in one audited transaction, locks the account's rows
  * with those keys (`target`: table and key column), finds them, deletes them, and answers 204 for
  * each key found and 404 (`missing(key)`) for the others. Finding inside the transaction, after the
- * lock, means a key reported deleted was deleted by this request.
+ * lock, means a key reported deleted was deleted by this request. `target.before`: a lock the
+ * delete takes first, before its rows (an erasure's event-order lock).
  */
 export async function deleteByKeys(
   keys: string[],
-  target: { table: string; column: string; accountId: string },
+  target: { table: string; column: string; accountId: string; before?: (tx: Tx) => Promise<void> },
   find: (db: Tx, chunk: string[]) => Promise<{ key: string; id: string }[]>,
   remove: (tx: Tx, ids: string[]) => Promise<unknown>,
   missing: (key: string) => string,
@@ -114,6 +115,7 @@ export async function deleteByKeys(
   report: "id" | "key" = "id",
 ): Promise<{ results: ItemResult[] }> {
   const found = await withTransaction(async (tx) => {
+    await target.before?.(tx);
     await lockRows(tx, target.table, target.column, keys, { accountId: target.accountId, mode: "delete" });
     const found = new Map((await inChunks(new Set(keys), (chunk) => find(tx, chunk))).map((r) => [r.key, r.id]));
     for (const ids of chunksOf([...new Set(found.values())])) await remove(tx, ids);

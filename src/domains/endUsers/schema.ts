@@ -27,6 +27,7 @@ import {
 } from "../../schema/bulk.js";
 import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
+import { lockEventOrder } from "../eventExport/order.js";
 import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
 import { eraseEndUsersFromRollups } from "../reports/rollups.js";
 import { anonymiseWebhookMessages, emitEndUsersDeleted } from "../webhooks/emit.js";
@@ -533,7 +534,11 @@ builder.mutationField("deleteEndUsers", (t) =>
       await requireAccount(ctx, accountId);
       return deleteByKeys(
         ids,
-        { table: "EndUser", column: "externalId", accountId },
+        // The account's event-order lock before whom to erase is read: an ingest request storing
+        // events of these end users then commits wholly before this erasure (which anonymises its
+        // events too) or starts after it (and creates anew the end users its events name), so no
+        // event of an erased end user keeps their id (src/domains/events/schema.ts).
+        { table: "EndUser", column: "externalId", accountId, before: (tx) => lockEventOrder(tx, accountId) },
         async (db, chunk) =>
           (await db.endUser.findMany({ where: { accountId, externalId: { in: chunk } }, select: { id: true, externalId: true } })).map((r) => ({
             key: r.externalId,

@@ -31,9 +31,9 @@ export type EventItemResult = ItemResult & { duplicate?: boolean };
 
 /**
  * Stores the valid events of `items` and answers one result per item: 202 stored, 400 with the
- * reasons. One transaction: end users first seen here are created (audited), the events inserted
- * (PostgreSQL: one statement, the rows as one JSON parameter; SQLite: ~2,000 rows a statement), the
- * latest userName per end user upserted. The rollup worker counts the events a moment later.
+ * reasons. One transaction, under the account's event-order lock: end users first seen here are
+ * created (audited), the events inserted (PostgreSQL: one statement, the rows as one JSON parameter;
+ * SQLite: ~2,000 rows a statement), the latest userName per end user upserted. The rollup worker counts the events a moment later.
  * An item's optional `id` (or `messageIds[index]`, given by the Segment ingest) is its idempotency key.
  */
 export async function recordEvents(accountId: string, items: unknown[], opts: { messageIds?: readonly (string | null)[] } = {}): Promise<EventItemResult[]> {
@@ -72,6 +72,13 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
   const dialect = dbKind();
   await withTransaction(
     async (tx) => {
+      // The account's event-order lock first, held to commit: ids then commit in order per account,
+      // so an export cursor never passes a later-committed event and the rollup watermark never
+      // passes an event still to commit. Erasure takes it too, before it reads whom to erase
+      // (src/domains/endUsers/schema.ts): taken before the end users are looked up, an erasure runs
+      // wholly before this request (whose lookup then no longer finds the erased users, and creates
+      // anew those its events name) or wholly after it (and anonymises these events with the rest).
+      await lockEventOrder(tx, accountId);
       // End users on first sight, through the end users' own table (and its audit entries).
       const existing = new Set<string>();
       if (dialect === "postgres" && userIds.length) {
@@ -97,9 +104,6 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
       // Idempotency: items whose key was seen before are not stored again (src/ingest/idempotency.ts).
       fresh = await claimMessages(tx, accountId, keys);
       const stored = rows.filter((_, i) => fresh[i]);
-      // Ids in commit order per account, so an export cursor never passes a later-committed event
-      // and the rollup watermark never passes an event still to commit.
-      await lockEventOrder(tx, accountId);
       await insertRows(tx, dialect, "Event", stored as unknown as Record<string, unknown>[]);
       // The reports' rollups are not written here: the rollup worker counts these events from the
       // table a moment later (src/domains/reports/rollupWorker.ts), and reports read them raw until then.

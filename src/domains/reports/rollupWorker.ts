@@ -49,14 +49,16 @@ async function addRange(tx: Tx, accountId: string, from: number, to: number, ing
 
 /**
  * One step for one account: the next `batch` events above its watermark into the rollups. Returns
- * how many events were added, 0 when it was up to date, null when another instance holds the account.
+ * how many events were added, 0 when it was up to date, null when another instance holds the account
+ * (with `wait`, it waits for that instance's batch to end instead, and then counts what is left).
  * `ingestShare`: the account is still ingesting; the watermark records the rest that keeps the
  * workers of every instance to this share of the time on it.
  */
-export async function rollUpAccount(accountId: string, batch = ROLLUP_BATCH, ingestShare?: number): Promise<number | null> {
+export async function rollUpAccount(accountId: string, batch = ROLLUP_BATCH, ingestShare?: number, wait = false): Promise<number | null> {
   return withTransaction(
     async (tx) => {
-      if (!(await tryLockRollups(tx, accountId))) return null;
+      if (wait) await lockRollups(tx, accountId);
+      else if (!(await tryLockRollups(tx, accountId))) return null;
       const from = await watermarkOf(tx, accountId);
       const [next] = await tx.$queryRawUnsafe<{ to: number | bigint | null; n: number | bigint }[]>(
         `SELECT MAX("id") AS "to", COUNT(*) AS "n" FROM (SELECT "id" FROM "Event" WHERE "accountId" = ${param(1)} AND "id" > ${param(2)} ORDER BY "id" LIMIT ${batch}) x`,
@@ -72,11 +74,15 @@ export async function rollUpAccount(accountId: string, batch = ROLLUP_BATCH, ing
   );
 }
 
-/** Brings one account's rollups up to date (batch by batch); returns the events added. */
+/**
+ * Brings one account's rollups up to date (batch by batch); returns the events added. An account
+ * another worker holds is waited for, not taken as up to date: on return, every event the account
+ * had when the last batch began is counted (retention relies on it: src/domains/events/partitions.ts).
+ */
 export async function catchUpRollups(accountId: string): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await rollUpAccount(accountId);
+    const n = await rollUpAccount(accountId, ROLLUP_BATCH, undefined, true);
     if (!n) return total;
     total += n;
   }
