@@ -92,6 +92,7 @@ export function createApp(config: Config) {
       perMinute: config.INGEST_RATE_LIMIT_PER_MINUTE,
       redisUrl: config.REDIS_URL,
       keyPrefix: "gg:rl-ingest",
+      budget: "ingest",
     }),
     { consume: { name: "rate limit", attributes: ([accountId]) => ({ "guidegate.account_id": String(accountId), "guidegate.budget": "ingest" }) } },
   );

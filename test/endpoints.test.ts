@@ -348,6 +348,74 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
   });
 });
 
+// The same answers on both databases; on PostgreSQL the transactions run at once, so these were
+// real races there: a lost create race was a 409, and the 500-endpoint cap counted past itself.
+describe("concurrent saves", () => {
+  const statuses = (replies: { status: number }[]) => {
+    const counts: Record<number, number> = {};
+    for (const r of replies) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    return counts;
+  };
+  const entries = (t: Tenant, resourceType: string) =>
+    prisma.auditLog.findMany({ where: { accountId: t.accountId, resourceType }, select: { action: true, resourceId: true } });
+
+  it("eight PUTs of one new endpoint at once: one 201, seven 200; one row, one persisted document, each save audited once", async () => {
+    for (let round = 0; round < 3; round++) {
+      const t = await tenant("endpc");
+      const name = `same${round}`;
+      const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => put(t, name, { document: TAGS, description: `save ${i}` })));
+      expect(statuses(replies), replies.map((r) => r.text).join("\n")).toEqual({ 201: 1, 200: 7 });
+      for (const r of replies) expect(r.body).toMatchObject({ name, documentId: `sha256:${sha(TAGS)}`, description: expect.stringMatching(/^save \d$/) });
+      const rows = await prisma.savedEndpoint.findMany({ where: { accountId: t.accountId } });
+      expect(rows.map((r) => r.name)).toEqual([name]);
+      expect(await prisma.persistedDocument.count({ where: { accountId: t.accountId } })).toBe(1);
+      const saves = await entries(t, "endpoint");
+      expect(saves.map((e) => e.action).sort()).toEqual(["create", ...Array(7).fill("update")]);
+      expect(await entries(t, "persistedDocument")).toEqual([{ action: "create", resourceId: `sha256:${sha(TAGS)}` }]);
+    }
+  });
+
+  it("eight PUTs under different names with one new document text at once: eight 201; the text stored once", async () => {
+    for (let round = 0; round < 3; round++) {
+      const t = await tenant("endpc");
+      const text = `query Shared${round}($accountId: String!) { account(id: $accountId) { id } }`;
+      const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => put(t, `n${i}`, { document: text })));
+      expect(statuses(replies), replies.map((r) => r.text).join("\n")).toEqual({ 201: 8 });
+      expect(await prisma.savedEndpoint.count({ where: { accountId: t.accountId, documentHash: sha(text) } })).toBe(8);
+      expect(await prisma.persistedDocument.findMany({ where: { accountId: t.accountId }, select: { hash: true } })).toEqual([{ hash: sha(text) }]);
+      expect(await entries(t, "persistedDocument")).toEqual([{ action: "create", resourceId: `sha256:${sha(text)}` }]);
+      expect(await entries(t, "endpoint")).toHaveLength(8);
+    }
+  });
+
+  it("the 500-endpoint cap holds under concurrent creates: from 494, 40 new names at once → 6 created, 34 refused 409; 500 rows", async () => {
+    const t = await tenant("endpc");
+    await asSystem(async (tx) => {
+      await tx.persistedDocument.create({ data: { accountId: t.accountId, hash: sha(TAGS), text: TAGS } });
+      const now = new Date();
+      await tx.savedEndpoint.createMany({
+        data: Array.from({ length: 494 }, (_, i) => ({
+          id: `ep_cap_${t.accountId}_${i}`,
+          accountId: t.accountId,
+          name: `old${i}`,
+          method: "GET",
+          documentHash: sha(TAGS),
+          variables: "[]",
+          createdAt: now,
+          updatedAt: now,
+        })),
+      });
+    });
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => put(t, `new${i}`, { document: TAGS })));
+    expect(statuses(replies)).toEqual({ 201: 6, 409: 34 });
+    for (const r of replies.filter((x) => x.status === 409)) expectProblem(r, 409, "An account has at most 500 endpoints; delete one first.");
+    expect(await prisma.savedEndpoint.count({ where: { accountId: t.accountId } })).toBe(500);
+    // Replacing one is not a new one: still allowed at the cap.
+    expectJson(await put(t, "old0", { document: TAGS, description: "replaced" }), 200);
+    expect(await prisma.savedEndpoint.count({ where: { accountId: t.accountId } })).toBe(500);
+  });
+});
+
 describe("over GraphQL", () => {
   it("putEndpoint, account.endpoint(s) and deleteEndpoint do what the REST rows do", async () => {
     const saved = await gql(

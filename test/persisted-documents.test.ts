@@ -89,6 +89,23 @@ describe("the manifest: POST /v1/accounts/{accountId}/graphql/documents", () => 
     expect(await prisma.persistedDocument.count({ where: { accountId: b.accountId } })).toBe(0);
   });
 
+  it("eight pushes of one manifest at once: all 200 (the same answers on both databases), each document stored and audited once", async () => {
+    for (let round = 0; round < 3; round++) {
+      const t = await tenant("pdocc");
+      const texts = Array.from({ length: 5 }, (_, i) => `query Conc${round}x${i}($accountId: String!) { account(id: $accountId) { id } }`);
+      const manifest = Object.fromEntries(texts.map((text) => [`sha256:${sha(text)}`, text]));
+      const replies = await Promise.all(Array.from({ length: 8 }, () => push(t, manifest)));
+      expect(
+        replies.map((r) => [r.status, r.body]),
+        replies.map((r) => r.text).join("\n"),
+      ).toEqual(Array(8).fill([200, { stored: 5 }]));
+      const rows = await prisma.persistedDocument.findMany({ where: { accountId: t.accountId }, select: { hash: true } });
+      expect(rows.map((r) => r.hash).sort()).toEqual(texts.map(sha).sort());
+      const audit = await prisma.auditLog.findMany({ where: { accountId: t.accountId, resourceType: "persistedDocument" } });
+      expect(audit.map((e) => [e.action, e.resourceId]).sort()).toEqual(texts.map((text) => ["create", `sha256:${sha(text)}`]).sort());
+    }
+  });
+
   it("is an account route: another account's manifest endpoint is a 403", async () => {
     const r = await call(`${server.url}${pathB(b)}/graphql/documents`, { method: "POST", headers: a.headers, body: { [sha(TAGS)]: TAGS } });
     expectProblem(r, 403);

@@ -2,12 +2,17 @@
 // issue 33; every request here is a cheap read or write of 1 point, test/cost-budget.test.ts prices the rest); 429 with
 // Retry-After and RateLimit-* headers; per-account limits; one account exhausting its budget leaves
 // the others alone; and two instances sharing the local Redis share one budget. Segment-format
-// ingestion (write keys, which are public) has a budget of its own (issue 31, item 3).
+// ingestion (write keys, which are public) has a budget of its own (issue 31, item 3). With Redis
+// unreachable or stopped, requests are answered at once, limited by each instance on its own, and
+// budgets are shared again once it is back (a redis-server of the test's own on a port of 4690–4699).
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createKey, setAccount } from "../src/admin.js";
-import { call, prisma, type Reply, redisAnswers, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { logger } from "../src/logger.js";
+import { call, prisma, type Reply, redisAnswers, type Server, startServer, type Tenant, tenant, until } from "./helpers.js";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -315,5 +320,186 @@ describe.skipIf(!redisUp)(`the ingest budget, two instances sharing Redis (${RED
     // the API budget (shared too) is whole
     expectAllowed(await list(b, t), 5, 4);
     expectAllowed(await list(a, t), 5, 3);
+  });
+});
+
+// ---- Redis out ---------------------------------------------------------------------------------------------
+
+const redisServerBinary = (() => {
+  try {
+    return execFileSync("sh", ["-c", "command -v redis-server"]).toString().trim() || null;
+  } catch {
+    return null;
+  }
+})();
+if (!redisServerBinary) console.warn("ratelimit.test.ts: no redis-server on PATH; skipping the Redis outage tests.");
+
+/** A port of 4690–4699 nothing listens on (the range the tests' own Redis servers use), tried from a random one. */
+async function freePort(): Promise<number> {
+  const first = Math.floor(Math.random() * 10);
+  for (let i = 0; i < 10; i++) {
+    const port = 4690 + ((first + i) % 10);
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createServer()
+        .once("error", () => resolve(false))
+        .listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+    });
+    if (free && !(await redisAnswers(`redis://127.0.0.1:${port}`))) return port;
+  }
+  throw new Error("no free port in 4690-4699");
+}
+
+/** The value of `ratelimit_redis_connected{budget}` on /metrics (process-wide: every server of this file). */
+async function redisConnected(s: Server, budget: string): Promise<number | null> {
+  const text = await (await fetch(`${s.url}/metrics`)).text();
+  const m = new RegExp(`^ratelimit_redis_connected\\{budget="${budget}"\\} (\\d+)$`, "m").exec(text);
+  return m ? Number(m[1]) : null;
+}
+
+/** A call and how long it took. */
+async function timed(fn: () => Promise<Reply>): Promise<{ r: Reply; ms: number }> {
+  const start = performance.now();
+  const r = await fn();
+  return { r, ms: performance.now() - start };
+}
+
+/** Each of these answered well under a second (waiting on Redis took 5–25 s). */
+const PROMPT_MS = 1_000;
+
+describe.skipIf(!redisServerBinary)("Redis unreachable, then back, then stopped (REDIS_URL on a port of the test's own)", () => {
+  let port: number;
+  let redisUrl: string;
+  let a: Server;
+  let b: Server;
+  let redis: ChildProcess | null = null;
+  const warn = vi.spyOn(logger, "warn");
+  const info = vi.spyOn(logger, "info");
+  const outageLines = () => warn.mock.calls.filter((c) => /^Redis unreachable/.test(String(c[1])));
+  const recoveryLines = () => info.mock.calls.filter((c) => /^Redis reachable again/.test(String(c[1])));
+
+  const startRedis = async () => {
+    redis = spawn(redisServerBinary!, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    await until("our redis-server", () => redisAnswers(redisUrl));
+  };
+  const stopRedis = async () => {
+    const proc = redis;
+    redis = null;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((r) => proc.once("exit", r));
+    proc.kill("SIGTERM");
+    await exited;
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    redisUrl = `redis://127.0.0.1:${port}`;
+    a = await startServer({ RATE_LIMIT_PER_MINUTE: "3", INGEST_RATE_LIMIT_PER_MINUTE: "2", REDIS_URL: redisUrl });
+    b = await startServer({ RATE_LIMIT_PER_MINUTE: "3", INGEST_RATE_LIMIT_PER_MINUTE: "2", REDIS_URL: redisUrl });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await stopRedis();
+    warn.mockRestore();
+    info.mockRestore();
+  });
+
+  it("nothing listening: charged requests answer at once and are still limited, per instance; one warning per limiter; /readyz ready; the metric 0", async () => {
+    const t = await fresh("down");
+    for (let i = 1; i <= 3; i++) {
+      const { r, ms } = await timed(() => list(a, t));
+      expectAllowed(r, 3, 3 - i);
+      expect(ms).toBeLessThan(PROMPT_MS);
+    }
+    // Refused (its points given back, on this instance's own count): at once too.
+    const refused = await timed(() => list(a, t));
+    expectLimited(refused.r, 3);
+    expect(refused.ms).toBeLessThan(PROMPT_MS);
+    const g = await timed(() => graphql(a, t));
+    expectGraphqlLimited(g.r, 3);
+    expect(g.ms).toBeLessThan(PROMPT_MS);
+    expect(await prisma.content.count({ where: { accountId: t.accountId } })).toBe(0);
+    // The other instance counts on its own: N instances allow up to N× the budget during an outage.
+    for (let i = 1; i <= 3; i++) expectAllowed(await list(b, t), 3, 3 - i);
+    expectLimited(await list(b, t), 3);
+    // The Segment ingest limiter alike.
+    const key = await writeKeyOf(t);
+    for (let i = 1; i <= 2; i++) {
+      const { r, ms } = await timed(() => ingest(a, key));
+      expectAllowed(r, 2, 2 - i);
+      expect(ms).toBeLessThan(PROMPT_MS);
+    }
+    const over = await timed(() => ingest(a, key));
+    expectLimited(over.r, 2);
+    expect(over.ms).toBeLessThan(PROMPT_MS);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(2);
+    // Ready all along: an outage of Redis does not take instances out of rotation.
+    const ready = await call(`${a.url}/readyz`);
+    expect([ready.status, ready.body]).toEqual([200, { status: "ready" }]);
+    expect([await redisConnected(a, "api"), await redisConnected(a, "ingest")]).toEqual([0, 0]);
+    // Logged once per limiter (2 servers × api and ingest), however many requests and reconnection attempts.
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(outageLines()).toHaveLength(4);
+    expect(
+      outageLines()
+        .map((c) => (c[0] as { budget: string }).budget)
+        .sort(),
+    ).toEqual(["api", "api", "ingest", "ingest"]);
+  });
+
+  it("Redis back: the instances reconnect by themselves (logged once each) and share one budget again", async () => {
+    await startRedis();
+    await until("both instances reconnected", async () => (await redisConnected(a, "api")) === 1 && (await redisConnected(a, "ingest")) === 1);
+    expect(recoveryLines()).toHaveLength(4);
+    const t = await fresh("back");
+    expectAllowed(await list(a, t), 3, 2);
+    expectAllowed(await list(b, t), 3, 1);
+    expectAllowed(await graphql(a, t), 3, 0);
+    expectLimited(await list(b, t), 3);
+    expectLimited(await list(a, t), 3);
+    // The points are in Redis.
+    expect(await redisAnswers(redisUrl)).toBe(true);
+  });
+
+  it("Redis hung (SIGSTOP: connected, answering nothing): a command times out once, then requests are counted here at once; after SIGCONT shared again", async () => {
+    redis!.kill("SIGSTOP");
+    try {
+      const t = await fresh("hung");
+      for (let i = 1; i <= 3; i++) {
+        const { r, ms } = await timed(() => list(a, t));
+        expectAllowed(r, 3, 3 - i);
+        expect(ms).toBeLessThan(PROMPT_MS);
+      }
+      const refused = await timed(() => list(a, t));
+      expectLimited(refused.r, 3);
+      expect(refused.ms).toBeLessThan(PROMPT_MS);
+      // The command that timed out started an outage of this limiter (logged once).
+      expect(await redisConnected(a, "api")).toBe(0);
+      expect(outageLines()).toHaveLength(5);
+    } finally {
+      redis!.kill("SIGCONT");
+    }
+    await until("reconnected after SIGCONT", async () => (await redisConnected(a, "api")) === 1 && (await redisConnected(a, "ingest")) === 1);
+    const t = await fresh("resumed");
+    expectAllowed(await list(a, t), 3, 2);
+    expectAllowed(await list(b, t), 3, 1);
+    expectAllowed(await list(b, t), 3, 0);
+    expectLimited(await list(a, t), 3);
+  });
+
+  it("Redis stopped while in use: still answered at once and limited; one more warning per limiter", async () => {
+    const before = outageLines().length;
+    await stopRedis();
+    const t = await fresh("stopped");
+    for (let i = 1; i <= 3; i++) {
+      const { r, ms } = await timed(() => list(a, t));
+      expectAllowed(r, 3, 3 - i);
+      expect(ms).toBeLessThan(PROMPT_MS);
+    }
+    const refused = await timed(() => list(a, t));
+    expectLimited(refused.r, 3);
+    expect(refused.ms).toBeLessThan(PROMPT_MS);
+    expect((await call(`${b.url}/readyz`)).status).toBe(200);
+    await until("the outage seen by every limiter", async () => outageLines().length === before + 4 && (await redisConnected(a, "api")) === 0);
   });
 });

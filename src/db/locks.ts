@@ -49,6 +49,18 @@ export async function lockAccount(tx: Tx, accountId: string, mode: "share" | "ex
 }
 
 /**
+ * A lock of one account's `what` (its saved endpoints, say) until the transaction ends: writes that
+ * decide on the account's rows of a kind as a whole (a cap on how many there are, create or replace
+ * by name) take it first and run one at a time per account, without holding up its other writes.
+ * PostgreSQL: a transaction-scoped advisory lock on a hash of the two (a collision of two hashes only
+ * makes two accounts' saves queue together).
+ */
+export async function lockAccountFor(tx: Tx, accountId: string, what: string): Promise<void> {
+  if (dbKind() !== "postgres") return;
+  await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", `${what}:${accountId}`);
+}
+
+/**
  * Thrown inside a transaction that found its premises changed by a concurrent one (an insert it
  * planned was skipped as a duplicate): withTransaction runs the whole transaction again.
  */

@@ -9,7 +9,7 @@ import client from "prom-client";
 import { onQuery } from "../db/index.js";
 import { LIMIT_CODE } from "../graphql/armor.js";
 import { problem, sendProblem } from "../rest/problem.js";
-import { rateLimitRejections as rateLimitEvents, webhookDeliveriesDropped as webhookDropEvents } from "./counters.js";
+import { rateLimitRejections as rateLimitEvents, redisLinks, webhookDeliveriesDropped as webhookDropEvents } from "./counters.js";
 
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
@@ -82,6 +82,19 @@ export const setRollupLag = (seconds: number): void => void rollupLag.set(second
 
 /** For POST /graphql without valid credentials (src/graphql/requireCredentials.ts). */
 export const graphqlUnauthenticated = (): void => void graphqlRejected.inc({ reason: "unauthenticated" });
+
+new client.Gauge({
+  name: "ratelimit_redis_connected",
+  help: "1 while the rate limits' Redis (REDIS_URL) is connected and budgets are shared by the instances; 0 during an outage, when each instance counts on its own (N instances allow up to N times the budget). Absent without REDIS_URL.",
+  labelNames: ["budget"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    const up = new Map<string, boolean>();
+    for (const link of redisLinks) up.set(link.budget, (up.get(link.budget) ?? true) && link.connected);
+    for (const [budget, connected] of up) this.set({ budget }, connected ? 1 : 0);
+  },
+});
 
 /** For the rate limiter: one request of `accountId` was refused. */
 export function rateLimitRejected(accountId: string): void {

@@ -3,8 +3,10 @@
 // naming it by hash), and the variables a caller gives. The GraphQL mutations (schema.ts) and so
 // the REST rows (routes.ts) come here.
 import { type DocumentNode, type GraphQLSchema, Kind, type OperationDefinitionNode, parse, print, type TypeNode, validate } from "graphql";
+import { createRows } from "../../audit/recorder.js";
 import { clock } from "../../clock.js";
 import { withTransaction } from "../../db/index.js";
+import { lockAccountFor } from "../../db/locks.js";
 import { AppError, badRequest, type FieldError } from "../../errors.js";
 import { documentPastLimits } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
@@ -136,6 +138,11 @@ export async function putEndpoint(
   }
 
   return withTransaction(async (tx) => {
+    // Saves and deletes of the account's endpoints one at a time (PostgreSQL; SQLite runs one write
+    // transaction at a time): the name's create-or-replace and the cap's count are decided on what
+    // they read, so concurrent saves of one new name answer one 201 and the rest 200, and the cap
+    // holds exactly.
+    await lockAccountFor(tx, accountId, "endpoints");
     let text = input.document ?? null;
     if (hash) {
       const stored = await tx.persistedDocument.findUnique({ where: { accountId_hash: { accountId, hash } }, select: { text: true } });
@@ -148,10 +155,9 @@ export async function putEndpoint(
     if (operation.operation === "mutation" && method !== "POST")
       throw bad("method", "must be POST: the document is a mutation, and GET answers must not change anything");
     const variables = JSON.stringify(callerVariables(operation));
-    if (!input.documentId) {
-      const known = await tx.persistedDocument.count({ where: { accountId, hash } });
-      if (!known) await tx.persistedDocument.create({ data: { accountId, hash, text: text! } });
-    }
+    // A document's text is fixed by its id: one already stored (by a manifest pushed at the same
+    // moment too, which takes no lock) is stored.
+    if (!input.documentId) await createRows("PersistedDocument", [{ accountId, hash, text: text! }], { skipDuplicates: true });
     const now = clock.now();
     const fields = { method, documentHash: hash, description, maxAgeSeconds, variables, updatedAt: now };
     const existing = await tx.savedEndpoint.findUnique({ where: { accountId_name: { accountId, name } }, select: { id: true } });
@@ -165,6 +171,7 @@ export async function putEndpoint(
 /** Deletes the endpoint; false when the account has none of that name. (Its persisted document stays: clients may run it by id.) */
 export async function deleteEndpoint(accountId: string, name: string): Promise<boolean> {
   return withTransaction(async (tx) => {
+    await lockAccountFor(tx, accountId, "endpoints");
     const existing = await tx.savedEndpoint.findUnique({ where: { accountId_name: { accountId, name } }, select: { id: true } });
     if (!existing) return false;
     await tx.savedEndpoint.delete({ where: { id: existing.id } });

@@ -4,11 +4,11 @@
 // 400 naming it, and nothing of the manifest is stored. Texts past the GraphQL limits POST /graphql
 // holds every text to are refused like invalid ones.
 import { type DocumentNode, type GraphQLSchema, parse, validate } from "graphql";
+import { createRows } from "../../audit/recorder.js";
 import { withTransaction } from "../../db/index.js";
 import { AppError, type FieldError } from "../../errors.js";
 import { documentLimitsNow, documentPastLimits } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
-import { inChunks } from "../../schema/bulk.js";
 
 /** Entries of one manifest, at most (a client's whole app fits; the body limit bounds the text). */
 export const MANIFEST_MAX_DOCUMENTS = 5_000;
@@ -80,15 +80,10 @@ export async function storeManifest(accountId: string, entries: readonly Manifes
     else byHash.set(hash, text);
   }
   if (errors.length) throw manifestError(errors);
-  const hashes = [...byHash.keys()];
-  await withTransaction(async (tx) => {
-    const known = new Set(
-      (await inChunks(hashes, (chunk) => tx.persistedDocument.findMany({ where: { accountId, hash: { in: chunk } }, select: { hash: true } }))).map(
-        (r) => r.hash,
-      ),
-    );
-    // A document's text is fixed by its id: one already stored is stored.
-    for (const hash of hashes) if (!known.has(hash)) await tx.persistedDocument.create({ data: { accountId, hash, text: byHash.get(hash)! } });
-  });
+  // A document's text is fixed by its id: one already stored is stored, whoever stored it (a push of
+  // the same manifest at the same moment, an endpoint saved from the same text): ON CONFLICT DO
+  // NOTHING, and only the documents written here get an audit entry.
+  const rows = [...byHash].map(([hash, text]) => ({ accountId, hash, text }));
+  await withTransaction(() => createRows("PersistedDocument", rows, { skipDuplicates: true }));
   return entries.length;
 }
