@@ -423,6 +423,56 @@ describe("idempotency", () => {
     expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(3);
   });
 
+  it("a repeat after the end user was erased changes nothing: no end user, name or audit entry comes back (Segment batch and POST /events)", async () => {
+    const t = await tenant("seggdpr");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const segment = {
+      batch: [
+        {
+          type: "track",
+          userId: "gdpr1",
+          event: "Flow Started",
+          properties: { flowId: "f1", widget: "direct" },
+          context: { traits: { name: "Gina Private" } },
+          messageId: "gdpr-m1",
+        },
+      ],
+    };
+    const events = [{ id: "gdpr-e1", type: "flow_started", time: Date.now(), endUserId: "gdpr2", flowId: "f1", widget: "direct", userName: "Gus Private" }];
+    const post = () => req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events });
+    const first = await batch(segment, key);
+    expect([first.status, first.body], first.text).toEqual([200, { success: true, accepted: 1, duplicates: 0, rejected: [], ignoredTraits: 0 }]);
+    const firstPost = await post();
+    expect([firstPost.status, firstPost.body], firstPost.text).toEqual([202, { accepted: 1, duplicates: 0 }]);
+    expect((await prisma.eventUserName.findMany({ where: { accountId: t.accountId }, orderBy: { endUserId: "asc" } })).map((n) => n.userName)).toEqual([
+      "Gina Private",
+      "Gus Private",
+    ]);
+    for (const id of ["gdpr1", "gdpr2"]) {
+      const del = await req(`/api/v1/${t.accountId}/endUsers/${id}`, { method: "DELETE", headers: t.headers });
+      expect(del.status, del.text).toBe(204);
+    }
+    const snapshot = async () => ({
+      endUsers: await prisma.endUser.count({ where: { accountId: t.accountId } }),
+      names: await prisma.eventUserName.count({ where: { accountId: t.accountId } }),
+      audit: (await prisma.auditLog.findMany({ where: { accountId: t.accountId }, orderBy: { id: "asc" }, select: { id: true } })).map((e) => e.id),
+      events: (await eventsOf(t.accountId)).map((e) => [e.id, e.endUserId, e.userName]),
+      keys: await prisma.ingestMessage.count({ where: { accountId: t.accountId } }),
+    });
+    const erased = await snapshot();
+    expect(erased).toMatchObject({ endUsers: 0, names: 0, keys: 2 });
+    expect(erased.events.flat()).not.toContain("gdpr1");
+
+    // The same deliveries again: duplicates, and nothing at all changes.
+    const again = await batch(segment, key);
+    expect([again.status, again.body], again.text).toEqual([200, { success: true, accepted: 0, duplicates: 1, rejected: [], ignoredTraits: 0 }]);
+    const againPost = await post();
+    expect([againPost.status, againPost.body], againPost.text).toEqual([202, { accepted: 0, duplicates: 1 }]);
+    for (const id of ["gdpr1", "gdpr2"]) expectProblem(await req(`/api/v1/${t.accountId}/endUsers/${id}`, { headers: t.headers }), 404);
+    expect(await snapshot()).toEqual(erased);
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId, resourceId: { in: ["gdpr1", "gdpr2"] } } })).toBe(0);
+  });
+
   it("page, screen, group and alias calls keep no key: nothing is stored and a repeat is accepted again, not a duplicate", async () => {
     const t = await tenant("segn");
     const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
