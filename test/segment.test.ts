@@ -379,6 +379,98 @@ describe("limits and shape", () => {
   });
 });
 
+describe("text that cannot be stored (NUL, unpaired surrogates)", () => {
+  const nul = "a\u0000b";
+  const lone = "x\uD800y";
+  const refused = (path: string) => `${path}: text must not contain NUL (\\u0000) or unpaired surrogates (\\uD800–\\uDFFF without their pair)`;
+
+  it("rejects the call that would store it, naming the field; the same text where nothing is stored does not matter; the rest of the batch is stored", async () => {
+    const t = await tenant("segnul");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    await req(`/v1/accounts/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }] });
+    const T = "2024-06-01T12:00:00.000Z";
+    const flow = (extra: Record<string, unknown>) => ({
+      type: "track",
+      userId: "u1",
+      event: "Flow Started",
+      properties: { flowId: "f1", widget: "direct" },
+      timestamp: T,
+      messageId: mid(),
+      ...extra,
+    });
+    const r = await batch(
+      {
+        context: { userAgent: `Mozilla ${nul}` },
+        batch: [
+          // Not stored: the user agent, the page's title and path, a property no field reads, a key.
+          flow({
+            context: { page: { url: `https://app.example.com/p${nul}`, title: lone }, userAgent: lone },
+            properties: { flowId: "f1", widget: "direct", format: nul, [nul]: 1 },
+          }),
+          flow({ event: "Flow Feedback", properties: { flowId: "f1", useful: true, comment: nul } }),
+          flow({ context: { traits: { name: lone } } }),
+          flow({ event: `Clicked ${nul}` }),
+          flow({ userId: `u${nul}` }),
+          flow({ messageId: `m${lone}` }),
+          flow({ properties: { flow_id: lone, widget: "direct" } }),
+          { type: "identify", userId: "u2", traits: { plan: nul }, messageId: mid() },
+          { type: "identify", userId: "u3", traits: { plan: "pro", company: nul }, context: { userAgent: nul }, messageId: mid() },
+          { type: "page", userId: "u1", name: lone, properties: { title: nul, url: lone }, messageId: mid() },
+          { type: "group", anonymousId: `anon${nul}`, groupId: lone, traits: { name: nul } },
+        ],
+      },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({
+      success: true,
+      accepted: 4,
+      duplicates: 0,
+      rejected: [
+        { index: 1, errors: [refused("properties.comment")] },
+        { index: 2, errors: [refused("context.traits.name")] },
+        { index: 3, errors: [refused("event")] },
+        { index: 4, errors: [refused("userId")] },
+        { index: 5, errors: [refused("messageId")] },
+        { index: 6, errors: [refused("properties.flow_id")] },
+        { index: 7, errors: [refused("traits.plan")] },
+      ],
+      ignoredTraits: 1,
+    });
+    const rows = await eventsOf(t.accountId);
+    expect(rows.map((e) => [e.type, e.endUserId, e.flowId, e.domain, e.userName])).toEqual([["flow_started", "u1", "f1", "app.example.com", null]]);
+    expect((await prisma.endUser.findMany({ where: { accountId: t.accountId }, orderBy: { externalId: "asc" } })).map((u) => u.externalId)).toEqual([
+      "u1",
+      "u3",
+    ]);
+    const u3 = await req(`/v1/accounts/${t.accountId}/endUsers/u3?fields=custom`, { headers: t.headers });
+    expect(u3.body.custom).toEqual({ plan: "pro" });
+    // The keys of the two calls stored (the track, the identify of u3), nothing of the others.
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(2);
+  });
+
+  it("on a single-call path: a 400 problem when a stored field holds it, 200 when only an unstored one does", async () => {
+    const t = await tenant("segnul1");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const bad = await req("/segment/v1/track", {
+      method: "POST",
+      headers: basic(key),
+      body: { userId: "u1", event: "Flow Feedback", properties: { flowId: "f1", useful: false, comment: lone } },
+    });
+    expectProblem(bad, 400, refused("properties.comment"));
+    expect(bad.body.errors).toEqual([{ path: "body", message: refused("properties.comment") }]);
+    const ok = await req("/segment/v1/track", {
+      method: "POST",
+      headers: basic(key),
+      body: { userId: "u1", event: "Flow Feedback", properties: { flowId: "f1", useful: false, title: lone }, context: { userAgent: nul } },
+    });
+    expect([ok.status, ok.body], ok.text).toEqual([200, { success: true, accepted: 1, duplicates: 0, rejected: [], ignoredTraits: 0 }]);
+    const page = await req("/segment/v1/page", { method: "POST", headers: basic(key), body: { userId: "u1", name: nul, properties: { title: lone } } });
+    expect([page.status, page.body.accepted], page.text).toEqual([200, 1]);
+    expect((await eventsOf(t.accountId)).map((e) => [e.type, e.endUserId, e.comment])).toEqual([["flow_feedback", "u1", null]]);
+  });
+});
+
 describe("idempotency", () => {
   it("a batch sent twice is stored once: the repeat's calls are duplicates", async () => {
     const t = await tenant("segi");
