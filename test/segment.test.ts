@@ -87,8 +87,33 @@ describe("write keys", () => {
     expectProblem(await batch(body, "ggk_not-a-key-at-all"), 401);
     // A key in the body counts, a bad one there too.
     expectProblem(await req("/segment/v1/batch", { method: "POST", body: { ...body, writeKey: "nope" } }), 401);
-    // No key and a body that is not JSON is still a 401: a caller without a key learns nothing about validation.
-    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: "{nope", headers: { "content-type": "application/json" } }), 401);
+    // A key in the header is checked first: a bad one is a 401 whatever the body; no key and no body at all too.
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: "{nope", headers: { ...basic("nope"), "content-type": "application/json" } }), 401);
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: "", headers: { "content-type": "text/plain" } }), 401, /Send the write key/);
+  });
+
+  it("without a key in the header, a body that cannot be read is answered as such (413, 400), not as a missing key", async () => {
+    const t = await tenant("segbk");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const text = { "content-type": "text/plain" };
+    // The browser form: writeKey in a text/plain body, here 523 KiB.
+    const call = (i: number) => ({ type: "track", userId: "u", event: "Big", properties: { pad: "x".repeat(20_500) }, messageId: `big-${i}` });
+    const big = JSON.stringify({ writeKey: key, batch: Array.from({ length: 26 }, (_, i) => call(i)) });
+    expect(Math.round(Buffer.byteLength(big) / 1000)).toBe(535);
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: big, headers: text }), 413, "Request body larger than 500 KB.");
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: `{"writeKey":"${key}","batch":[}`, headers: text }), 400, /^Malformed JSON body/);
+    expectProblem(await req("/segment/v1/track", { method: "POST", raw: `{"writeKey":"${key}",`, headers: text }), 400, /^Malformed JSON body/);
+    // Another Authorization scheme carries no write key: the same.
+    expectProblem(
+      await req("/segment/v1/batch", { method: "POST", raw: `{"writeKey":"${key}","batch":[}`, headers: { ...text, authorization: "Bearer x" } }),
+      400,
+      /^Malformed JSON body/,
+    );
+    // A readable body is authenticated as before: with its key stored, without one a 401.
+    const ok = await req("/segment/v1/batch", { method: "POST", raw: JSON.stringify({ writeKey: key, batch: [call(99)] }), headers: text });
+    expect([ok.status, ok.body.accepted], ok.text).toEqual([200, 1]);
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: JSON.stringify({ batch: [call(98)] }), headers: text }), 401, /Send the write key/);
+    expect((await eventsOf(t.accountId)).length).toBe(1);
   });
 
   it("403 for a key of another scope; an ingest key is refused everywhere else (403)", async () => {
