@@ -216,8 +216,18 @@ describe("/segment/v1/*", () => {
     expect(await prisma.event.count({ where: { accountId: a.accountId } })).toBe(events);
   });
 
-  it("without a write key: 401 first", async () => {
+  it("without a write key in the header: the body's 413 (the key could only be in that body), not a 401", async () => {
     const r = await sendChunked("/segment/v1/batch", { headers: json, head: openJson(`{"batch":[],"pad":`), upTo: 2 * REQUEST_LIMIT_BYTES, chunk: 16 * 1024 });
+    expectRefusedEarly(r, 413, /500 KB/);
+  });
+
+  it("with an unknown write key in the header: 401 first", async () => {
+    const r = await sendChunked("/segment/v1/batch", {
+      headers: { ...json, authorization: `Basic ${Buffer.from("ggk_unknown:").toString("base64")}` },
+      head: openJson(`{"batch":[],"pad":`),
+      upTo: 2 * REQUEST_LIMIT_BYTES,
+      chunk: 16 * 1024,
+    });
     expectRefusedEarly(r, 401);
   });
 

@@ -87,8 +87,33 @@ describe("write keys", () => {
     expectProblem(await batch(body, "ggk_not-a-key-at-all"), 401);
     // A key in the body counts, a bad one there too.
     expectProblem(await req("/segment/v1/batch", { method: "POST", body: { ...body, writeKey: "nope" } }), 401);
-    // No key and a body that is not JSON is still a 401: a caller without a key learns nothing about validation.
-    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: "{nope", headers: { "content-type": "application/json" } }), 401);
+    // A key in the header is checked first: a bad one is a 401 whatever the body; no key and no body at all too.
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: "{nope", headers: { ...basic("nope"), "content-type": "application/json" } }), 401);
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: "", headers: { "content-type": "text/plain" } }), 401, /Send the write key/);
+  });
+
+  it("without a key in the header, a body that cannot be read is answered as such (413, 400), not as a missing key", async () => {
+    const t = await tenant("segbk");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const text = { "content-type": "text/plain" };
+    // The browser form: writeKey in a text/plain body, here 523 KiB.
+    const call = (i: number) => ({ type: "track", userId: "u", event: "Big", properties: { pad: "x".repeat(20_500) }, messageId: `big-${i}` });
+    const big = JSON.stringify({ writeKey: key, batch: Array.from({ length: 26 }, (_, i) => call(i)) });
+    expect(Math.round(Buffer.byteLength(big) / 1000)).toBe(535);
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: big, headers: text }), 413, "Request body larger than 500 KB.");
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: `{"writeKey":"${key}","batch":[}`, headers: text }), 400, /^Malformed JSON body/);
+    expectProblem(await req("/segment/v1/track", { method: "POST", raw: `{"writeKey":"${key}",`, headers: text }), 400, /^Malformed JSON body/);
+    // Another Authorization scheme carries no write key: the same.
+    expectProblem(
+      await req("/segment/v1/batch", { method: "POST", raw: `{"writeKey":"${key}","batch":[}`, headers: { ...text, authorization: "Bearer x" } }),
+      400,
+      /^Malformed JSON body/,
+    );
+    // A readable body is authenticated as before: with its key stored, without one a 401.
+    const ok = await req("/segment/v1/batch", { method: "POST", raw: JSON.stringify({ writeKey: key, batch: [call(99)] }), headers: text });
+    expect([ok.status, ok.body.accepted], ok.text).toEqual([200, 1]);
+    expectProblem(await req("/segment/v1/batch", { method: "POST", raw: JSON.stringify({ batch: [call(98)] }), headers: text }), 401, /Send the write key/);
+    expect((await eventsOf(t.accountId)).length).toBe(1);
   });
 
   it("403 for a key of another scope; an ingest key is refused everywhere else (403)", async () => {
@@ -416,6 +441,98 @@ describe("limits and shape", () => {
   });
 });
 
+describe("text that cannot be stored (NUL, unpaired surrogates)", () => {
+  const nul = "a\u0000b";
+  const lone = "x\uD800y";
+  const refused = (path: string) => `${path}: text must not contain NUL (\\u0000) or unpaired surrogates (\\uD800–\\uDFFF without their pair)`;
+
+  it("rejects the call that would store it, naming the field; the same text where nothing is stored does not matter; the rest of the batch is stored", async () => {
+    const t = await tenant("segnul");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    await req(`/v1/accounts/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }] });
+    const T = "2024-06-01T12:00:00.000Z";
+    const flow = (extra: Record<string, unknown>) => ({
+      type: "track",
+      userId: "u1",
+      event: "Flow Started",
+      properties: { flowId: "f1", widget: "direct" },
+      timestamp: T,
+      messageId: mid(),
+      ...extra,
+    });
+    const r = await batch(
+      {
+        context: { userAgent: `Mozilla ${nul}` },
+        batch: [
+          // Not stored: the user agent, the page's title and path, a property no field reads, a key.
+          flow({
+            context: { page: { url: `https://app.example.com/p${nul}`, title: lone }, userAgent: lone },
+            properties: { flowId: "f1", widget: "direct", format: nul, [nul]: 1 },
+          }),
+          flow({ event: "Flow Feedback", properties: { flowId: "f1", useful: true, comment: nul } }),
+          flow({ context: { traits: { name: lone } } }),
+          flow({ event: `Clicked ${nul}` }),
+          flow({ userId: `u${nul}` }),
+          flow({ messageId: `m${lone}` }),
+          flow({ properties: { flow_id: lone, widget: "direct" } }),
+          { type: "identify", userId: "u2", traits: { plan: nul }, messageId: mid() },
+          { type: "identify", userId: "u3", traits: { plan: "pro", company: nul }, context: { userAgent: nul }, messageId: mid() },
+          { type: "page", userId: "u1", name: lone, properties: { title: nul, url: lone }, messageId: mid() },
+          { type: "group", anonymousId: `anon${nul}`, groupId: lone, traits: { name: nul } },
+        ],
+      },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({
+      success: true,
+      accepted: 4,
+      duplicates: 0,
+      rejected: [
+        { index: 1, errors: [refused("properties.comment")] },
+        { index: 2, errors: [refused("context.traits.name")] },
+        { index: 3, errors: [refused("event")] },
+        { index: 4, errors: [refused("userId")] },
+        { index: 5, errors: [refused("messageId")] },
+        { index: 6, errors: [refused("properties.flow_id")] },
+        { index: 7, errors: [refused("traits.plan")] },
+      ],
+      ignoredTraits: 1,
+    });
+    const rows = await eventsOf(t.accountId);
+    expect(rows.map((e) => [e.type, e.endUserId, e.flowId, e.domain, e.userName])).toEqual([["flow_started", "u1", "f1", "app.example.com", null]]);
+    expect((await prisma.endUser.findMany({ where: { accountId: t.accountId }, orderBy: { externalId: "asc" } })).map((u) => u.externalId)).toEqual([
+      "u1",
+      "u3",
+    ]);
+    const u3 = await req(`/v1/accounts/${t.accountId}/endUsers/u3?fields=custom`, { headers: t.headers });
+    expect(u3.body.custom).toEqual({ plan: "pro" });
+    // The keys of the two calls stored (the track, the identify of u3), nothing of the others.
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(2);
+  });
+
+  it("on a single-call path: a 400 problem when a stored field holds it, 200 when only an unstored one does", async () => {
+    const t = await tenant("segnul1");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const bad = await req("/segment/v1/track", {
+      method: "POST",
+      headers: basic(key),
+      body: { userId: "u1", event: "Flow Feedback", properties: { flowId: "f1", useful: false, comment: lone } },
+    });
+    expectProblem(bad, 400, refused("properties.comment"));
+    expect(bad.body.errors).toEqual([{ path: "body", message: refused("properties.comment") }]);
+    const ok = await req("/segment/v1/track", {
+      method: "POST",
+      headers: basic(key),
+      body: { userId: "u1", event: "Flow Feedback", properties: { flowId: "f1", useful: false, title: lone }, context: { userAgent: nul } },
+    });
+    expect([ok.status, ok.body], ok.text).toEqual([200, { success: true, accepted: 1, duplicates: 0, rejected: [], ignoredTraits: 0 }]);
+    const page = await req("/segment/v1/page", { method: "POST", headers: basic(key), body: { userId: "u1", name: nul, properties: { title: lone } } });
+    expect([page.status, page.body.accepted], page.text).toEqual([200, 1]);
+    expect((await eventsOf(t.accountId)).map((e) => [e.type, e.endUserId, e.comment])).toEqual([["flow_feedback", "u1", null]]);
+  });
+});
+
 describe("idempotency", () => {
   it("a batch sent twice is stored once: the repeat's calls are duplicates", async () => {
     const t = await tenant("segi");
@@ -458,6 +575,56 @@ describe("idempotency", () => {
     expectProblem(bad, 400);
     expect(bad.body.errors).toEqual([{ path: "[0]", message: "id must be a non-empty string" }]);
     expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(3);
+  });
+
+  it("a repeat after the end user was erased changes nothing: no end user, name or audit entry comes back (Segment batch and POST /events)", async () => {
+    const t = await tenant("seggdpr");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const segment = {
+      batch: [
+        {
+          type: "track",
+          userId: "gdpr1",
+          event: "Flow Started",
+          properties: { flowId: "f1", widget: "direct" },
+          context: { traits: { name: "Gina Private" } },
+          messageId: "gdpr-m1",
+        },
+      ],
+    };
+    const events = [{ id: "gdpr-e1", type: "flow_started", time: Date.now(), endUserId: "gdpr2", flowId: "f1", widget: "direct", userName: "Gus Private" }];
+    const post = () => req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events });
+    const first = await batch(segment, key);
+    expect([first.status, first.body], first.text).toEqual([200, { success: true, accepted: 1, duplicates: 0, rejected: [], ignoredTraits: 0 }]);
+    const firstPost = await post();
+    expect([firstPost.status, firstPost.body], firstPost.text).toEqual([202, { accepted: 1, duplicates: 0 }]);
+    expect((await prisma.eventUserName.findMany({ where: { accountId: t.accountId }, orderBy: { endUserId: "asc" } })).map((n) => n.userName)).toEqual([
+      "Gina Private",
+      "Gus Private",
+    ]);
+    for (const id of ["gdpr1", "gdpr2"]) {
+      const del = await req(`/api/v1/${t.accountId}/endUsers/${id}`, { method: "DELETE", headers: t.headers });
+      expect(del.status, del.text).toBe(204);
+    }
+    const snapshot = async () => ({
+      endUsers: await prisma.endUser.count({ where: { accountId: t.accountId } }),
+      names: await prisma.eventUserName.count({ where: { accountId: t.accountId } }),
+      audit: (await prisma.auditLog.findMany({ where: { accountId: t.accountId }, orderBy: { id: "asc" }, select: { id: true } })).map((e) => e.id),
+      events: (await eventsOf(t.accountId)).map((e) => [e.id, e.endUserId, e.userName]),
+      keys: await prisma.ingestMessage.count({ where: { accountId: t.accountId } }),
+    });
+    const erased = await snapshot();
+    expect(erased).toMatchObject({ endUsers: 0, names: 0, keys: 2 });
+    expect(erased.events.flat()).not.toContain("gdpr1");
+
+    // The same deliveries again: duplicates, and nothing at all changes.
+    const again = await batch(segment, key);
+    expect([again.status, again.body], again.text).toEqual([200, { success: true, accepted: 0, duplicates: 1, rejected: [], ignoredTraits: 0 }]);
+    const againPost = await post();
+    expect([againPost.status, againPost.body], againPost.text).toEqual([202, { accepted: 0, duplicates: 1 }]);
+    for (const id of ["gdpr1", "gdpr2"]) expectProblem(await req(`/api/v1/${t.accountId}/endUsers/${id}`, { headers: t.headers }), 404);
+    expect(await snapshot()).toEqual(erased);
+    expect(await prisma.auditLog.count({ where: { accountId: t.accountId, resourceId: { in: ["gdpr1", "gdpr2"] } } })).toBe(0);
   });
 
   it("page, screen, group and alias calls keep no key: nothing is stored and a repeat is accepted again, not a duplicate", async () => {

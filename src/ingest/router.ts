@@ -2,8 +2,10 @@
 // of the REST table: Segment sources authenticate with a write key (HTTP Basic, or `writeKey` in
 // the body) instead of the two service headers, and their answers are Segment's, not GraphQL's.
 // Order of checks as elsewhere: the key (401/403) and the account's ingest budget (429) first, then
-// the body (400, 413). The ingest budget is not the API's (INGEST_RATE_LIMIT_PER_MINUTE, its own
-// limiter): write keys are public, and a request they send, accepted or not, is charged to it alone.
+// the body (400, 413), except that a request without a key in its Authorization header whose body
+// cannot be read gets the body's 400 or 413 (its key, if any, was in that body). The ingest budget is
+// not the API's (INGEST_RATE_LIMIT_PER_MINUTE, its own limiter): write keys are public, and a request
+// they send, accepted or not, is charged to it alone.
 import express, { type Request, type Response, type Router } from "express";
 import { currentScope } from "../audit/requestScope.js";
 import { clock } from "../clock.js";
@@ -13,14 +15,14 @@ import { type RateLimiter, rateLimited, rateLimitHeaders } from "../ratelimit.js
 import { bounded } from "../rest/bodyLimit.js";
 import { nestedPast, tooDeepError } from "../rest/jsonDepth.js";
 import { problem, problemOf, sendProblem } from "../rest/problem.js";
-import { findUnstorableText, unstorableTextError } from "../text.js";
 import { authenticateWriteKey, writeKeyOf } from "./auth.js";
 import { CALL_LIMIT_BYTES, CALL_TYPES, type CallType, type CheckedCall, checkCall, MAX_BATCH_CALLS, REQUEST_LIMIT_BYTES } from "./segment.js";
 import { storeCalls } from "./store.js";
 
 export const SEGMENT_PREFIX = "/segment/v1";
 
-type Parsed = { ok: true; body: unknown } | { ok: false; error: AppError };
+/** `empty`: no body at all (so no key in it either). */
+type Parsed = { ok: true; body: unknown } | { ok: false; error: AppError; empty?: true };
 
 /** `rateLimiter`: the ingest budget (not the API's). */
 export function segmentRouter(rateLimiter: RateLimiter | undefined): Router {
@@ -55,7 +57,7 @@ function parse(req: Request, err: unknown): Parsed {
     return { ok: false, error: knownError(err) ?? new AppError(400, "The request body could not be read.") };
   }
   const buf = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-  if (!buf.length) return { ok: false, error: new AppError(400, "The body is empty: send a JSON object.") };
+  if (!buf.length) return { ok: false, error: new AppError(400, "The body is empty: send a JSON object."), empty: true };
   if (nestedPast(buf)) return { ok: false, error: tooDeepError("body") };
   try {
     return { ok: true, body: JSON.parse(buf.toString("utf8")) };
@@ -66,7 +68,11 @@ function parse(req: Request, err: unknown): Parsed {
 
 async function handle(pathType: CallType | null, parsed: Parsed, req: Request, res: Response, rateLimiter: RateLimiter | undefined) {
   const receivedAt = clock.now().getTime();
-  const identity = await authenticateWriteKey(writeKeyOf(req.get("authorization"), parsed.ok ? parsed.body : undefined));
+  const headerKey = writeKeyOf(req.get("authorization"), undefined);
+  // Without a key in the header the key can only be in the body (the browser libraries' way): a
+  // body that cannot be read (past the limit, not JSON) is answered as such, not as a missing key.
+  if (!headerKey && !parsed.ok && !parsed.empty) throw parsed.error;
+  const identity = await authenticateWriteKey(headerKey ?? writeKeyOf(undefined, parsed.ok ? parsed.body : undefined));
   // Audit entries of what this request changes (end users created or updated) name the key's owner.
   const scope = currentScope();
   if (scope) scope.actor = identity.email;
@@ -78,8 +84,9 @@ async function handle(pathType: CallType | null, parsed: Parsed, req: Request, r
   }
   if (!parsed.ok) throw parsed.error;
   const body = parsed.body;
-  const bad = findUnstorableText(body, "body");
-  if (bad) throw unstorableTextError(bad);
+  // Text that cannot be stored (NUL, unpaired surrogates) is refused per call, and only in what a
+  // call stores (src/ingest/store.ts): one such string must not cost a whole batch, which Segment's
+  // libraries drop for good on a 400.
   if (body === null || typeof body !== "object" || Array.isArray(body)) throw new AppError(400, "The body must be a JSON object.");
   const b = body as Record<string, unknown>;
 

@@ -4,6 +4,7 @@
 import { EVENT_TYPES } from "../domains/events/validate.js";
 import { ownEntry } from "../lookup.js";
 import { checkListSafeName } from "../schema/bulk.js";
+import { findUnstorableText, unstorableTextError } from "../text.js";
 import { messageIdProblem } from "./idempotency.js";
 
 export const CALL_TYPES = ["track", "identify", "page", "screen", "group", "alias"] as const;
@@ -110,25 +111,63 @@ export function checkCall(raw: unknown, pathType: CallType | null): CheckedCall 
   return { type: type as CallType, messageId: (raw.messageId as string | undefined) ?? null, endUserId: endUserId as string, call: raw };
 }
 
-/** A track call as a POST /events item (checked afterwards by the same rules). */
-export function trackToEvent(c: CheckedCall, time: number, context: Obj): Obj {
+/** Which of a call's ids names its end user: `userId` when it is given (not blank), else `anonymousId`, as checkCall chose. */
+export function endUserSource(c: CheckedCall): "userId" | "anonymousId" {
+  const userId = c.call.userId;
+  if (typeof userId === "number" && Number.isFinite(userId)) return "userId";
+  return typeof userId === "string" && userId.trim() !== "" ? "userId" : "anonymousId";
+}
+
+/**
+ * A track call as a POST /events item (checked afterwards by the same rules), and where in the call
+ * each of the item's fields came from (`from.comment` = "properties.comment").
+ */
+export function trackToEvent(c: CheckedCall, time: number, context: Obj): { event: Obj; from: Record<string, string> } {
   const props = isObject(c.call.properties) ? c.call.properties : {};
   const name = c.call.event as string;
   const normalized = normalizeEventName(name);
   const known = ownEntry(EVENT_TYPES, normalized) !== undefined;
+  const propName = (f: string) => (props[f] != null ? f : snake(f));
   const prop = (f: string) => props[f] ?? props[snake(f)];
   const event: Obj = { type: known ? normalized : "user_action", time, endUserId: c.endUserId };
+  const from: Record<string, string> = { type: "event", endUserId: endUserSource(c) };
   if (known) {
-    for (const f of PROPERTY_FIELDS) if (prop(f) !== undefined && prop(f) !== null) event[f] = prop(f);
+    for (const f of PROPERTY_FIELDS) {
+      if (prop(f) === undefined || prop(f) === null) continue;
+      event[f] = prop(f);
+      from[f] = `properties.${propName(f)}`;
+    }
   } else {
     event.actionId = name;
+    from.actionId = "event";
   }
   const traits = isObject(context.traits) ? context.traits : {};
   const userName = traits.name ?? prop("userName");
-  if (userName != null) event.userName = userName;
-  const domain = hostOf(isObject(context.page) ? context.page.url : undefined) ?? prop("domain");
-  if (domain != null) event.domain = domain;
-  return event;
+  if (userName != null) {
+    event.userName = userName;
+    from.userName = traits.name != null ? "context.traits.name" : `properties.${propName("userName")}`;
+  }
+  const host = hostOf(isObject(context.page) ? context.page.url : undefined);
+  const domain = host ?? prop("domain");
+  if (domain != null) {
+    event.domain = domain;
+    from.domain = host != null ? "context.page.url" : `properties.${propName("domain")}`;
+  }
+  return { event, from };
+}
+
+/**
+ * The first text of `stored` (what a call stores, named by its place in the call in `from`) that
+ * cannot be stored as sent (NUL, an unpaired surrogate: src/text.ts), as a call's rejection; or
+ * null. Only what is stored counts: such text elsewhere in a call (a page title, the user agent, a
+ * property no field reads) is never written, so it does not refuse the call.
+ */
+export function unstorableStoredText(stored: Obj, from: Record<string, string>): string | null {
+  for (const [field, value] of Object.entries(stored)) {
+    const at = findUnstorableText(value, from[field] ?? field);
+    if (at) return unstorableTextError(at).message;
+  }
+  return null;
 }
 
 function hostOf(url: unknown): string | null {

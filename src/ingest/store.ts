@@ -8,7 +8,7 @@ import { encodeValue, endUserSchema, type SchemaField } from "../domains/endUser
 import { upsertEndUsers } from "../domains/endUsers/schema.js";
 import { recordEvents } from "../domains/events/schema.js";
 import { claimMessages } from "./idempotency.js";
-import { type CheckedCall, callTime, contextOf, isoTimeMs, trackToEvent } from "./segment.js";
+import { type CheckedCall, callTime, contextOf, endUserSource, isoTimeMs, trackToEvent, unstorableStoredText } from "./segment.js";
 
 export interface BatchOutcome {
   accepted: number;
@@ -34,8 +34,14 @@ export async function storeCalls(
   const tracks: { index: number; item: Obj; messageId: string | null }[] = [];
   for (const { index, call } of calls.filter((c) => c.call.type === "track")) {
     const time = callTime(call.call, batch.sentAt, receivedAt);
-    if ("problem" in time) reject(index, [time.problem]);
-    else tracks.push({ index, item: trackToEvent(call, time.time, contextOf(call.call, batch.context)), messageId: call.messageId });
+    if ("problem" in time) {
+      reject(index, [time.problem]);
+      continue;
+    }
+    const { event, from } = trackToEvent(call, time.time, contextOf(call.call, batch.context));
+    const unstorable = unstorableStoredText({ ...event, messageId: call.messageId }, from);
+    if (unstorable) reject(index, [unstorable]);
+    else tracks.push({ index, item: event, messageId: call.messageId });
   }
   if (tracks.length) {
     const results = await recordEvents(
@@ -60,6 +66,8 @@ export async function storeCalls(
       const traits = isObject(call.call.traits) ? call.call.traits : {};
       const custom: Obj = {};
       const problems: string[] = [];
+      const unstorable = unstorableStoredText({ endUserId: call.endUserId, messageId: call.messageId }, { endUserId: endUserSource(call) });
+      if (unstorable) problems.push(unstorable);
       for (const [name, raw] of Object.entries(traits)) {
         const field = schema.get(name);
         if (!field) {
@@ -71,6 +79,8 @@ export async function storeCalls(
         if (value !== null) {
           const enc = encodeValue(field, value, "traits");
           if ("problem" in enc) problems.push(enc.problem);
+          const text = unstorableStoredText({ [name]: value }, { [name]: `traits.${name}` });
+          if (text) problems.push(text);
         }
         custom[name] = value;
       }

@@ -60,15 +60,6 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
   });
   if (!rows.length) return results;
   let fresh: boolean[] = [];
-
-  // The latest name per end user in this request (by event time; a tie goes to the later item).
-  const names = new Map<string, { userName: string; time: number }>();
-  for (const r of rows) {
-    if (r.endUserId === null || r.userName === null) continue;
-    const seen = names.get(r.endUserId);
-    if (!seen || r.time >= seen.time) names.set(r.endUserId, { userName: r.userName, time: r.time });
-  }
-  const userIds = [...new Set(rows.map((r) => r.endUserId).filter((id): id is string => id !== null))].sort();
   const dialect = dbKind();
   await withTransaction(
     async (tx) => {
@@ -79,6 +70,12 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
       // wholly before this request (whose lookup then no longer finds the erased users, and creates
       // anew those its events name) or wholly after it (and anonymises these events with the rest).
       await lockEventOrder(tx, accountId);
+      // Idempotency next: items whose key was seen before are not stored again
+      // (src/ingest/idempotency.ts), and change nothing else either: a repeat must not bring back
+      // an end user (or their name) erased since the first delivery.
+      fresh = await claimMessages(tx, accountId, keys);
+      const stored = rows.filter((_, i) => fresh[i]);
+      const { userIds, names } = endUsersOf(stored);
       // End users on first sight, through the end users' own table (and its audit entries).
       const existing = new Set<string>();
       if (dialect === "postgres" && userIds.length) {
@@ -101,9 +98,6 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
         .map((externalId) => ({ id: newId("u"), accountId, externalId, createdAt: at, updatedAt: at }));
       // A concurrent request creating the same user is fine: the user exists either way.
       await createRows("EndUser", created, { skipDuplicates: true });
-      // Idempotency: items whose key was seen before are not stored again (src/ingest/idempotency.ts).
-      fresh = await claimMessages(tx, accountId, keys);
-      const stored = rows.filter((_, i) => fresh[i]);
       await insertRows(tx, dialect, "Event", stored as unknown as Record<string, unknown>[]);
       // The reports' rollups are not written here: the rollup worker counts these events from the
       // table a moment later (src/domains/reports/rollupWorker.ts), and reports read them raw until then.
@@ -127,6 +121,18 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
     if (!isNew) results[rowIndex[i]!]!.duplicate = true;
   });
   return results;
+}
+
+/** The end users `rows` name (sorted) and the latest name of each (by event time; a tie goes to the later row). */
+function endUsersOf(rows: readonly EventRow[]): { userIds: string[]; names: Map<string, { userName: string; time: number }> } {
+  const names = new Map<string, { userName: string; time: number }>();
+  for (const r of rows) {
+    if (r.endUserId === null || r.userName === null) continue;
+    const seen = names.get(r.endUserId);
+    if (!seen || r.time >= seen.time) names.set(r.endUserId, { userName: r.userName, time: r.time });
+  }
+  const userIds = [...new Set(rows.map((r) => r.endUserId).filter((id): id is string => id !== null))].sort();
+  return { userIds, names };
 }
 
 const EventResult = builder.objectRef<EventItemResult>("EventResult").implement({
