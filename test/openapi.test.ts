@@ -157,7 +157,7 @@ describe("real responses satisfy the documented schemas", () => {
       headers: t.headers,
       body: [
         { title: "Doc", type: "link", url: "https://example.com" },
-        { title: "Text", type: "text", description_md: "**x**" },
+        { title: "Text", type: "text", description: "**x**" },
       ],
     });
     expect(created.status).toBe(201);

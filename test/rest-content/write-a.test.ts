@@ -22,7 +22,7 @@ describe("POST /api/v1/{accountId}/content", () => {
       body: [
         { title: "Link", type: "link", url: "https://docs.example/a", description: "about a", tags: [beta.id, alpha.id, alpha.id] },
         { title: "Video", type: "video", url: "https://video.example/v" },
-        { title: "Text", type: "text", description_md: "# hi", state: "ready" },
+        { title: "Text", type: "text", description: "hi", state: "ready" },
         { title: "KB", type: "link", url: "http://kb.example/x", source: "knowledgebase", state: "production" },
       ],
     });
@@ -57,13 +57,13 @@ describe("POST /api/v1/{accountId}/content", () => {
       state: "draft",
       stage: "design",
     });
-    expect(text).toMatchObject({ title: "Text", type: "text", url: null, description_md: "# hi", tags: [], state: "ready", stage: "design" });
+    expect(text).toMatchObject({ title: "Text", type: "text", url: null, description: "hi", description_md: null, tags: [], state: "ready", stage: "design" });
     expect(kb).toMatchObject({ title: "KB", source: "knowledgebase", state: "production", stage: "production" });
 
     const rows = await prisma.content.findMany({ where: { accountId: t.accountId }, include: { tags: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
     expect(rows.map((c) => c.id)).toEqual([link.id, video.id, text.id, kb.id]);
     expect(rows[0]!.tags.map((l) => l.tagId).sort()).toEqual([alpha.id, beta.id].sort());
-    expect(rows[2]!.descriptionMd).toBe("# hi");
+    expect([rows[2]!.description, rows[2]!.descriptionMd]).toEqual(["hi", null]);
   });
 
   it("207: mixed outcome lists each item once with its index, and writes only the valid items", async () => {
@@ -119,11 +119,6 @@ describe("POST /api/v1/{accountId}/content", () => {
     ["a blank title", { title: "   ", type: "text" }, ["title is required"]],
     ["a non-http url", { title: "x", type: "link", url: "ftp://files.example/a" }, ["url must be an absolute http(s) URL"]],
     ["source on a video", { title: "x", type: "video", url: "https://v.example", source: "default" }, ["source is allowed on link content only"]],
-    [
-      "description_md on a link",
-      { title: "x", type: "link", url: "https://l.example", description_md: "m" },
-      ["description_md is allowed on text content only"],
-    ],
     ["an unknown parent", { title: "x", type: "text", parentId: "c_nope" }, ["unknown parent 'c_nope'"]],
   ])("400 for %s, nothing written", async (_what, item, errors) => {
     const t = await tenant();
@@ -131,6 +126,27 @@ describe("POST /api/v1/{accountId}/content", () => {
     expectProblem(r, 400, errors.join("; "));
     expect(r.body.errors).toEqual(errors.map((message) => ({ path: "[0]", message })));
     expect(await contentCount(t)).toBe(0);
+  });
+
+  it("description_md is an unknown field of style A writes (the spec's variant A has none), create and update; style B writes it; reads show it", async () => {
+    const t = await tenant();
+    const [c] = await createA(t, [{ title: "c", type: "text" }]);
+    const before = await dbState(t.accountId);
+    for (const [method, item] of [
+      ["POST", { title: "x", type: "text", description_md: "m" }],
+      ["POST", { title: "x", type: "link", url: "https://l.example", description_md: null }],
+      ["PUT", { id: c.id, description_md: "m" }],
+    ] as const) {
+      const r = await req(`${pathA(t)}/content`, { method, headers: t.headers, body: [{ title: "fine", type: "text" }, item] });
+      expectProblem(r, 400, "body[1]: unknown field(s) description_md");
+      expect(r.body.errors).toEqual([{ path: "[1]", message: "unknown field(s) description_md" }]);
+    }
+    expect(await dbState(t.accountId)).toEqual(before);
+    const b = await req(`/v1/accounts/${t.accountId}/content`, { method: "PUT", headers: t.headers, body: [{ id: c.id, description_md: "# B" }] });
+    expectJson(b, 200);
+    const read = await req(`${pathA(t)}/content/${c.id}`, { headers: t.headers });
+    expect(read.body).toEqual(await dbRecord(c.id, "A"));
+    expect(read.body.description_md).toBe("# B");
   });
 
   it("an unknown tag id fails its own item only (207)", async () => {

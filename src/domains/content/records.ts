@@ -67,6 +67,11 @@ export function contentRecord(style: Style) {
 }
 
 const GRAPHQL_ONLY_CONTENT_FIELDS = ["tagIds", "tagNames", "descriptionMd"] as const;
+/**
+ * Fields a style's writes do not take although its records may show them: the spec's variant A has
+ * no `description_md` ("Does not exist"), so style A refuses it as any unknown field (style B writes it).
+ */
+const NOT_WRITTEN: Record<Style, readonly string[]> = { A: ["description_md"], B: [] };
 
 /**
  * A content object of a request body → ContentInput. Spec field names map onto GraphQL ones;
@@ -77,7 +82,7 @@ export function contentInput(style: Style) {
   return (item: Record<string, unknown>, index: number) => {
     // ContentInput's own names for `tags` / `description_md` are not REST fields: passed through they
     // would be accepted (style A taking tag names, say) instead of rejected as unknown.
-    const leaked = GRAPHQL_ONLY_CONTENT_FIELDS.filter((k) => Object.hasOwn(item, k));
+    const leaked = [...GRAPHQL_ONLY_CONTENT_FIELDS, ...NOT_WRITTEN[style]].filter((k) => Object.hasOwn(item, k));
     if (leaked.length) {
       const message = `unknown field(s) ${leaked.join(", ")}`;
       throw new AppError(400, `body[${index}]: ${message}`, [{ path: `[${index}]`, message }]);

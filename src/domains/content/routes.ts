@@ -131,7 +131,8 @@ const contentBody = (style: Style, example: unknown, mode: "create" | "update"):
   array: true,
   example,
   rename: { descriptionMd: "description_md", [style === "A" ? "tagIds" : "tagNames"]: "tags" },
-  omit: [style === "A" ? "tagNames" : "tagIds", ...(mode === "create" ? ["id"] : [])],
+  // Style A has no description_md (the spec's variant A: "Does not exist"; a 400 as any unknown field).
+  omit: [style === "A" ? "tagNames" : "tagIds", ...(style === "A" ? ["descriptionMd"] : []), ...(mode === "create" ? ["id"] : [])],
   required: mode === "create" ? ["title", "type"] : ["id"],
   properties:
     mode === "create"
@@ -144,9 +145,11 @@ const contentBody = (style: Style, example: unknown, mode: "create" | "update"):
           state: { type: "string", enum: ["draft", "ready", "production"], description: "The stage follows. Cannot be null (a state cannot be cleared)." },
         },
 });
-const CREATE_EXAMPLE = [
+const CREATE_EXAMPLE = (style: Style) => [
   { title: "Getting started", type: "link", url: "https://example.com/help/getting-started" },
-  { title: "Release notes", type: "text", description_md: "**New** this week" },
+  style === "A"
+    ? { title: "Release notes", type: "text", description: "New this week" }
+    : { title: "Release notes", type: "text", description_md: "**New** this week" },
 ];
 const UPDATE_EXAMPLE = [{ id: "c_1", title: "Getting started (updated)", state: "ready" }];
 
@@ -178,7 +181,7 @@ export const contentRoutes: RestRoute[] = [
     method: "post",
     path: `${A}/content`,
     summary: "Create links, videos and text (array)",
-    body: contentBody("A", CREATE_EXAMPLE, "create"),
+    body: contentBody("A", CREATE_EXAMPLE("A"), "create"),
     jsonBody: true,
     variables: contentWrite("A"),
     reply: contentCreated("A"),
@@ -232,7 +235,7 @@ export const contentRoutes: RestRoute[] = [
     method: "post",
     path: `${B}/content`,
     summary: "B3: create static content (array, variant B)",
-    body: contentBody("B", CREATE_EXAMPLE, "create"),
+    body: contentBody("B", CREATE_EXAMPLE("B"), "create"),
     jsonBody: true,
     variables: contentWrite("B"),
     reply: contentCreated("B"),
