@@ -14,7 +14,7 @@ import { type RestRoute, routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
-import { call, gql, httpGet, type RawReply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, gql, httpGet, prisma, type RawReply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -169,5 +169,52 @@ describe("the audit log over GET is never stored", () => {
     expect([audit.status, audit.headers["cache-control"]]).toEqual([200, "no-store"]);
     const tags = await get(q(`query($a: String!) { account(id: $a) { tags(first: 1) { nodes { name } } } }`));
     expect([tags.status, tags.headers["cache-control"]]).toEqual([200, undefined]);
+  });
+});
+
+describe("GET /graphql's tag", () => {
+  it("covers the data whatever its field names (an alias `currentlyAvailable`), and leaves out only extensions.cost: no stale 304 after a change", async () => {
+    // Two instances without Redis count budgets apart, so the same request leaves the same
+    // `currentlyAvailable` on each: the tags of their answers must differ by the data alone.
+    const other = await startServer({ RATE_LIMIT_PER_MINUTE: "100000" });
+    try {
+      const u = await tenant("etagq");
+      // Each instance is charged a save (1 point) and a read: 99998 left after the read, on either.
+      const save = (s: Server, maxAgeSeconds: number) =>
+        call(`${s.url}/v1/accounts/${u.accountId}/endpoints/aliased`, {
+          method: "PUT",
+          headers: u.headers,
+          body: { document: "query Me($accountId: String!) { account(id: $accountId) { id } }", maxAgeSeconds },
+        });
+      expect((await save(server, 60)).status).toBe(201);
+      const path = `/graphql?query=${encodeURIComponent('query($a: String!) { account(id: $a) { endpoint(name: "aliased") { currentlyAvailable: maxAgeSeconds } } }')}&variables=${encodeURIComponent(JSON.stringify({ a: u.accountId }))}`;
+      const on = (s: Server, headers: Record<string, string> = {}) => httpGet(`${s.url}${path}`, { ...u.headers, accept: "application/json", ...headers });
+      const body = (r: RawReply) => JSON.parse(r.text);
+
+      const first = await on(server);
+      expect(first.status).toBe(200);
+      expect(body(first)).toEqual({
+        data: { account: { endpoint: { currentlyAvailable: 60 } } },
+        extensions: {
+          cost: { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: { maximumAvailable: 100000, currentlyAvailable: 99998, restoreRate: 1666.667 } },
+        },
+      });
+      expect((await save(other, 120)).status).toBe(200);
+      expect((await prisma.savedEndpoint.findFirstOrThrow({ where: { accountId: u.accountId, name: "aliased" } })).maxAgeSeconds).toBe(120);
+
+      // The other instance: the same budget left (99998), the data changed: a 200 with it and a new tag.
+      const changed = await on(other, { "if-none-match": first.headers.etag as string });
+      expect(changed.status).toBe(200);
+      expect(body(changed).data).toEqual({ account: { endpoint: { currentlyAvailable: 120 } } });
+      expect(body(changed).extensions.cost.throttleStatus.currentlyAvailable).toBe(99998);
+      expect(changed.headers.etag).toMatch(/^W\/"/);
+      expect(changed.headers.etag).not.toBe(first.headers.etag);
+
+      // Unchanged data, another budget left (99997 here): the tag is the same, so a 304 with no body.
+      const again = await on(server, { "if-none-match": changed.headers.etag as string });
+      expect([again.status, again.text, again.headers.etag, again.headers["ratelimit-remaining"]]).toEqual([304, "", changed.headers.etag, "99997"]);
+    } finally {
+      await other.close();
+    }
   });
 });

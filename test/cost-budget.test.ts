@@ -6,6 +6,7 @@
 // Explore questions cost what they scan. Two instances sharing Redis share the points.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPORTS } from "../src/domains/reports/registry.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
 import { call, prisma, type Reply, redisAnswers, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
@@ -183,6 +184,47 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
       `query($a: String!) { account(id: $a) { analytics { query(input: { metrics: ["events"], startDate: "2026-01-01", endDate: "2026-01-30" }) { totals } } } }`,
     );
     expect(q.body.extensions.cost).toEqual({ requestedQueryCost: 3, actualQueryCost: 3, throttleStatus: throttle(100, 85) });
+  });
+});
+
+describe("reports { … } over GraphQL, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS=80", () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await startServer({ RATE_LIMIT_PER_MINUTE: "100", RATE_LIMIT_MAX_REQUEST_POINTS: "80" });
+  });
+  afterAll(() => server.close());
+
+  it("each report selected is charged as its REST route charges one (it runs its own query): 3 of 30 days cost 180 units, 23 of a year 168 points", async () => {
+    const t = await fresh("rep");
+    const three = await gql(
+      server,
+      t,
+      `query($a: String!) { reports(accountId: $a, startDate: "2026-01-01", endDate: "2026-01-30") { flowViews { flowId } summary { selfHelpQueriesServed } beacons { contentId } } }`,
+    );
+    expect([three.status, three.body.data.reports.flowViews, three.body.extensions.cost]).toEqual([
+      200,
+      [],
+      { requestedQueryCost: 2, actualQueryCost: 2, throttleStatus: throttle(100, 98) },
+    ]);
+    expect(remaining(three)).toBe(98);
+    // The same three reports over REST: 60 units each, 1 point each.
+    for (const name of ["flowViews", "summary", "beacons"]) {
+      const r = await call(`${server.url}/v1/accounts/${t.accountId}/reports/${name}?startDate=2026-01-01&endDate=2026-01-30`, { headers: t.headers });
+      expect(r.status, r.text).toBe(200);
+    }
+    // 23 reports of a year: 23 × 730 units, 168 points (23 REST calls: 161), past the 80 one request may cost.
+    const fields = REPORTS.filter((r) => !r.flow)
+      .slice(0, 23)
+      .map((r) => (r.perUser ? `${r.name} { nodes { ${r.columns[0]!.name} } }` : `${r.name} { ${r.columns[0]!.name} }`))
+      .join(" ");
+    const year = await gql(server, t, `query($a: String!) { reports(accountId: $a, startDate: "2025-01-01", endDate: "2025-12-31") { ${fields} } }`);
+    expect(year.status).toBe(400);
+    expect(year.body.data).toBeUndefined();
+    expect(year.body.errors[0].message).toMatch(
+      /^This request costs 168 points \(16790 units: objects and rows it may read\), more than the 80 one request may cost/,
+    );
+    expect(year.body.extensions.cost).toEqual({ requestedQueryCost: 168, actualQueryCost: null, throttleStatus: null });
+    expect(remaining(await gql(server, t, CHEAP))).toBe(94);
   });
 });
 

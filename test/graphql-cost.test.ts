@@ -6,6 +6,7 @@
 // into a plan (a constant when no variable can change it). What it is charged: test/cost-budget.test.ts.
 import { parse } from "graphql";
 import { describe, expect, it } from "vitest";
+import { REPORTS } from "../src/domains/reports/registry.js";
 import { costPlan, DEFAULT_LIST_SIZE, operationCost, pointsOf } from "../src/graphql/cost.js";
 import { routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
@@ -100,5 +101,32 @@ describe("cost plans", () => {
     expect(r('startDate: "2026-01-01", endDate: "2026-01-30"')).toBe(60);
     expect(r('startDate: "2025-01-01", endDate: "2025-12-31"')).toBe(730);
     expect(r('startDate: "2026-01-30", endDate: "2026-01-01"')).toBe(1);
+  });
+
+  it("reports { … } weighs each report selected, as its REST route prices one report: 23 reports of a year are 23 × 730 units, not 730", () => {
+    const year = 'startDate: "2025-01-01", endDate: "2025-12-31"';
+    const reports = (selection: string, fragments = "") =>
+      cost(`query($a: String!) { reports(accountId: $a, ${year}) { ${selection} } } ${fragments}`, { a: "acme" });
+    const rest = cost(routes.find((r) => r.name === "report")!.document, { accountId: "a", name: "flowViews", startDate: "2025-01-01", endDate: "2025-12-31" });
+    expect(rest).toBe(730);
+    expect(reports("flowViews { flowId }")).toBe(rest);
+    expect(reports("flowViews { flowId } summary { selfHelpQueriesServed }")).toBe(2 * rest);
+    // Each alias runs its report again; one field written twice is merged into one run; __typename reads nothing.
+    expect(reports("a: flowViews { flowId } b: flowViews { flowId } __typename")).toBe(2 * rest);
+    expect(reports("flowViews { flowId } flowViews { flowId }")).toBe(rest);
+    expect(reports("__typename")).toBe(1);
+    // Fragments count as written; a per-user report's page size does not change what it reads.
+    expect(reports("...R ... on Reports { beacons { contentId } }", "fragment R on Reports { userActions { actionId } }")).toBe(2 * rest);
+    expect(reports("endUserEngagement(first: 10000) { nodes { endUserId } }")).toBe(rest);
+    const some = REPORTS.filter((r) => !r.flow).slice(0, 23);
+    const all = some.map((r) => (r.perUser ? `${r.name} { nodes { ${r.columns[0]!.name} } }` : `${r.name} { ${r.columns[0]!.name} }`)).join(" ");
+    expect(reports(all)).toBe(23 * 730);
+    expect(pointsOf(reports(all))).toBe(168);
+    // The window's days still set the weight: 30 days are 60 units a report.
+    expect(
+      cost(`query($a: String!) { reports(accountId: $a, startDate: "2026-01-01", endDate: "2026-01-30") { flowViews { flowId } beacons { contentId } } }`, {
+        a: "acme",
+      }),
+    ).toBe(120);
   });
 });

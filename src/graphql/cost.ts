@@ -5,7 +5,8 @@
 // list children of a field that has one (a connection's `nodes` and `edges`) take its size; any other
 // list counts DEFAULT_LIST_SIZE items. A field may declare its own cost instead of the 1 of an object
 // (`extensions: { cost: (args) => units }`): the reports and the Explore questions weigh what they scan,
-// and that weight prices the field's whole selection (its rows are aggregates of the scan).
+// and that weight prices the field's whole selection (its rows are aggregates of the scan); or a cost
+// per field selected under it (`extensions: { costPerField }`: `reports`, whose fields are reports).
 //
 // Why our own walk rather than @pothos/plugin-complexity (not installed; it checks a limit during
 // validation and keeps no per-request number for an answer's `extensions.cost`) or armor's cost
@@ -158,8 +159,7 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
   };
 
   /** A field's own cost: what it declares (from its arguments), else 1 for an object. */
-  const ownCost = (node: FieldNode, field: GraphQLField<unknown, unknown>): Part => {
-    const declared = field.extensions?.cost as FieldCost | undefined;
+  const ownCost = (node: FieldNode, field: GraphQLField<unknown, unknown>, declared = field.extensions?.cost as FieldCost | undefined): Part => {
     if (!declared) return 1;
     return (v) => {
       try {
@@ -178,6 +178,14 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
     // rows it answers are aggregates of that scan, so its `limit` is a page size, not a read bound
     // (a report asked with limit=10000 reads the same rollups as with limit=10).
     if (field.extensions?.cost) return ownCost(node, field);
+    // A field whose fields each run a scan of their own over what its arguments name (`reports`:
+    // each report selected reads the window's rollups on its own) weighs its declared cost once per
+    // field selected, as many separate requests would (an alias is one more; __typename is none).
+    const each = field.extensions?.costPerField as FieldCost | undefined;
+    if (each) {
+      const fields = responseKeys(node.selectionSet, []).size;
+      return fields ? times(fields, ownCost(node, field, each)) : 1;
+    }
     const size = sizeOf(node, field);
     if (isListType(getNullableType(field.type)))
       return times(size ?? inherited ?? DEFAULT_LIST_SIZE, sum([ownCost(node, field), selectionCost(node.selectionSet, named, null, [])]));
@@ -202,6 +210,20 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
       }
     }
     return sum(parts);
+  };
+
+  // The fields a selection set runs: one per response key (fields of one key are merged into one), fragments inlined.
+  const responseKeys = (set: SelectionSetNode, walking: string[], keys = new Set<string>()): Set<string> => {
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) {
+        if (s.name.value !== "__typename") keys.add(s.alias?.value ?? s.name.value);
+      } else if (s.kind === Kind.INLINE_FRAGMENT) responseKeys(s.selectionSet, walking, keys);
+      else {
+        const fragment = fragments.get(s.name.value);
+        if (fragment && !walking.includes(s.name.value)) responseKeys(fragment.selectionSet, [...walking, s.name.value], keys);
+      }
+    }
+    return keys;
   };
 
   const total = selectionCost(operation.selectionSet, root, null, []);

@@ -147,7 +147,8 @@ export function persistedOnlyError(): AppError {
  * no body: a dashboard polling `GET /graphql?documentId=…&variables=…` is told "unchanged" without
  * the JSON. (The operation still runs: the tag is of what it answers.) The budget left after the
  * request (`extensions.cost.throttleStatus.currentlyAvailable`) changes on every call and says
- * nothing of the data: the tag leaves it out, and the RateLimit-Remaining header of a 304 has it.
+ * nothing of the data: the tag leaves `extensions.cost` out (graphqlETag), and the
+ * RateLimit-Remaining header of a 304 has the budget.
  */
 export function conditionalGets(): Plugin {
   // Requests whose operation reads the audit log: their answers are never stored (B25 answers POST
@@ -161,7 +162,7 @@ export function conditionalGets(): Plugin {
     async onResponse({ request, response, setResponse, fetchAPI }) {
       if (request.method !== "GET" || response.status !== 200 || !response.body) return;
       const body = Buffer.from(await response.arrayBuffer());
-      const etag = weakETag(Buffer.from(body.toString("utf8").replace(/"currentlyAvailable":\d+/, '"currentlyAvailable":0'), "utf8"));
+      const etag = graphqlETag(body);
       const headers = new fetchAPI.Headers(response.headers);
       headers.set("ETag", etag);
       if (auditReads.has(request)) headers.set("Cache-Control", "no-store");
@@ -175,6 +176,29 @@ export function conditionalGets(): Plugin {
       setResponse(new fetchAPI.Response(body, { status: 200, headers }));
     },
   };
+}
+
+/**
+ * The tag of a GET /graphql answer: over the answer without its `extensions.cost` (the budget left,
+ * which every call changes, and the price; the RateLimit-* headers carry the budget), so any change
+ * to the data or the errors changes it, whatever their field names. Weak, Express's format.
+ */
+export function graphqlETag(body: Buffer): string {
+  const answer = parsedAnswer(body);
+  const extensions = answer?.extensions;
+  if (!answer || !extensions || typeof extensions !== "object" || !("cost" in extensions)) return weakETag(body);
+  const { cost: _cost, ...others } = extensions as Record<string, unknown>;
+  return weakETag(Buffer.from(JSON.stringify({ ...answer, extensions: Object.keys(others).length ? others : undefined }), "utf8"));
+}
+
+function parsedAnswer(body: Buffer): { extensions?: unknown } | null {
+  try {
+    const v = JSON.parse(body.toString("utf8")) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? v : null;
+  } catch {
+    // Not JSON (a GraphQL answer always is): tagged as it is.
+    return null;
+  }
 }
 
 /** Whether the document selects an `auditLogs` field anywhere (aliased or in a fragment); once per parsed document. */

@@ -245,8 +245,9 @@ builder.queryField("reports", (t) =>
     type: ReportsRef,
     description: "The account's analytics reports for a window and domain filters; select the reports you need.",
     args: { accountId: t.arg.string({ required: true }), ...filterArgs(t) },
-    // The window's days of rollups, once for the reports selected under it (they read the same rollups).
-    extensions: { cost: reportWindowCost },
+    // The window's days of rollups for each report selected under it (src/graphql/cost.ts): each runs
+    // its own query, priced as its REST route (report) prices one report of that window.
+    extensions: { costPerField: reportWindowCost },
     resolve: (_root, args, ctx) => paramsOf(ctx, args.accountId, args as Filters),
   }),
 );
