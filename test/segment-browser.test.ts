@@ -1,8 +1,8 @@
 // Segment's browser library, the real @segment/analytics-next (analytics.js 2.0), in a real headless
 // Chromium, pointed at the service with `apiHost: "<host>/segment/v1"`: a page on another origin
 // (so every request is a real cross-origin one, preflight included) loads the library's own bundle
-// and makes identify, track, page, group, alias and screen calls, one request each (`/i`, `/t`, …)
-// and then batched (`/b`). Without /usr/bin/chromium (or CHROMIUM_PATH) the suite is skipped;
+// and makes identify, track, page, group, alias and screen calls, one request each (`/i`, `/t`, …),
+// again after a failed request (its retry carries X-Retry-Count), and batched (`/b`). Without /usr/bin/chromium (or CHROMIUM_PATH) the suite is skipped;
 // test/segment.test.ts replays the same requests without a browser.
 import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server as HttpServer } from "node:http";
@@ -115,7 +115,8 @@ describe.skipIf(!available)("@segment/analytics-next in headless Chromium", () =
   }
 
   async function expectStored(t: Tenant) {
-    const events = await prisma.event.findMany({ where: { accountId: t.accountId }, orderBy: { id: "asc" } });
+    // By type: a call sent again after a failed request arrives after the later ones.
+    const events = await prisma.event.findMany({ where: { accountId: t.accountId }, orderBy: { type: "asc" } });
     expect(events.map((e) => [e.type, e.endUserId, e.flowId, e.widget, e.actionId, e.domain])).toEqual([
       ["flow_started", "ada", "f1", "self_help", null, "localhost"],
       ["user_action", "ada", null, null, "Exported Report", "localhost"],
@@ -139,6 +140,29 @@ describe.skipIf(!available)("@segment/analytics-next in headless Chromium", () =
     expect(posts.map((s) => [s.path, s.contentType, s.status, s.body?.accepted])).toEqual(
       ["i", "t", "p", "g", "a", "s", "t"].map((p) => [`/segment/v1/${p}`, "text/plain", 200, 1]),
     );
+    await expectStored(t);
+  }, 60_000);
+
+  it("a call retried after a failed request comes again with X-Retry-Count, which the preflight allows: stored once", async () => {
+    const { t, key } = await account();
+    const { page, sent, errors } = await sitePage();
+    // The first request to /t fails on the way (the network, not the service); later ones go through untouched.
+    let failed = 0;
+    await page.route("**/segment/v1/t", async (route) => {
+      failed++;
+      await route.abort("connectionreset");
+      await page.unroute("**/segment/v1/t");
+    });
+    const retried: Record<string, string>[] = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/segment/v1/t") && r.method() === "POST" && r.headers()["x-retry-count"]) retried.push(r.headers());
+    });
+    await calls(page, key, false);
+    await until("the retried track call's answer", async () => sent.filter((s) => s.path === "/segment/v1/t" && s.status === 200).length >= 2, 30_000);
+    await page.close();
+    expect(failed).toBe(1);
+    expect(retried.length).toBe(1);
+    expect(errors.filter((e) => !/segment\/v1\/t: net::ERR_CONNECTION_RESET/.test(e))).toEqual([]);
     await expectStored(t);
   }, 60_000);
 

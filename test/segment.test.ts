@@ -436,6 +436,21 @@ describe("Segment's browser library (analytics.js 2.0): /t, /i, /p, /g, /a, /s a
     await expectStored(t);
   });
 
+  it("the preflight allows what the library sends: Authorization, Content-Type and, on a retry, X-Retry-Count", async () => {
+    const r = await req("/segment/v1/t", {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type,x-retry-count",
+      },
+    });
+    expect(r.status).toBe(204);
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+    const allowed = (r.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    expect(allowed).toEqual(expect.arrayContaining(["authorization", "content-type", "x-retry-count"]));
+  });
+
   it("/openapi.json describes each path as an alias of the one named in full, text/plain bodies included", async () => {
     const doc = (await req("/openapi.json")).body;
     for (const [short, full] of Object.entries({ b: "batch", t: "track", i: "identify", p: "page", g: "group", a: "alias", s: "screen" })) {
