@@ -375,6 +375,133 @@ describe("track calls", () => {
   });
 });
 
+// The requests of Segment's browser library (analytics.js 2.0, @segment/analytics-next 1.84), as it
+// sends them (packages/browser/src/plugins/segmentio: index.ts, normalize.ts, fetch-dispatcher.ts,
+// batched-dispatcher.ts; recorded from the real library): POST <apiHost>/<first letter of the call's
+// type>, or <apiHost>/b when batching, text/plain, writeKey in the body (from 1.84 also as Basic
+// auth). test/segment-browser.test.ts runs the library itself in headless Chromium.
+describe("Segment's browser library (analytics.js 2.0): /t, /i, /p, /g, /a, /s and /b", () => {
+  const ajsCall = (writeKey: string, type: string, fields: Record<string, unknown>) => ({
+    timestamp: now(),
+    integrations: { "Segment.io": true },
+    type,
+    ...fields,
+    context: {
+      page: { path: "/invoices", referrer: "", search: "?x=1", title: "Invoices", url: "https://app.example.com/invoices?x=1" },
+      userAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+      locale: "en-US",
+      library: { name: "analytics.js", version: "npm:next-1.84.3" },
+      campaign: {},
+      timezone: "Europe/Paris",
+    },
+    messageId: `ajs-next-${Date.now()}-${crypto.randomUUID()}`,
+    anonymousId: "85594ed6-a327-4e2b-8cf1-74f733dc17c5",
+    writeKey,
+    sentAt: now(),
+    _metadata: { bundled: ["Segment.io"], unbundled: [], bundledIds: [] },
+  });
+  const calls = (key: string) =>
+    [
+      ["i", ajsCall(key, "identify", { userId: "ada", traits: { name: "Ada", plan: "pro", favouriteColour: "green" } })],
+      ["t", ajsCall(key, "track", { event: "Flow Started", properties: { flowId: "f1", widget: "self_help" }, userId: "ada" })],
+      [
+        "p",
+        ajsCall(key, "page", {
+          properties: { path: "/invoices", url: "https://app.example.com/invoices?x=1", name: "Invoices" },
+          name: "Invoices",
+          userId: "ada",
+        }),
+      ],
+      ["g", ajsCall(key, "group", { traits: { name: "Acme" }, groupId: "g1", userId: "ada" })],
+      ["a", ajsCall(key, "alias", { userId: "ada2", previousId: "ada" })],
+      ["s", ajsCall(key, "screen", { properties: {}, name: "Home", userId: "ada" })],
+      ["t", ajsCall(key, "track", { event: "Exported Report", properties: { format: "csv" }, userId: "ada" })],
+    ] as const;
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    req(`/segment/v1/${path}`, { method: "POST", raw: JSON.stringify(body), headers: { "content-type": "text/plain", ...headers } });
+
+  async function account() {
+    const t = await tenant("segajs");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    await req(`/v1/accounts/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }] });
+    return { t, key };
+  }
+  async function expectStored(t: Tenant) {
+    expect((await eventsOf(t.accountId)).map((e) => [e.type, e.endUserId, e.flowId, e.actionId, e.domain])).toEqual([
+      ["flow_started", "ada", "f1", null, "app.example.com"],
+      ["user_action", "ada", null, "Exported Report", "app.example.com"],
+    ]);
+    const user = await req(`/v1/accounts/${t.accountId}/endUsers/ada?fields=custom`, { headers: t.headers });
+    expect([user.status, user.body.custom], user.text).toEqual([200, { name: "Ada", plan: "pro" }]);
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(3);
+  }
+
+  it("one call a request at <apiHost>/<letter>, writeKey in the text/plain body (with Basic auth too, as versions from 1.84 send it)", async () => {
+    const { t, key } = await account();
+    const sent = calls(key);
+    for (const [i, [path, body]] of sent.entries()) {
+      // The older versions' requests carry the key in the body alone; newer ones add the header.
+      const r = await post(path, body, i % 2 ? basic(key) : {});
+      expect([path, r.status, r.body], r.text).toEqual([
+        path,
+        200,
+        { success: true, accepted: 1, duplicates: 0, rejected: [], ignoredTraits: path === "i" ? 1 : 0 },
+      ]);
+    }
+    await expectStored(t);
+    // A call at another letter's path is refused like one at another call's path.
+    const wrong = await post("t", sent[0][1]);
+    expectProblem(wrong, 400, "type 'identify' does not match the path /track");
+    // Only POST, as on the paths named in full.
+    const get = await req("/segment/v1/t", { headers: basic(key) });
+    expectProblem(get, 405);
+    expect(get.headers.get("allow")).toBe("POST, OPTIONS");
+  });
+
+  it("batching: <apiHost>/b with {writeKey, batch (the calls without their sentAt), sentAt}", async () => {
+    const { t, key } = await account();
+    const batchOf = calls(key).map(([, call]) => {
+      const { sentAt: _sentAt, ...rest } = call;
+      return rest;
+    });
+    const r = await post("b", { writeKey: key, batch: batchOf, sentAt: now() }, basic(key));
+    expect([r.status, r.body], r.text).toEqual([200, { success: true, accepted: 7, duplicates: 0, rejected: [], ignoredTraits: 1 }]);
+    await expectStored(t);
+    // The same batch again (a retry after a lost answer): duplicates, nothing stored twice.
+    const again = await post("b", { writeKey: key, batch: batchOf, sentAt: now() });
+    expect([again.status, again.body], again.text).toEqual([200, { success: true, accepted: 4, duplicates: 3, rejected: [], ignoredTraits: 1 }]);
+    await expectStored(t);
+  });
+
+  it("the preflight allows what the library sends: Authorization, Content-Type and, on a retry, X-Retry-Count", async () => {
+    const r = await req("/segment/v1/t", {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type,x-retry-count",
+      },
+    });
+    expect(r.status).toBe(204);
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+    const allowed = (r.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    expect(allowed).toEqual(expect.arrayContaining(["authorization", "content-type", "x-retry-count"]));
+  });
+
+  it("/openapi.json describes each path as an alias of the one named in full, text/plain bodies included", async () => {
+    const doc = (await req("/openapi.json")).body;
+    for (const [short, full] of Object.entries({ b: "batch", t: "track", i: "identify", p: "page", g: "group", a: "alias", s: "screen" })) {
+      const op = doc.paths[`/segment/v1/${short}`]?.post;
+      const named = doc.paths[`/segment/v1/${full}`].post;
+      expect(op?.operationId, short).toBe(`segmentBrowser${full[0]!.toUpperCase()}${full.slice(1)}`);
+      expect(op.description).toContain(`/segment/v1/${full}`);
+      expect(Object.keys(op.requestBody.content).sort()).toEqual(["application/json", "text/plain"]);
+      expect(op.requestBody.content["text/plain"].schema).toEqual(named.requestBody.content["application/json"].schema);
+      expect(op.responses).toEqual(named.responses);
+    }
+  });
+});
+
 describe("identify calls", () => {
   it("upsert the end user with the traits named like fields (typed), counting the others as ignoredTraits", async () => {
     const r = await batch({

@@ -2,7 +2,7 @@
 // src/ingest/router.ts) and the webhook messages the service sends (OpenAPI 3.1 `webhooks`).
 import { WEBHOOK_EVENT_TYPES } from "../domains/webhooks/types.js";
 import { MESSAGE_ID_MAX } from "./idempotency.js";
-import { CALL_TYPES, MAX_BATCH_CALLS } from "./segment.js";
+import { BROWSER_PATHS, CALL_TYPES, type CallType, MAX_BATCH_CALLS } from "./segment.js";
 
 const PROBLEM = { $ref: "#/components/schemas/Problem" };
 const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: PROBLEM } } });
@@ -29,6 +29,7 @@ const CALL = {
     timestamp: { type: "string", format: "date-time" },
     originalTimestamp: { type: "string", format: "date-time", description: "Corrected for the client's clock skew by receivedAt − sentAt." },
     sentAt: { type: "string", format: "date-time" },
+    writeKey: { type: "string", description: "The write key, when it is not sent as Basic auth (Segment's browser library puts it in every call)." },
     messageId: {
       type: "string",
       maxLength: MESSAGE_ID_MAX,
@@ -71,6 +72,20 @@ const op = (operationId: string, summary: string, schema: unknown, example: unkn
   requestBody: { required: true, content: { "application/json": { schema, example } } },
   responses,
 });
+/** The same operation at the path Segment's browser library posts to (text/plain, `writeKey` in the body). */
+const browserOp = (operation: ReturnType<typeof op>, operationId: string, full: string) => {
+  const { schema, example } = operation.requestBody.content["application/json"];
+  const withKey = { ...(example as object), writeKey: "YOUR_WRITE_KEY" };
+  return {
+    ...operation,
+    operationId,
+    summary: `${operation.summary} (Segment's browser library)`,
+    description:
+      `The same as \`/segment/v1/${full}\`, at the path Segment's browser library (analytics.js 2.0, \`@segment/analytics-next\`) posts to under its \`apiHost\` ` +
+      '(`apiHost: "<service host>/segment/v1"`): the body as text/plain, the write key as `writeKey` in it (from version 1.84 also as Basic auth).',
+    requestBody: { required: true, content: { "text/plain": { schema, example: withKey }, "application/json": { schema, example: withKey } } },
+  };
+};
 
 const BATCH_EXAMPLE = {
   batch: [
@@ -88,12 +103,35 @@ const BATCH_EXAMPLE = {
   sentAt: "2024-06-10T12:00:01.000Z",
 };
 
+const capital = (t: string) => `${t[0]!.toUpperCase()}${t.slice(1)}`;
+const FULL_PATHS: Record<CallType | "batch", ReturnType<typeof op>> = {
+  batch: op(
+    "segmentBatch",
+    `A batch of up to ${MAX_BATCH_CALLS} Segment calls`,
+    {
+      type: "object",
+      required: ["batch"],
+      properties: {
+        batch: { type: "array", maxItems: MAX_BATCH_CALLS, items: CALL },
+        sentAt: { type: "string" },
+        context: { type: "object" },
+        writeKey: { type: "string" },
+      },
+    },
+    BATCH_EXAMPLE,
+  ),
+  ...(Object.fromEntries(
+    CALL_TYPES.map((t) => [t, op(`segment${capital(t)}`, `One ${t} call`, CALL, { ...BATCH_EXAMPLE.batch[t === "identify" ? 0 : 1], type: t })]),
+  ) as Record<CallType, ReturnType<typeof op>>),
+};
+
 export const ingestOpenApi = {
   tags: [
     {
       name: "segment",
       description:
-        "Segment-format ingestion: point a Segment source or library at the service (`host` = the service, `path` = `/segment/v1/batch`). " +
+        "Segment-format ingestion: point a Segment source or library at the service (`host` = the service, `path` = `/segment/v1/batch`; " +
+        "Segment's browser library: `apiHost` = `<service host>/segment/v1`, which posts to `/t`, `/p`, `/i`, `/g`, `/a`, `/s` and, batching, `/b`). " +
         "Authenticate with a write key (`npm run cli -- key create <email> --scope ingest --account <accountId>`) as the Basic-auth user name, or `writeKey` in the body.",
     },
   ],
@@ -101,27 +139,11 @@ export const ingestOpenApi = {
     writeKey: { type: "http", scheme: "basic", description: "The write key as the user name, an empty password (Segment's own scheme)." },
   },
   paths: {
-    "/segment/v1/batch": {
-      post: op(
-        "segmentBatch",
-        `A batch of up to ${MAX_BATCH_CALLS} Segment calls`,
-        {
-          type: "object",
-          required: ["batch"],
-          properties: {
-            batch: { type: "array", maxItems: MAX_BATCH_CALLS, items: CALL },
-            sentAt: { type: "string" },
-            context: { type: "object" },
-            writeKey: { type: "string" },
-          },
-        },
-        BATCH_EXAMPLE,
-      ),
-    },
+    ...Object.fromEntries(Object.entries(FULL_PATHS).map(([path, operation]) => [`/segment/v1/${path}`, { post: operation }])),
     ...Object.fromEntries(
-      CALL_TYPES.map((t) => [
-        `/segment/v1/${t}`,
-        { post: op(`segment${t[0]!.toUpperCase()}${t.slice(1)}`, `One ${t} call`, CALL, { ...BATCH_EXAMPLE.batch[t === "identify" ? 0 : 1], type: t }) },
+      Object.entries(BROWSER_PATHS).map(([short, full]) => [
+        `/segment/v1/${short}`,
+        { post: browserOp(FULL_PATHS[full], `segmentBrowser${capital(full)}`, full) },
       ]),
     ),
   },

@@ -16,7 +16,7 @@ import { bounded } from "../rest/bodyLimit.js";
 import { nestedPast, tooDeepError } from "../rest/jsonDepth.js";
 import { problem, problemOf, sendProblem } from "../rest/problem.js";
 import { authenticateWriteKey, writeKeyOf } from "./auth.js";
-import { CALL_LIMIT_BYTES, CALL_TYPES, type CallType, type CheckedCall, checkCall, MAX_BATCH_CALLS, REQUEST_LIMIT_BYTES } from "./segment.js";
+import { BROWSER_PATHS, CALL_LIMIT_BYTES, CALL_TYPES, type CallType, type CheckedCall, checkCall, MAX_BATCH_CALLS, REQUEST_LIMIT_BYTES } from "./segment.js";
 import { storeCalls } from "./store.js";
 
 export const SEGMENT_PREFIX = "/segment/v1";
@@ -30,11 +30,13 @@ export function segmentRouter(rateLimiter: RateLimiter | undefined): Router {
   // Any media type: Segment's browser and mobile libraries send JSON as text/plain too. Gzip is inflated.
   // The limit holds however the body is framed (chunked too): src/rest/bodyLimit.ts.
   const raw = bounded(express.raw({ type: () => true, limit: REQUEST_LIMIT_BYTES }), REQUEST_LIMIT_BYTES);
-  for (const path of ["batch", ...CALL_TYPES] as const) {
+  // Each path named in full, and as Segment's browser library names it (`/t`, `/b`, …).
+  const paths: [string, CallType | "batch"][] = [["batch", "batch"], ...CALL_TYPES.map((t) => [t, t] as [string, CallType]), ...Object.entries(BROWSER_PATHS)];
+  for (const [path, kind] of paths) {
     router.post(`${SEGMENT_PREFIX}/${path}`, (req: Request, res: Response) => {
       raw(req, res, (err?: unknown) => {
         const parsed = parse(req, err);
-        void handle(path === "batch" ? null : path, parsed, req, res, rateLimiter).catch((e) => {
+        void handle(kind === "batch" ? null : kind, parsed, req, res, rateLimiter).catch((e) => {
           const known = knownError(e);
           if (known) return sendProblem(res, ...problemOf(known));
           logger.error({ err: e, requestId: req.get("x-request-id") }, "segment ingest failed");

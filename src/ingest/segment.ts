@@ -10,6 +10,16 @@ import { messageIdProblem } from "./idempotency.js";
 export const CALL_TYPES = ["track", "identify", "page", "screen", "group", "alias"] as const;
 export type CallType = (typeof CALL_TYPES)[number];
 
+/**
+ * The paths Segment's browser library (analytics.js 2.0, `@segment/analytics-next`) posts to under
+ * its `apiHost`: a call to the first letter of its type, a batch (its `batching` delivery strategy)
+ * to `/b`; text/plain bodies, `writeKey` in each. Aliases of the paths named in full.
+ */
+export const BROWSER_PATHS = { b: "batch", t: "track", i: "identify", p: "page", g: "group", a: "alias", s: "screen" } as const satisfies Record<
+  string,
+  CallType | "batch"
+>;
+
 /** Limits of Segment's HTTP tracking API, as the contract takes them over. */
 export const CALL_LIMIT_BYTES = 32 * 1024;
 export const REQUEST_LIMIT_BYTES = 500 * 1024;
