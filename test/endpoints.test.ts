@@ -255,7 +255,7 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
     const cases: [string, RegExp, string][] = [
       ["?first=abc&withTitle=true", /^first must be an integer/, "first"],
       ["?first=5&withTitle=yes", /^withTitle must be true or false/, "withTitle"],
-      ["?first=5&withTitle=true&states=gone", /^states: Value "gone" does not exist in "ContentState" enum/, "states"],
+      ["?first=5&withTitle=true&states=gone", /^states\[0\]: Value "gone" does not exist in "ContentState" enum/, "states[0]"],
       ["?withTitle=true", /^first is required \(Int!\)/, "first"],
       ["?first=5&withTitle=true&colour=red", /^colour is not a variable of this endpoint \(its variables: states, first, withTitle\)/, "colour"],
       [`?first=5&withTitle=true&accountId=${b.accountId}`, /^accountId is the path's account/, "accountId"],
