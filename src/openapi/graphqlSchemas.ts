@@ -10,6 +10,7 @@ const SCALARS: Record<string, JsonSchema> = {
   Float: { type: "number" },
   Boolean: { type: "boolean" },
   Timestamp: { type: "integer", minimum: 0, description: "Epoch milliseconds (UTC)." },
+  EventId: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
   JSON: {},
   CustomValues: { type: "object", additionalProperties: { type: ["string", "number", "boolean", "null"] } },
   UserActionCounts: { type: "object", additionalProperties: { type: "integer", minimum: 0 } },

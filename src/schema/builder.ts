@@ -19,6 +19,8 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     /** Epoch milliseconds */
     Timestamp: { Input: Date; Output: Date };
+    /** An event's id: 64-bit in the database, exact as a JavaScript number up to 2^53 − 1 */
+    EventId: { Input: number; Output: number };
     JSON: { Input: unknown; Output: unknown };
     CustomValues: { Input: unknown; Output: unknown };
     UserActionCounts: { Input: unknown; Output: unknown };
@@ -70,6 +72,17 @@ builder.scalarType("Timestamp", {
       throw new GraphQLError(`Timestamp must be an integer of epoch milliseconds from 0 to ${MAX_TIMESTAMP} (9999-12-31)`);
     }
     return new Date(value);
+  },
+});
+
+// Event ids come from one sequence shared by every account and pass 2^31 (GraphQL's Int) in a
+// service's life: a scalar of their own, a JSON integer up to 2^53 − 1.
+builder.scalarType("EventId", {
+  description: "An event's id: an integer that increases in ingestion order, from 0 to 2^53 − 1 (9007199254740991).",
+  serialize: (value) => Number(value),
+  parseValue: (value) => {
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new GraphQLError("EventId must be an integer from 0 to 9007199254740991");
+    return value;
   },
 });
 

@@ -22,8 +22,8 @@ const ExportPage = builder.objectRef<ExportBounds>("EventExportPage").implement(
     }),
     cursor: t.exposeString("cursor", { description: "Resume from here (pass it as `cursor`); never null." }),
     hasMore: t.exposeBoolean("hasMore", { description: "Whether more events exist now after this page." }),
-    afterId: t.int({ description: "The page holds events with afterId < id ≤ upToId.", resolve: (b) => b.after }),
-    upToId: t.int({ resolve: (b) => b.upTo }),
+    afterId: t.field({ type: "EventId", description: "The page holds events with afterId < id ≤ upToId.", resolve: (b) => b.after }),
+    upToId: t.field({ type: "EventId", resolve: (b) => b.upTo }),
   }),
 });
 
