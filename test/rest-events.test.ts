@@ -106,8 +106,8 @@ describe("POST /events", () => {
       5: "time is required (epoch milliseconds)",
       6: "time must be an integer of epoch milliseconds",
       7: "time is more than 5 minutes in the future",
-      9: "step must be an integer ≥ 1",
-      10: "resultCount must be an integer ≥ 0",
+      9: "step must be an integer from 1 to 2147483647",
+      10: "resultCount must be an integer from 0 to 2147483647",
       11: "useful must be true or false",
       12: expect.stringMatching(/^unknown field\(s\): colour/),
       13: "endUserId must not contain a comma",
@@ -170,6 +170,30 @@ describe("POST /events", () => {
       { index: 0, statusCode: 202, duplicate: true },
       { index: 1, statusCode: 202, duplicate: false },
     ]);
+  });
+
+  it("messages say what is allowed: the unknown-field list names id too, and step and resultCount give their whole range", async () => {
+    const t = await tenant("evmsg");
+    const r = await post(t, [
+      { type: "popup_shown", time: T, contentId: "c", colour: "red" },
+      { type: "flow_step", time: T, flowId: "f", step: 2 ** 31 },
+      { type: "selfhelp_search", time: T, searchTerm: "x", resultCount: 2 ** 31 },
+      { id: "k1", type: "flow_step", time: T, flowId: "f", step: 2 ** 31 - 1 },
+    ]);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body.failure).toEqual([
+      {
+        index: 0,
+        id: null,
+        statusCode: 400,
+        errors: [
+          "unknown field(s): colour (allowed: type, time, endUserId, flowId, contentId, widget, step, searchTerm, resultCount, useful, comment, actionId, domain, userName, id)",
+        ],
+      },
+      { index: 1, id: null, statusCode: 400, errors: ["step must be an integer from 1 to 2147483647"] },
+      { index: 2, id: null, statusCode: 400, errors: ["resultCount must be an integer from 0 to 2147483647"] },
+    ]);
+    expect((await eventsOf(t)).map((e) => e.step)).toEqual([2 ** 31 - 1]);
   });
 
   it("none valid: 400 problem listing each item's errors; nothing stored", async () => {
