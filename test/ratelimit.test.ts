@@ -214,6 +214,9 @@ describe("Segment ingestion has a budget of its own (RATE_LIMIT_PER_MINUTE=20, I
     const over = await ingest(server, key, { batch: [{ type: "track", userId: "late", event: "Signed Up" }] });
     expectLimited(over, 40);
     expect(over.body.detail).toMatch(/^Ingest rate limit of 40 requests a minute exceeded for account/);
+    // One wait, said three times: Retry-After, RateLimit-Reset and the detail's seconds agree.
+    const said = Number(/retry after (\d+) s\.$/.exec(over.body.detail)?.[1]);
+    expect([rate(over).retryAfter, rate(over).reset]).toEqual([String(said), said]);
     expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(40);
     expect(await prisma.event.count({ where: { accountId: t.accountId, endUserId: "late" } })).toBe(0);
     expectAllowed(await list(server, t), 20, 19);

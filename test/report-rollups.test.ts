@@ -376,14 +376,22 @@ describe("rollups", () => {
       [`flowEditors?flowId=f1&${range}`, forged("flowEditors", ["u\u0000", 1, null])],
       [`positiveFeedbackComments?${range}`, forged("positiveFeedbackComments", ["2026-01-01", "f", "u", null, "c"])],
       [`positiveFeedbackComments?${range}`, forged("positiveFeedbackComments", [1767225600000, "f\u0000", "u", null, "c"])],
+      // A flow step past the 32 bits of Event.step (PostgreSQL refused the comparison: a 500).
+      [`flowDropOff?flowId=f1&${range}`, forged("flowDropOff", [2 ** 31, 1, 1])],
+      [`flowDropOff?flowId=f1&${range}`, forged("flowDropOff", [-(2 ** 31) - 1, 1, 1])],
+      [`flowDropOff?flowId=f1&${range}`, forged("flowDropOff", [Number.MAX_SAFE_INTEGER, 1, 1])],
     ]) {
       const r = await req(`/v1/accounts/${t.accountId}/reports/${path}&cursor=${cursor}`, { headers: t.headers });
       expect([path, r.status, r.body.detail]).toEqual([path, 400, expect.stringMatching(/cursor is malformed/)]);
+      expect(r.body.errors).toEqual([{ path: "cursor", message: "malformed cursor" }]);
     }
     // Well-formed ones of the right kinds position the walk.
     for (const [path, cursor] of [
       [`flowEditors?flowId=f1&${range}`, forged("flowEditors", ["u", 1, "2026-01-01T00:00:00.000Z"])],
       [`positiveFeedbackComments?${range}`, forged("positiveFeedbackComments", [1767225600000, "f", "u", null, "c"])],
+      [`flowDropOff?flowId=f1&${range}`, forged("flowDropOff", [2 ** 31 - 1, 1, 1])],
+      // counts are not 32-bit: any safe integer
+      [`flowDropOff?flowId=f1&${range}`, forged("flowDropOff", [1, Number.MAX_SAFE_INTEGER, 1])],
     ])
       expect((await req(`/v1/accounts/${t.accountId}/reports/${path}&cursor=${cursor}`, { headers: t.headers })).status).toBe(200);
     // A cursor of another report is refused.

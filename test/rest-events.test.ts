@@ -94,7 +94,8 @@ describe("POST /events", () => {
     ];
     const r = await post(t, items);
     expect(r.status, r.text).toBe(207);
-    expect(r.body.success).toEqual([0, 8, 17].map((index) => ({ index, id: null, statusCode: 202 })));
+    expect(r.body.success).toEqual([0, 8, 17].map((index) => ({ index, id: null, statusCode: 202, duplicate: false })));
+    expect([r.body.accepted, r.body.duplicates]).toEqual([3, 0]);
     const errors = Object.fromEntries(r.body.failure.map((f: any) => [f.index, f.errors.join("; ")]));
     expect(r.body.failure.every((f: any) => f.statusCode === 400)).toBe(true);
     expect(errors).toEqual({
@@ -105,8 +106,8 @@ describe("POST /events", () => {
       5: "time is required (epoch milliseconds)",
       6: "time must be an integer of epoch milliseconds",
       7: "time is more than 5 minutes in the future",
-      9: "step must be an integer ≥ 1",
-      10: "resultCount must be an integer ≥ 0",
+      9: "step must be an integer from 1 to 2147483647",
+      10: "resultCount must be an integer from 0 to 2147483647",
       11: "useful must be true or false",
       12: expect.stringMatching(/^unknown field\(s\): colour/),
       13: "endUserId must not contain a comma",
@@ -125,7 +126,7 @@ describe("POST /events", () => {
     const ev = (endUserId: string) => ({ type: "user_action", time: T, actionId: "go", endUserId });
     const r = await post(t, [ev("fine"), ev("pgsp "), ev(" pgsp"), ev("tab\t"), ev("in side")]);
     expect(r.status, r.text).toBe(207);
-    expect(r.body.success).toEqual([0, 4].map((index) => ({ index, id: null, statusCode: 202 })));
+    expect(r.body.success).toEqual([0, 4].map((index) => ({ index, id: null, statusCode: 202, duplicate: false })));
     expect(r.body.failure).toEqual(
       [1, 2, 3].map((index) => ({ index, id: null, statusCode: 400, errors: ["endUserId must not begin or end with white space"] })),
     );
@@ -134,6 +135,65 @@ describe("POST /events", () => {
     expect(users.map((u) => u.externalId)).toEqual(["fine", "in side"]);
     // What was stored can be erased by name.
     expect((await req(`/api/v1/${t.accountId}/endUsers/fine,in%20side`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+  });
+
+  it("a 207 says which accepted items were duplicates (their `id` seen before) and counts them, as the 202 and recordEvents do", async () => {
+    const t = await tenant("evdup");
+    const ev = (id: string, actionId: string) => ({ id, type: "user_action", time: T, actionId, endUserId: "u1" });
+    const first = await post(t, [ev("k1", "one")]);
+    expect([first.status, first.body]).toEqual([202, { accepted: 1, duplicates: 0 }]);
+    // k1 again (a duplicate), k2 new, an invalid item, k2 again within the request (a duplicate too)
+    const r = await post(t, [ev("k1", "one again"), ev("k2", "two"), { id: "k3", type: "user_action", time: T }, ev("k2", "two again")]);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body).toEqual({
+      accepted: 1,
+      duplicates: 2,
+      success: [
+        { index: 0, id: null, statusCode: 202, duplicate: true },
+        { index: 1, id: null, statusCode: 202, duplicate: false },
+        { index: 3, id: null, statusCode: 202, duplicate: true },
+      ],
+      failure: [{ index: 2, id: null, statusCode: 400, errors: ["actionId is required for user_action events"] }],
+    });
+    expect((await eventsOf(t)).map((e) => e.actionId)).toEqual(["one", "two"]);
+    // The GraphQL mutation's results say the same.
+    const g = await gql(
+      server,
+      t,
+      `mutation($a: String!, $e: [EngagementEvent]!) { recordEvents(accountId: $a, events: $e) { results { index statusCode ... on EventResult { duplicate } } } }`,
+      {
+        a: t.accountId,
+        e: [ev("k2", "x"), ev("k4", "four")],
+      },
+    );
+    expect(g.data.recordEvents.results).toEqual([
+      { index: 0, statusCode: 202, duplicate: true },
+      { index: 1, statusCode: 202, duplicate: false },
+    ]);
+  });
+
+  it("messages say what is allowed: the unknown-field list names id too, and step and resultCount give their whole range", async () => {
+    const t = await tenant("evmsg");
+    const r = await post(t, [
+      { type: "popup_shown", time: T, contentId: "c", colour: "red" },
+      { type: "flow_step", time: T, flowId: "f", step: 2 ** 31 },
+      { type: "selfhelp_search", time: T, searchTerm: "x", resultCount: 2 ** 31 },
+      { id: "k1", type: "flow_step", time: T, flowId: "f", step: 2 ** 31 - 1 },
+    ]);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body.failure).toEqual([
+      {
+        index: 0,
+        id: null,
+        statusCode: 400,
+        errors: [
+          "unknown field(s): colour (allowed: type, time, endUserId, flowId, contentId, widget, step, searchTerm, resultCount, useful, comment, actionId, domain, userName, id)",
+        ],
+      },
+      { index: 1, id: null, statusCode: 400, errors: ["step must be an integer from 1 to 2147483647"] },
+      { index: 2, id: null, statusCode: 400, errors: ["resultCount must be an integer from 0 to 2147483647"] },
+    ]);
+    expect((await eventsOf(t)).map((e) => e.step)).toEqual([2 ** 31 - 1]);
   });
 
   it("none valid: 400 problem listing each item's errors; nothing stored", async () => {

@@ -316,6 +316,43 @@ describe("track calls", () => {
     expect((await eventsOf(t.accountId)).map((e) => Number(e.time))).toEqual([ten, ten + 250, ten]);
   });
 
+  it("timestamps are instants: a date alone is a rejection, not midnight UTC; one before 1970 is refused naming the field sent", async () => {
+    const t = await tenant("segd");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    await req(`/v1/accounts/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "renewal", type: "timestamp" }] });
+    const login = (fields: Record<string, unknown>) => ({ type: "track", userId: "u", event: "Login", messageId: mid(), ...fields });
+    const r = await batch(
+      {
+        batch: [
+          login({ timestamp: "2024-06-01" }),
+          login({ originalTimestamp: "2024-06-01" }),
+          login({ originalTimestamp: "2024-06-01T10:00:00Z", sentAt: "2024-06-01" }),
+          login({ timestamp: "1969-07-20T20:17:00Z" }),
+          login({ originalTimestamp: "1969-12-31T23:59:59.999Z" }),
+          // the client's clock 2 years ahead: corrected, the call falls before 1970
+          login({ originalTimestamp: "1971-01-01T00:00:00Z", sentAt: new Date(Date.now() + 2 * 365 * 86_400_000).toISOString() }),
+          login({ timestamp: "1970-01-01T00:00:00Z" }),
+          // a trait of a timestamp field is a date, not an instant: a date alone is fine there
+          { type: "identify", userId: "u", traits: { renewal: "2024-06-01" }, messageId: mid() },
+        ],
+      },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.rejected).toEqual([
+      { index: 0, errors: ["timestamp must be an ISO 8601 date-time with a time of day (e.g. 2024-06-01T00:00:00Z), not a date alone"] },
+      { index: 1, errors: ["originalTimestamp must be an ISO 8601 date-time with a time of day (e.g. 2024-06-01T00:00:00Z), not a date alone"] },
+      { index: 2, errors: ["sentAt must be an ISO 8601 date-time with a time of day (e.g. 2024-06-01T00:00:00Z), not a date alone"] },
+      { index: 3, errors: ["timestamp must not be before 1970-01-01T00:00:00Z"] },
+      { index: 4, errors: ["originalTimestamp must not be before 1970-01-01T00:00:00Z"] },
+      { index: 5, errors: ["originalTimestamp corrected by the client's clock skew (receipt − sentAt) falls before 1970-01-01T00:00:00Z"] },
+    ]);
+    expect(r.body.accepted).toBe(2);
+    expect((await eventsOf(t.accountId)).map((e) => Number(e.time))).toEqual([0]);
+    const user = await req(`/api/v1/${t.accountId}/endUsers/u`, { headers: t.headers });
+    expect(user.body.custom, user.text).toEqual({ renewal: Date.UTC(2024, 5, 1) });
+  });
+
   it("a single-call path takes one call; a bad one is a 400 problem", async () => {
     const r = await req("/segment/v1/track", {
       method: "POST",

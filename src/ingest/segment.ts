@@ -66,12 +66,27 @@ export function isoTimeMs(text: string): number {
   return ms - offset;
 }
 
-/** A call's time (epoch ms): `timestamp`, else `originalTimestamp` corrected by receivedAt − sentAt, else receipt. */
+/** A date alone (`2026-11-01`): ISO 8601 text that names a day, not an instant. */
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+/** The first instant an event time can be: times are stored as epoch milliseconds, never negative. */
+const EPOCH = "1970-01-01T00:00:00Z";
+
+/**
+ * A call's time (epoch ms): `timestamp`, else `originalTimestamp` corrected by receivedAt − sentAt,
+ * else receipt. Each of the three is an instant (Segment's spec: "when the datapoint occurred",
+ * "when the message was sent"), so a date alone is refused, not read as midnight UTC: a client
+ * that sends one has lost the time of day, and a guess would misplace the event by up to a day.
+ * (Identify traits of timestamp fields still take a date alone: src/ingest/store.ts.) A time
+ * before 1970 is refused naming the field the call sent, not the event's `time` it never saw.
+ */
 export function callTime(call: Obj, batchSentAt: unknown, receivedAt: number): { time: number } | { problem: string } {
   const parse = (v: unknown, name: string): number | null | { problem: string } => {
     if (v === undefined || v === null) return null;
+    if (typeof v === "string" && DATE_ONLY.test(v.trim()))
+      return { problem: `${name} must be an ISO 8601 date-time with a time of day (e.g. ${v.trim()}T00:00:00Z), not a date alone` };
     const t = typeof v === "string" ? isoTimeMs(v) : Number.NaN;
-    return Number.isFinite(t) ? t : { problem: `${name} must be an ISO 8601 date-time` };
+    if (!Number.isFinite(t)) return { problem: `${name} must be an ISO 8601 date-time` };
+    return t < 0 ? { problem: `${name} must not be before ${EPOCH}` } : t;
   };
   const timestamp = parse(call.timestamp, "timestamp");
   const original = parse(call.originalTimestamp, "originalTimestamp");
@@ -80,7 +95,11 @@ export function callTime(call: Obj, batchSentAt: unknown, receivedAt: number): {
   if (typeof timestamp === "number") return { time: timestamp };
   // The client's clock may be off: what it measured between the call and sending it is kept,
   // anchored on our clock at receipt (Segment's own correction).
-  if (typeof original === "number") return { time: typeof sentAt === "number" ? original + (receivedAt - sentAt) : original };
+  if (typeof original === "number") {
+    const time = typeof sentAt === "number" ? original + (receivedAt - sentAt) : original;
+    if (time < 0) return { problem: `originalTimestamp corrected by the client's clock skew (receipt − sentAt) falls before ${EPOCH}` };
+    return { time };
+  }
   return { time: receivedAt };
 }
 

@@ -22,10 +22,17 @@ export function noneMatchHas(ifNoneMatch: string | null | undefined, etag: strin
 /** GET, and HEAD (Express serves it with the GET route). */
 export const isRead = (req: Request) => req.method === "GET" || req.method === "HEAD";
 
-/** A stream's bytes, whole. */
-export async function collect(body: Readable): Promise<Buffer> {
+/**
+ * A stream's bytes, whole; null, with the stream destroyed (its producer stops), once the client
+ * of `res` has gone: nobody is left to send them to.
+ */
+export async function collect(body: Readable, res?: Response): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : (chunk as Buffer));
+  for await (const chunk of body) {
+    // (Leaving the loop destroys the stream.)
+    if (res && (res.destroyed || res.socket?.destroyed)) return null;
+    chunks.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : (chunk as Buffer));
+  }
   return Buffer.concat(chunks);
 }
 

@@ -69,6 +69,13 @@ export interface RestReply {
   headers?: Record<string, string>;
   /** A body other than JSON, streamed as it is produced (a file download, a CSV report); `headers` say what it is. */
   stream?: () => Promise<Readable>;
+  /**
+   * With `stream`: the answer's ETag, computed before the body is opened from something cheaper
+   * than its bytes (the event export: a fingerprint of the page's rows). A read is then answered
+   * 304 without opening the body, or streamed as it is produced. Without it (and without an ETag
+   * in `headers`), a streamed read is tagged over its bytes, so read whole before it is sent.
+   */
+  etag?: () => Promise<string>;
 }
 
 declare const ROUTED: unique symbol;

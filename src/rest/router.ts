@@ -4,7 +4,8 @@
 // metric. No HTTP request to ourselves, no per-request envelope, no JSON between the layers: the
 // variables are the route's objects and the reply maps the execution result object. Every read
 // answers an ETag and honours If-None-Match (src/rest/conditional.ts): JSON through Express's own
-// res.json, streamed bodies and long pages tagged here over their bytes.
+// res.json, long pages and streamed bodies tagged here over their bytes, except a streamed body
+// whose reply gives a tag of its own (the event export), which is sent as it is read.
 import { pipeline } from "node:stream/promises";
 import express, { type Request, type Response, type Router } from "express";
 import type { ExecutionResult } from "graphql";
@@ -22,7 +23,7 @@ import { tracing } from "../observability/tracing.js";
 import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
 import { bounded, decodedStream } from "./bodyLimit.js";
 import { collect, isRead, sendTagged } from "./conditional.js";
-import type { RawBody, StagedBody } from "./contract.js";
+import type { RawBody, RestReply, StagedBody } from "./contract.js";
 import { nestedPast, tooDeepError } from "./jsonDepth.js";
 import { methodNotAllowed, type Problem, problem, problemFromGraphQL, problemOf, sendProblem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
@@ -223,13 +224,19 @@ export async function runRoute(route: RestRoute, plan: RoutePlan, contextValue: 
   }
   if (result.errors?.length) return fail(route, input, res, ...problemFromGraphQL(result.errors, route));
   const reply = route.reply.send(result.data, input);
+  if (reply.stream && reply.etag && isRead(req)) return streamWithTag(reply as Required<Pick<RestReply, "stream" | "etag">> & RestReply, req, res);
   if (reply.stream) {
     // Opened before anything is sent: a source that cannot deliver is still a clean problem answer.
     const body = await reply.stream();
     if (reply.headers) res.set(reply.headers);
     // A GET answer without a validator of its own (a file has its sha256) is tagged over its bytes,
     // so it is read whole before its headers go (a failure while reading is still a clean problem).
-    if (isRead(req) && !res.get("ETag")) return sendTagged(req, res, reply.status, await collect(body));
+    // (Read no further once the client has gone: nobody is left to answer.)
+    if (isRead(req) && !res.get("ETag")) {
+      const bytes = await collect(body, res);
+      if (bytes === null) return;
+      return sendTagged(req, res, reply.status, bytes);
+    }
     // Headers go with the first chunk: a failure after it can only cut the body short.
     res.status(reply.status);
     await pipeline(body, res);
@@ -240,6 +247,45 @@ export async function runRoute(route: RestRoute, plan: RoutePlan, contextValue: 
   if (reply.body === undefined) return void res.status(reply.status).end();
   res.status(reply.status).json(reply.body);
 }
+
+/**
+ * A streamed read whose reply gives its own ETag (the event export): the tag first, then a 304 when
+ * If-None-Match names it (the body never opened), else the body piped to the client as it is
+ * produced, never held whole. When the client goes away the pipeline destroys the body, whose
+ * reads stop there (at most the slice in hand completes); nothing is logged as a failure then.
+ */
+async function streamWithTag(reply: RestReply & Required<Pick<RestReply, "stream" | "etag">>, req: Request, res: Response) {
+  const etag = await reply.etag();
+  if (clientGone(res)) return;
+  res.set("ETag", etag);
+  if (reply.status === 200 && req.fresh) {
+    if (reply.headers) res.set(reply.headers);
+    return void res.status(304).end();
+  }
+  // Opened before anything is sent: a source that cannot deliver is still a clean problem answer.
+  res.removeHeader("ETag");
+  const body = await reply.stream();
+  if (reply.headers) res.set(reply.headers);
+  res.set("ETag", etag).status(reply.status);
+  if (req.method === "HEAD" || clientGone(res)) {
+    body.destroy();
+    return void res.end();
+  }
+  try {
+    await pipeline(body, res);
+  } catch (err) {
+    // The client went away mid-body: the pipeline has destroyed the body, which is all there is to
+    // do. (A failure of the body itself destroys the response too: that one goes on to the caller.)
+    if (CLIENT_CLOSED.has((err as NodeJS.ErrnoException).code ?? "")) return;
+    throw err;
+  }
+}
+
+/** How a pipeline into a response fails when the client closed the connection. */
+const CLIENT_CLOSED = new Set(["ERR_STREAM_PREMATURE_CLOSE", "ERR_STREAM_DESTROYED", "EPIPE", "ECONNRESET"]);
+
+/** The client closed the connection (or the answer was cut off): nothing more can reach it. */
+const clientGone = (res: Response) => res.destroyed || res.socket?.destroyed === true;
 
 /** A route's variables from what was sent, with what the operation cannot check itself (400, 415). */
 function checkedVariables(route: RestRoute, input: RestInput, req: Request): Record<string, unknown> {

@@ -4,6 +4,7 @@
 // read in slices: a 10,000-row page never sits in memory whole. Ids of an account commit in
 // increasing order (order.ts), so no event can later appear behind a cursor.
 
+import { createHash } from "node:crypto";
 import { epochMs } from "../../db/columns.js";
 import { dbKind, prisma } from "../../db/index.js";
 import { badRequest } from "../../errors.js";
@@ -24,6 +25,9 @@ export interface ExportBounds {
   cursor: string;
 }
 
+/** The largest event id: Event.id is an int4 on PostgreSQL (and afterId/upToId are GraphQL Ints). */
+const MAX_EVENT_ID = 2_147_483_647;
+
 export const encodeExportCursor = (after: number): string => Buffer.from(JSON.stringify({ after })).toString("base64url");
 
 export function decodeExportCursor(cursor: string | null | undefined): number {
@@ -31,7 +35,8 @@ export function decodeExportCursor(cursor: string | null | undefined): number {
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { after?: unknown };
-    if (typeof v.after === "number" && Number.isSafeInteger(v.after) && v.after >= 0) return v.after;
+    // Past the largest id no cursor of ours points: PostgreSQL would refuse the comparison (a 500).
+    if (typeof v.after === "number" && Number.isSafeInteger(v.after) && v.after >= 0 && v.after <= MAX_EVENT_ID) return v.after;
   } catch {
     // fall through
   }
@@ -68,6 +73,41 @@ export async function exportBounds(accountId: string, cursor: string | null | un
     upTo = max[0]?.id == null ? after : Number(max[0].id);
   }
   return { accountId, after, upTo, types, hasMore, cursor: encodeExportCursor(upTo) };
+}
+
+/**
+ * What can change in a page once its bounds are fixed: rows are never inserted behind the last id
+ * (ids commit in order per account: order.ts), and a stored event is never updated except by an
+ * erasure, which rewrites its endUserId, userName and comment (src/domains/events/erasure.ts);
+ * retention deletes rows. So the ids of the page's rows and those three columns say whether the
+ * page is what it was. Both only ever move forward (a deleted row does not come back, a pseudonym
+ * is random), so a tag read just before the rows can at worst be older than the body it goes
+ * with: the next conditional request then gets the body again, never a 304 for a page that changed.
+ */
+const MUTABLE = ["id", "endUserId", "userName", "comment"].map((c) => `"${c}"`).join(", ");
+
+/**
+ * A fingerprint of the page's rows, in one aggregate statement: their count and a digest of their
+ * ids and mutable columns (PostgreSQL: md5 computed by the server; SQLite, in process, has no hash
+ * function: the rows' short JSON arrays, hashed here). The body's rows are not read for it.
+ */
+export async function exportFingerprint(b: ExportBounds): Promise<string> {
+  const f = filter(b.accountId, b.after, b.types);
+  const upTo = ph(f.params.length + 1);
+  const [row] =
+    dbKind() === "postgres"
+      ? await prisma.$queryRawUnsafe<{ n: number | bigint; h: string | null }[]>(
+          `SELECT COUNT(*) AS "n", md5(string_agg(json_build_array(${MUTABLE})::text, ',' ORDER BY "id")) AS "h" FROM "Event" WHERE ${f.sql} AND "id" <= ${upTo}`,
+          ...f.params,
+          b.upTo,
+        )
+      : await prisma.$queryRawUnsafe<{ n: number | bigint; h: string | null }[]>(
+          `SELECT COUNT(*) AS "n", group_concat(json_array(${MUTABLE}), ',' ORDER BY "id") AS "h" FROM "Event" WHERE ${f.sql} AND "id" <= ${upTo}`,
+          ...f.params,
+          b.upTo,
+        );
+  const digest = row?.h == null ? "" : dbKind() === "postgres" ? row.h : createHash("sha1").update(row.h).digest("base64");
+  return `${Number(row?.n ?? 0)}:${digest}`;
 }
 
 // receivedAt as epoch ms (src/db/columns.ts): on SQLite it is CURRENT_TIMESTAMP's zoneless text.

@@ -1,14 +1,16 @@
 // REST row of the incremental export: GET /v1/accounts/{accountId}/events/export. The GraphQL
-// operation authorises and fixes the page's bounds and cursor; the reply then reads the rows a
-// slice at a time, as JSON or NDJSON (the router sends the page once read, with its ETag:
-// src/rest/conditional.ts).
+// operation authorises and fixes the page's bounds and cursor; the reply's ETag is a fingerprint of
+// the page's rows (read.ts), and the body is then streamed a slice of rows at a time, as JSON or
+// NDJSON, as it is read (src/rest/router.ts): never held whole, and no longer read once the client
+// has gone.
+import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { B, type RestRoute, route } from "../../rest/contract.js";
 import { graphql } from "../../rest/operation.js";
 import { cursorParam, limitParam, pathParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { EVENT_FIELDS, EVENT_TYPES } from "../events/validate.js";
-import { EXPORT_LIMITS, type ExportBounds, exportRows } from "./read.js";
+import { EXPORT_LIMITS, type ExportBounds, exportFingerprint, exportRows } from "./read.js";
 
 const DOC = graphql(`query EventExport($accountId: String!, $cursor: String, $limit: Int, $types: [String!]) {
   account(id: $accountId) { eventExport(cursor: $cursor, limit: $limit, types: $types) { cursor hasMore afterId upToId } } }`);
@@ -54,6 +56,15 @@ function body(b: ExportBounds, ndjson: boolean): Readable {
     })(),
     { objectMode: false },
   );
+}
+
+/**
+ * The page's weak tag: everything its answer shows (the format, the bounds and types, hasMore and
+ * the cursor, which the JSON body and the headers carry) and the rows' fingerprint.
+ */
+function exportTag(b: ExportBounds, ndjson: boolean, fingerprint: string): string {
+  const what = JSON.stringify([ndjson ? "ndjson" : "json", b.after, b.upTo, b.types, b.hasMore, b.cursor, fingerprint]);
+  return `W/"ev-${createHash("sha1").update(what).digest("base64url").slice(0, 27)}"`;
 }
 
 export const exportRoutes: RestRoute[] = [
@@ -122,6 +133,9 @@ export const exportRoutes: RestRoute[] = [
             "X-Has-More": String(e.hasMore),
             "Cache-Control": "no-store",
           },
+          // Tagged from a fingerprint of the page's rows, read before them: the body is then
+          // streamed as it is read (a slice at a time), never held whole to be hashed.
+          etag: async () => exportTag(bounds, ndjson, await exportFingerprint(bounds)),
           stream: async () => body(bounds, ndjson),
         };
       },

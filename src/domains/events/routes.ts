@@ -30,14 +30,38 @@ const EVENT_SCHEMA = {
     flowId: str("Flow events and task events."),
     contentId: str("The content shown, clicked or viewed; on selfhelp_search the result clicked."),
     widget: { type: "string", enum: [...WIDGETS], description: "Where a flow was played from (flow_started/completed/exited/failed)." },
-    step: { type: "integer", minimum: 1, description: "flow_step: the step reached." },
+    step: { type: "integer", minimum: 1, maximum: 2_147_483_647, description: "flow_step: the step reached." },
     searchTerm: str("selfhelp_search: the term (reports group it trimmed and lower-cased)."),
-    resultCount: { type: "integer", minimum: 0, description: "selfhelp_search: how many results it showed." },
+    resultCount: { type: "integer", minimum: 0, maximum: 2_147_483_647, description: "selfhelp_search: how many results it showed." },
     useful: { type: "boolean", description: "flow_feedback: was the flow useful." },
     comment: str("flow_feedback: the verbatim comment (optional)."),
     actionId: str("user_action: the action."),
     domain: str("The domain (host) the event happened on; reports filter by it."),
     userName: str("The end user's display name; the latest one (by event time) is shown in reports."),
+  },
+};
+
+/** The bulk 207, with each accepted item's `duplicate` flag and the 202's two counts. */
+const EVENTS_MULTI_STATUS = {
+  ...MULTI_STATUS,
+  required: ["accepted", "duplicates", "success", "failure"],
+  properties: {
+    accepted: { type: "integer", description: "Events stored." },
+    duplicates: { type: "integer", description: "Items whose `id` was seen before (accepted, not stored again)." },
+    success: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["index", "id", "statusCode", "duplicate"],
+        properties: {
+          index: { type: "integer", minimum: 0 },
+          id: { type: ["string", "null"] },
+          statusCode: { type: "integer" },
+          duplicate: { type: "boolean", description: "The item's `id` was seen before: accepted, not stored again." },
+        },
+      },
+    },
+    failure: (MULTI_STATUS.properties as Record<string, unknown>).failure,
   },
 };
 
@@ -70,16 +94,25 @@ export const eventRoutes: RestRoute[] = [
             },
           },
         },
-        207: { json: MULTI_STATUS },
+        207: { json: EVENTS_MULTI_STATUS },
         400: "problem",
       },
       (data) => {
         const results = data.recordEvents.results;
-        if (results.every((r) => r.statusCode < 300)) {
-          const duplicates = results.filter((r) => r.duplicate).length;
-          return { status: 202, body: { accepted: results.length - duplicates, duplicates } };
-        }
-        return bulkReply(results, null);
+        const stored = results.filter((r) => r.statusCode < 300);
+        const duplicates = stored.filter((r) => r.duplicate).length;
+        const counts = { accepted: stored.length - duplicates, duplicates };
+        if (stored.length === results.length) return { status: 202, body: counts };
+        const answer = bulkReply(results, null);
+        if (answer.status !== 207) return answer;
+        // A 207 says of each accepted item what the mutation's results say: whether its `id` was
+        // seen before (accepted, not stored again), and counts them as the 202 does.
+        const duplicate = new Map(stored.map((r) => [r.index, r.duplicate === true]));
+        const body = answer.body as { success: { index: number }[]; failure: unknown[] };
+        return {
+          ...answer,
+          body: { ...counts, success: body.success.map((s) => ({ ...s, duplicate: duplicate.get(s.index) ?? false })), failure: body.failure },
+        };
       },
     ),
   }),

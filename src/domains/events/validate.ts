@@ -86,7 +86,8 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
   const it = item as Record<string, unknown>;
   const problems: string[] = [];
   const unknown = Object.keys(it).filter((k) => !known.has(k));
-  if (unknown.length) problems.push(`unknown field(s): ${unknown.slice(0, 5).join(", ")} (allowed: ${EVENT_FIELDS.join(", ")})`);
+  // (`id`, the optional idempotency key, is taken off the item before this check: src/domains/events/schema.ts.)
+  if (unknown.length) problems.push(`unknown field(s): ${unknown.slice(0, 5).join(", ")} (allowed: ${[...EVENT_FIELDS, "id"].join(", ")})`);
 
   const type = it.type;
   const needs = typeof type === "string" ? ownEntry(EVENT_TYPES, type) : undefined;
@@ -114,10 +115,11 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
     if (listSafe) problems.push(listSafe);
   }
   if (it.widget != null && !(WIDGETS as readonly unknown[]).includes(it.widget)) problems.push(`widget must be one of ${WIDGETS.join(", ")}`);
+  // Both are stored as 32-bit integers: the message gives the whole range, not only its lower end.
   if (it.step != null && (typeof it.step !== "number" || !Number.isInteger(it.step) || it.step < 1 || it.step > INT_MAX))
-    problems.push("step must be an integer ≥ 1");
+    problems.push(`step must be an integer from 1 to ${INT_MAX}`);
   if (it.resultCount != null && (typeof it.resultCount !== "number" || !Number.isInteger(it.resultCount) || it.resultCount < 0 || it.resultCount > INT_MAX))
-    problems.push("resultCount must be an integer ≥ 0");
+    problems.push(`resultCount must be an integer from 0 to ${INT_MAX}`);
   if (it.useful != null && typeof it.useful !== "boolean") problems.push("useful must be true or false");
   for (const f of needs ?? []) if (it[f] === undefined || it[f] === null) problems.push(`${f} is required for ${String(type)} events`);
   // A clicked result implies there were results: the three search outcomes stay a partition.

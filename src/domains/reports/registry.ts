@@ -28,6 +28,12 @@ export interface Column {
    * event's epoch milliseconds: its keyset value in a cursor is the timestamp's ISO 8601 text.
    */
   fromTimestamp?: boolean;
+  /**
+   * An `int` column holding a 32-bit column of the table (Event.step, int4 on PostgreSQL): a cursor
+   * value past that range is refused as malformed, since PostgreSQL refuses to compare the column
+   * with it (an error, not an empty page). Counts are bigint there and take any safe integer.
+   */
+  int32?: boolean;
   description: string;
 }
 
@@ -327,7 +333,7 @@ export const REPORTS: readonly ReportDefinition[] = [
     "flowDropOff",
     "Per step of the flow: distinct end users who reached it, and those who reached no later step and did not complete the flow (per user across the window).",
     [
-      col("step", "int", "The step."),
+      { ...col("step", "int", "The step."), int32: true },
       col("reached", "int", "Distinct end users who reached the step."),
       col("droppedAfter", "int", "Of those, users whose furthest step it was and who did not complete the flow."),
     ],

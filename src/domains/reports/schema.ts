@@ -66,6 +66,9 @@ export function encodeReportCursor(report: string, k: Keyset): string {
 /** A timestamp as a cursor holds it: ISO 8601 in UTC, as the database gives it (PostgreSQL: Z; SQLite: +00:00). */
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|\+00:00)$/;
 
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
 const malformed = () =>
   badRequest("cursor is malformed: pass the cursor value of a previous page of this report unchanged", [{ path: "cursor", message: "malformed cursor" }]);
 
@@ -87,7 +90,7 @@ export function decodeReportCursor(def: ReportDefinition, cursor: string): Keyse
   const ok = (col: Column, x: unknown) =>
     x === null ||
     (col.kind === "string" && typeof x === "string" && !x.includes("\u0000")) ||
-    ((col.kind === "int" || col.kind === "date") && Number.isSafeInteger(x)) ||
+    ((col.kind === "int" || col.kind === "date") && Number.isSafeInteger(x) && (!col.int32 || ((x as number) >= INT32_MIN && (x as number) <= INT32_MAX))) ||
     (col.kind === "time" && (col.fromTimestamp ? typeof x === "string" && ISO_TIMESTAMP.test(x) && !Number.isNaN(Date.parse(x)) : Number.isSafeInteger(x))) ||
     (col.kind === "bool" && (typeof x === "boolean" || x === 0 || x === 1));
   if (!def.columns.every((col, i) => ok(col, (c.v as unknown[])[i]))) throw malformed();
