@@ -140,14 +140,14 @@ describe("GET /events/export", () => {
     const t = await tenant("exb");
     expectProblem(await exp(t, "cursor=%%%"), 400, /cursor/);
     expectProblem(await exp(t, `cursor=${Buffer.from('{"after":-1}').toString("base64url")}`), 400, /cursor/);
-    // Past the 32 bits of Event.id (PostgreSQL refused the comparison: a 500); the largest id is fine.
+    // Event ids are 64-bit (past 2^31 PostgreSQL's int4 refused the comparison: a 500); past 2^53 − 1
+    // a JavaScript number is not exact, and no cursor of ours points there.
+    const big = Buffer.from(JSON.stringify({ after: 2 ** 53 })).toString("base64url");
+    expectProblem(await exp(t, `cursor=${big}`), 400, /^cursor is malformed/);
     for (const after of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
-      const r = await exp(t, `cursor=${Buffer.from(JSON.stringify({ after })).toString("base64url")}`);
-      expectProblem(r, 400, /^cursor is malformed/);
-      expect(r.body.errors).toEqual([{ path: "cursor", message: "malformed cursor" }]);
+      const c = Buffer.from(JSON.stringify({ after })).toString("base64url");
+      expect((await exp(t, `cursor=${c}`)).body).toEqual({ data: [], cursor: c, hasMore: false });
     }
-    const last = Buffer.from(JSON.stringify({ after: 2 ** 31 - 1 })).toString("base64url");
-    expect((await exp(t, `cursor=${last}`)).body).toEqual({ data: [], cursor: last, hasMore: false });
     expectProblem(await exp(t, "limit=0"), 400, /limit/);
     expectProblem(await exp(t, "limit=10001"), 400, /limit/);
     expectProblem(await exp(t, "type=flow_started,nope"), 400, /type must be one of/);

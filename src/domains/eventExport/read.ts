@@ -25,9 +25,6 @@ export interface ExportBounds {
   cursor: string;
 }
 
-/** The largest event id: Event.id is an int4 on PostgreSQL (and afterId/upToId are GraphQL Ints). */
-const MAX_EVENT_ID = 2_147_483_647;
-
 export const encodeExportCursor = (after: number): string => Buffer.from(JSON.stringify({ after })).toString("base64url");
 
 export function decodeExportCursor(cursor: string | null | undefined): number {
@@ -35,8 +32,9 @@ export function decodeExportCursor(cursor: string | null | undefined): number {
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { after?: unknown };
-    // Past the largest id no cursor of ours points: PostgreSQL would refuse the comparison (a 500).
-    if (typeof v.after === "number" && Number.isSafeInteger(v.after) && v.after >= 0 && v.after <= MAX_EVENT_ID) return v.after;
+    // Event ids are 64-bit in both databases; a JavaScript number is exact to 2^53 − 1, past which
+    // no cursor of ours points.
+    if (typeof v.after === "number" && Number.isSafeInteger(v.after) && v.after >= 0) return v.after;
   } catch {
     // fall through
   }
