@@ -53,6 +53,13 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     });
   });
 
+  it("GraphQL: a connection asked without first is charged the page it serves (the audit log's 100 entries, not 10)", async () => {
+    const t = await fresh("gdef");
+    // Two default pages of the audit log: 2 × (1 + 100) units → 2 points (priced as 10 entries each, 22 units: 1).
+    const r = await gql(server, t, "query($a: String!) { one: auditLogs(accountId: $a) { nodes { id } } two: auditLogs(accountId: $a) { nodes { id } } }");
+    expect([r.status, r.body.extensions.cost]).toEqual([200, { requestedQueryCost: 2, actualQueryCost: 2, throttleStatus: throttle(100, 98) }]);
+  });
+
   it("GraphQL over the remaining points: a 429 before anything runs, with the cost; the points stay for cheaper requests", async () => {
     const t = await fresh("g429");
     await seedContents(t.accountId, 3, await seedTags(t.accountId, 2), 1);

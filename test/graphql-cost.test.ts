@@ -4,12 +4,13 @@
 // cost; fields that declare a cost (reports, Explore) weigh what they scan. Computed from the
 // document and variables against the real schema, before anything runs, once per operation node
 // into a plan (a constant when no variable can change it). What it is charged: test/cost-budget.test.ts.
-import { parse } from "graphql";
+import { isObjectType, parse } from "graphql";
 import { describe, expect, it } from "vitest";
 import { REPORTS } from "../src/domains/reports/registry.js";
 import { costPlan, DEFAULT_LIST_SIZE, operationCost, pointsOf } from "../src/graphql/cost.js";
 import { routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
+import { LIST_LIMITS } from "../src/schema/pagination.js";
 
 const cost = (text: string, variables: Record<string, unknown> = {}, operationName?: string) => operationCost(schema, parse(text), operationName, variables);
 
@@ -27,6 +28,24 @@ describe("operationCost", () => {
     // A nested list nothing bounds: DEFAULT_LIST_SIZE items (a content's tags).
     const contents = "query($a: String!) { account(id: $a) { contents(first: 20) { nodes { id tags { id } } } } }";
     expect(cost(contents)).toBe(1 + 1 + 20 * (1 + DEFAULT_LIST_SIZE));
+  });
+
+  it("a connection asked without first is priced at the page it serves: its own default (audit log 100, files 50, others 10)", () => {
+    expect(cost("query($a: String!) { auditLogs(accountId: $a) { nodes { id } } }")).toBe(1 + LIST_LIMITS.auditLogs.default);
+    expect(cost("query($a: String!) { auditLogs(accountId: $a) { edges { node { id } } } }")).toBe(1 + 2 * LIST_LIMITS.auditLogs.default);
+    expect(cost("query($a: String!) { account(id: $a) { files { nodes { id } } } }")).toBe(1 + 1 + LIST_LIMITS.files.default);
+    expect(cost("query($a: String!) { account(id: $a) { tags { nodes { id } } } }")).toBe(1 + 1 + LIST_LIMITS.standard.default);
+    // A variable left out is the same page; given, it is the size.
+    const files = "query($a: String!, $n: Int) { account(id: $a) { files(first: $n) { nodes { id } } } }";
+    expect([cost(files), cost(files, { n: 5 })]).toEqual([1 + 1 + LIST_LIMITS.files.default, 1 + 1 + 5]);
+    // Every connection of the schema declares the limits its resolver pages with.
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type) || type.name.startsWith("__")) continue;
+      for (const field of Object.values(type.getFields())) {
+        const args = field.args.map((x) => x.name);
+        if (args.includes("first") && args.includes("last")) expect(field.extensions.pageLimits, `${type.name}.${field.name}`).toBeDefined();
+      }
+    }
   });
 
   it("fragments and inline fragments count as written; only the named operation counts", () => {

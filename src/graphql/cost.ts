@@ -1,9 +1,10 @@
 // The static cost of a GraphQL operation (issue 33 item 1), from its document and variables before
 // anything runs, in the Shopify/GitHub style: an object costs 1, a scalar or enum 0, and a list costs
 // its size times what one of its items costs. A list's size is the field's own `first`/`last`/`limit`
-// argument (the variable's value, the operation's default for it, or the argument's default); the
-// list children of a field that has one (a connection's `nodes` and `edges`) take its size; any other
-// list counts DEFAULT_LIST_SIZE items. A field may declare its own cost instead of the 1 of an object
+// argument (the variable's value, the operation's default for it, or the argument's default, and
+// for a connection without `first` its own default page: `extensions.pageLimits`); the list children
+// of a field that has one (a connection's `nodes` and `edges`) take its size; any other list counts
+// DEFAULT_LIST_SIZE items. A field may declare its own cost instead of the 1 of an object
 // (`extensions: { cost: (args) => units }`): the reports and the Explore questions weigh what they scan,
 // and that weight prices the field's whole selection (its rows are aggregates of the scan); or a cost
 // per field selected under it (`extensions: { costPerField }`: `reports`, whose fields are reports).
@@ -39,7 +40,7 @@ import {
   valueFromASTUntyped,
 } from "graphql";
 import { getArgumentValues } from "graphql/execution/values.js";
-import { LIST_LIMITS } from "../schema/pagination.js";
+import { LIST_LIMITS, type PageLimits } from "../schema/pagination.js";
 
 /** Items assumed of a list whose size nothing in the request bounds (a content's tags, a schema's fields). */
 export const DEFAULT_LIST_SIZE = 10;
@@ -128,12 +129,15 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
 
   /** A list field's size: a constant, a function of the variables, or null when nothing bounds it. */
   const sizeOf = (node: FieldNode, field: GraphQLField<unknown, unknown>): Part | null => {
+    // A connection's own page sizes (src/schema/pagination.ts pageExtensions): without `first` it
+    // serves its default page, which is what it is priced at (the audit log's 100 entries, not 10).
+    const limits = field.extensions?.pageLimits as PageLimits | undefined;
     for (const name of SIZE_ARGS) {
       const arg = field.args.find((a) => a.name === name);
       if (!arg) continue;
       const given: ArgumentNode | undefined = node.arguments?.find((a) => a.name.value === name);
       const valid = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
-      const fallback = valid(arg.defaultValue) ? arg.defaultValue : null;
+      const fallback = valid(arg.defaultValue) ? arg.defaultValue : name === "first" && limits ? limits.default : null;
       // A size no list takes is refused before anything is read (`first must be between 1 and …`):
       // it reads nothing, so it is priced so; the request costs the minimum, as a REST request
       // refused for a bad limit does (a price of 200 points for first: 20000 spent the budget on a 400).
