@@ -169,6 +169,17 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     expect(remaining(await gql(server, t, CHEAP))).toBe(99);
   });
 
+  it("an event-export page is charged by the events it may hold, REST and GraphQL alike (it cost 1 point for 10,000)", async () => {
+    const t = await fresh("exp");
+    const rest = await call(`${server.url}/v1/accounts/${t.accountId}/events/export?limit=5000`, { headers: t.headers });
+    expect([rest.status, remaining(rest)]).toEqual([200, 50]);
+    const q = await gql(server, t, "query($a: String!) { account(id: $a) { eventExport(limit: 2000) { events cursor } } }");
+    expect([q.status, q.body.extensions.cost]).toEqual([200, { requestedQueryCost: 20, actualQueryCost: 20, throttleStatus: throttle(100, 30) }]);
+    // The default page: 1,000 events, 10 points.
+    const page = await call(`${server.url}/v1/accounts/${t.accountId}/events/export`, { headers: t.headers });
+    expect([page.status, remaining(page)]).toEqual([200, 20]);
+  });
+
   it("REST input refused before it runs costs the minimum point, and a 429 comes before it as always", async () => {
     const t = await fresh("bad");
     const bad = await list(server, t, 0);

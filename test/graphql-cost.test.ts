@@ -91,7 +91,8 @@ describe("cost plans", () => {
       // A route with no list sized by a variable and no scan: one number for every request.
       if (!/\$(first|limit)\b|analytics \{|report\(/.test(r.document)) expect(plan.dynamic, r.name).toBe(false);
       if (!plan.dynamic) constant++;
-      expect(pointsOf(plan({ accountId: "a", first: 10 })), r.name).toBe(1);
+      // (But the event export, whose default page is 1,000 events: 10 points.)
+      expect(pointsOf(plan({ accountId: "a", first: 10 })), r.name).toBe(r.name === "exportEvents" ? 10 : 1);
     }
     expect(constant).toBeGreaterThan(routes.length / 2);
   });
@@ -113,6 +114,22 @@ describe("cost plans", () => {
       `query($a: String!) { account(id: $a) { analytics { funnel(input: { steps: [{}, {}], breakdown: "event:domain", ${month} }) { breakdown groups { steps { step users } } } } } }`,
     );
     expect(withSteps).toBe(funnel);
+  });
+
+  it("an event-export page weighs the events it may hold, on REST and GraphQL alike: 1,000 by default (10 points), 10,000 at most (100)", () => {
+    const rest = routes.find((r) => r.name === "exportEvents")!.document;
+    expect([cost(rest, { accountId: "a" }), cost(rest, { accountId: "a", limit: 10_000 }), cost(rest, { accountId: "a", limit: 50 })]).toEqual([
+      1 + 1 + 1000,
+      1 + 1 + 10_000,
+      1 + 1 + 50,
+    ]);
+    expect([pointsOf(cost(rest, { accountId: "a" })), pointsOf(cost(rest, { accountId: "a", limit: 10_000 }))]).toEqual([10, 100]);
+    const gql = "query($a: String!, $n: Int) { account(id: $a) { eventExport(limit: $n) { events cursor hasMore } } }";
+    expect([cost(gql, { n: 10_000 }), cost(gql)]).toEqual([1 + 1 + 10_000, 1 + 1 + 1000]);
+    // As the route sends them: an optional variable left undefined is not given.
+    expect(cost(rest, { accountId: "a", cursor: undefined, limit: 5000, types: undefined })).toBe(1 + 1 + 5000);
+    // A limit no page takes is refused before any read: the minimum.
+    for (const limit of [0, 10_001]) expect(cost(rest, { accountId: "a", limit })).toBe(1 + 1);
   });
 
   it("reports weigh their window's days of rollups", () => {
