@@ -148,6 +148,26 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     expect(remaining(await gql(server, t, CHEAP))).toBe(96);
   });
 
+  it("GraphQL: a page its list refuses (first past the list's own maximum, last) costs the minimum point, and extensions.cost says so", async () => {
+    const t = await fresh("grefused");
+    // The audit log takes 500 a page at most: 5,000 was priced as 5,001 units (50 points) and refused.
+    // (Sizes in variables: written in the text, armor's own cost limit refuses them first.)
+    const audit = await gql(server, t, "query($a: String!, $n: Int) { auditLogs(accountId: $a, first: $n) { nodes { id } } }", { n: 5000 });
+    expect([audit.status, audit.body.errors?.[0]?.message, audit.body.extensions.cost]).toEqual([
+      400,
+      "limit must be between 1 and 500",
+      { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: throttle(100, 99) },
+    ]);
+    // Connections page forward only: last: 5000 was priced at its size (50 points with the tags).
+    const last = await gql(server, t, "query($a: String!, $n: Int) { account(id: $a) { contents(last: $n) { nodes { id tags { id } } } } }", { n: 5000 });
+    expect([last.status, last.body.errors?.[0]?.message, last.body.extensions.cost]).toEqual([
+      400,
+      "Only forward pagination is supported: use first and after.",
+      { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: throttle(100, 98) },
+    ]);
+    expect(remaining(await gql(server, t, CHEAP))).toBe(97);
+  });
+
   it("every /graphql answer carries extensions.cost, those refused before anything is priced too (nothing charged)", async () => {
     const t = await fresh("gnone");
     const none = { requestedQueryCost: 0, actualQueryCost: 0, throttleStatus: null };

@@ -48,6 +48,22 @@ describe("operationCost", () => {
     }
   });
 
+  it("a page its connection refuses reads nothing and is priced so: first past the list's own maximum, last, before", () => {
+    const audit = (args: string) => cost(`query($a: String!, $n: Int, $l: Int, $b: String) { auditLogs(accountId: $a, ${args}) { nodes { id } } }`);
+    // The audit log takes at most 500 a page (other lists 10,000): 5,000 is refused, not read.
+    expect([audit("first: 500"), audit("first: 5000"), audit("first: 0")]).toEqual([1 + 500, 1, 1]);
+    expect([audit("last: 5000"), audit('first: 10, before: "x"'), audit("last: null")]).toEqual([1, 1, 1 + 100]);
+    const page = "query($a: String!, $n: Int, $l: Int, $b: String) { account(id: $a) { contents(first: $n, last: $l, before: $b) { nodes { id } } } }";
+    const plan = costPlan(schema, parse(page));
+    expect([plan({ n: 50 }), plan({ l: 5000 }), plan({ n: 50, b: "x" }), plan({ n: 10_001 }), plan({ l: null })]).toEqual([
+      1 + 1 + 50,
+      1 + 1,
+      1 + 1,
+      1 + 1,
+      1 + 1 + 10,
+    ]);
+  });
+
   it("fragments and inline fragments count as written; only the named operation counts", () => {
     const text = `
       query One($a: String!) { account(id: $a) { ...T } }

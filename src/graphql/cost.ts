@@ -36,6 +36,7 @@ import {
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValueNode,
   valueFromAST,
   valueFromASTUntyped,
 } from "graphql";
@@ -136,17 +137,40 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
     return out ?? v;
   };
 
+  /**
+   * The page a forward-only connection serves, by its own limits (declared on the field:
+   * src/schema/pagination.ts pageExtensions; its resolver checks the same with pageLimit): `first`,
+   * or without it the list's default page (the audit log's 100 entries, files' 50). A page it refuses
+   * before reading anything (a `first` below 1 or past the list's own maximum, the audit log's 500;
+   * any `last` or `before`) reads nothing and is priced so: the request costs the minimum point, as
+   * a REST request refused for its limit does, not the size it asked for.
+   */
+  const pageOf = (node: FieldNode, limits: PageLimits): Part => {
+    const given = (name: string) => node.arguments?.find((a) => a.name.value === name)?.value;
+    const first = given("first");
+    const backwards = [given("last"), given("before")].filter((a) => a !== undefined);
+    const read = (value: ValueNode | undefined, v: Variables): unknown =>
+      value === undefined ? undefined : value.kind === Kind.VARIABLE ? withDefaults(v)[value.name.value] : valueFromASTUntyped(value);
+    const size = (v: Variables): number => {
+      if (backwards.some((a) => read(a, v) != null)) return 0;
+      const n = read(first, v);
+      // (A value that is no number does not coerce: refused too; priced at the default as before.)
+      if (typeof n !== "number") return limits.default;
+      return Number.isInteger(n) && n >= 1 && n <= limits.max ? n : 0;
+    };
+    return [first, ...backwards].some((a) => a?.kind === Kind.VARIABLE) ? size : size({});
+  };
+
   /** A list field's size: a constant, a function of the variables, or null when nothing bounds it. */
   const sizeOf = (node: FieldNode, field: GraphQLField<unknown, unknown>): Part | null => {
-    // A connection's own page sizes (src/schema/pagination.ts pageExtensions): without `first` it
-    // serves its default page, which is what it is priced at (the audit log's 100 entries, not 10).
     const limits = field.extensions?.pageLimits as PageLimits | undefined;
+    if (limits) return pageOf(node, limits);
     for (const name of SIZE_ARGS) {
       const arg = field.args.find((a) => a.name === name);
       if (!arg) continue;
       const given: ArgumentNode | undefined = node.arguments?.find((a) => a.name.value === name);
       const valid = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
-      const fallback = valid(arg.defaultValue) ? arg.defaultValue : name === "first" && limits ? limits.default : null;
+      const fallback = valid(arg.defaultValue) ? arg.defaultValue : null;
       // A size no list takes is refused before anything is read (`first must be between 1 and …`):
       // it reads nothing, so it is priced so; the request costs the minimum, as a REST request
       // refused for a bad limit does (a price of 200 points for first: 20000 spent the budget on a 400).
