@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPORTS } from "../src/domains/reports/registry.js";
+import { JSON_BODY_LIMIT_BYTES } from "../src/rest/router.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
 import { call, prisma, type Reply, redisAnswers, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
@@ -185,6 +186,42 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     for (const [what, reply, status] of cases) {
       const r = await reply;
       expect([what, r.status, r.body.errors?.length > 0, r.body.extensions?.cost], r.text).toEqual([what, status, true, none]);
+    }
+    expect(remaining(await gql(server, t, CHEAP))).toBe(99);
+  });
+
+  it("/graphql answers refused for their body's form carry extensions.cost too: a media type it does not read (a 415 with a body), too large, too deep, an unknown coding", async () => {
+    const t = await fresh("gform");
+    const none = { requestedQueryCost: 0, actualQueryCost: 0, throttleStatus: null };
+    const post = (raw: string, headers: Record<string, string>) =>
+      call(`${server.url}/graphql`, { method: "POST", headers: { ...t.headers, ...headers }, raw });
+    const query = JSON.stringify({ query: "{ __typename }" });
+    // Text/plain: Yoga has no parser for it (it answered a bare 415, no body): the error says what to send.
+    const plain = await post(query, { "content-type": "text/plain" });
+    expect([plain.status, plain.body]).toEqual([
+      415,
+      {
+        errors: [{ message: "Send the body as JSON with Content-Type: application/json.", extensions: { code: "UNSUPPORTED_MEDIA_TYPE" } }],
+        extensions: { cost: none },
+      },
+    ]);
+    // Refused before Yoga, as REST bodies are (problem+json), with the same cost block.
+    const json = { "content-type": "application/json" };
+    const cases: [string, Promise<Reply>, number][] = [
+      ["past 10 MiB", post(`{"query":"{ __typename }","variables":{"pad":"${"x".repeat(JSON_BODY_LIMIT_BYTES)}"}}`, json), 413],
+      ["nested too deep", post(`{"query":"{ __typename }","variables":{"a":${"[".repeat(100)}${"]".repeat(100)}}}`, json), 400],
+      ["an unknown coding", post(query, { ...json, "content-encoding": "compress" }), 415],
+      ["a coding that does not decode", post(query, { ...json, "content-encoding": "gzip" }), 400],
+    ];
+    for (const [what, reply, status] of cases) {
+      const r = await reply;
+      expect([what, r.status, r.headers.get("content-type"), r.body.status, r.body.extensions], r.text.slice(0, 300)).toEqual([
+        what,
+        status,
+        "application/problem+json; charset=utf-8",
+        status,
+        { cost: none },
+      ]);
     }
     expect(remaining(await gql(server, t, CHEAP))).toBe(99);
   });
