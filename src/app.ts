@@ -228,20 +228,31 @@ export function createApp(config: Config) {
   // decoded from gzip, deflate or br as REST bodies are (the limit holds for the decoded bytes too),
   // and handed to the fast path and Yoga.
   // (app.use with a method check, not app.post: a matched route would become the request's metrics label.)
+  // A body refused here (413; 415 for a coding; 400 nested too deep or not decoding) is a problem as
+  // on REST, and carries the `extensions.cost` every /graphql answer carries: nothing priced or charged.
+  const refuseBody = (res: Response, err: unknown) => {
+    const known = knownError(err);
+    if (!known) logger.error({ err }, "reading a /graphql body failed");
+    const [p, headers] = known ? problemOf(known) : [problem(500, "Unexpected error; the request may succeed on retry."), undefined];
+    sendProblem(res, { ...p, extensions: { cost: budget.unpriced } }, headers);
+  };
   app.use(yoga.graphqlEndpoint, (req, res, next) => {
     if (req.method !== "POST") return next();
     authenticateBeforeBody(req).then(
       () =>
         readBounded(req, res, JSON_BODY_LIMIT_BYTES)
           .then((sent) => decodeContent(sent, req.headers["content-encoding"], JSON_BODY_LIMIT_BYTES))
-          .then((body) => {
-            if (/json/i.test(req.headers["content-type"] ?? "") && nestedPast(body)) return sendProblem(res, ...problemOf(tooDeepError("body")));
-            // Decoded here, so the fast path and Yoga (which decodes none) read plain JSON.
-            delete req.headers["content-encoding"];
-            req.headers["content-length"] = String(body.length);
-            req.body = body;
-            next();
-          }, next),
+          .then(
+            (body) => {
+              if (/json/i.test(req.headers["content-type"] ?? "") && nestedPast(body)) return refuseBody(res, tooDeepError("body"));
+              // Decoded here, so the fast path and Yoga (which decodes none) read plain JSON.
+              delete req.headers["content-encoding"];
+              req.headers["content-length"] = String(body.length);
+              req.body = body;
+              next();
+            },
+            (err: unknown) => refuseBody(res, err),
+          ),
       () => {
         res.set("Connection", "close");
         next();

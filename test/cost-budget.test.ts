@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPORTS } from "../src/domains/reports/registry.js";
+import { JSON_BODY_LIMIT_BYTES } from "../src/rest/router.js";
 import { seedContents } from "./factories/content.js";
 import { seedTags } from "./factories/tags.js";
 import { call, prisma, type Reply, redisAnswers, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
@@ -51,6 +52,13 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
       actualQueryCost: 1,
       throttleStatus: throttle(100, 43),
     });
+  });
+
+  it("GraphQL: a connection asked without first is charged the page it serves (the audit log's 100 entries, not 10)", async () => {
+    const t = await fresh("gdef");
+    // Two default pages of the audit log: 2 × (1 + 100) units → 2 points (priced as 10 entries each, 22 units: 1).
+    const r = await gql(server, t, "query($a: String!) { one: auditLogs(accountId: $a) { nodes { id } } two: auditLogs(accountId: $a) { nodes { id } } }");
+    expect([r.status, r.body.extensions.cost]).toEqual([200, { requestedQueryCost: 2, actualQueryCost: 2, throttleStatus: throttle(100, 98) }]);
   });
 
   it("GraphQL over the remaining points: a 429 before anything runs, with the cost; the points stay for cheaper requests", async () => {
@@ -141,6 +149,26 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     expect(remaining(await gql(server, t, CHEAP))).toBe(96);
   });
 
+  it("GraphQL: a page its list refuses (first past the list's own maximum, last) costs the minimum point, and extensions.cost says so", async () => {
+    const t = await fresh("grefused");
+    // The audit log takes 500 a page at most: 5,000 was priced as 5,001 units (50 points) and refused.
+    // (Sizes in variables: written in the text, armor's own cost limit refuses them first.)
+    const audit = await gql(server, t, "query($a: String!, $n: Int) { auditLogs(accountId: $a, first: $n) { nodes { id } } }", { n: 5000 });
+    expect([audit.status, audit.body.errors?.[0]?.message, audit.body.extensions.cost]).toEqual([
+      400,
+      "limit must be between 1 and 500",
+      { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: throttle(100, 99) },
+    ]);
+    // Connections page forward only: last: 5000 was priced at its size (50 points with the tags).
+    const last = await gql(server, t, "query($a: String!, $n: Int) { account(id: $a) { contents(last: $n) { nodes { id tags { id } } } } }", { n: 5000 });
+    expect([last.status, last.body.errors?.[0]?.message, last.body.extensions.cost]).toEqual([
+      400,
+      "Only forward pagination is supported: use first and after.",
+      { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: throttle(100, 98) },
+    ]);
+    expect(remaining(await gql(server, t, CHEAP))).toBe(97);
+  });
+
   it("every /graphql answer carries extensions.cost, those refused before anything is priced too (nothing charged)", async () => {
     const t = await fresh("gnone");
     const none = { requestedQueryCost: 0, actualQueryCost: 0, throttleStatus: null };
@@ -160,6 +188,53 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
       expect([what, r.status, r.body.errors?.length > 0, r.body.extensions?.cost], r.text).toEqual([what, status, true, none]);
     }
     expect(remaining(await gql(server, t, CHEAP))).toBe(99);
+  });
+
+  it("/graphql answers refused for their body's form carry extensions.cost too: a media type it does not read (a 415 with a body), too large, too deep, an unknown coding", async () => {
+    const t = await fresh("gform");
+    const none = { requestedQueryCost: 0, actualQueryCost: 0, throttleStatus: null };
+    const post = (raw: string, headers: Record<string, string>) =>
+      call(`${server.url}/graphql`, { method: "POST", headers: { ...t.headers, ...headers }, raw });
+    const query = JSON.stringify({ query: "{ __typename }" });
+    // Text/plain: Yoga has no parser for it (it answered a bare 415, no body): the error says what to send.
+    const plain = await post(query, { "content-type": "text/plain" });
+    expect([plain.status, plain.body]).toEqual([
+      415,
+      {
+        errors: [{ message: "Send the body as JSON with Content-Type: application/json.", extensions: { code: "UNSUPPORTED_MEDIA_TYPE" } }],
+        extensions: { cost: none },
+      },
+    ]);
+    // Refused before Yoga, as REST bodies are (problem+json), with the same cost block.
+    const json = { "content-type": "application/json" };
+    const cases: [string, Promise<Reply>, number][] = [
+      ["past 10 MiB", post(`{"query":"{ __typename }","variables":{"pad":"${"x".repeat(JSON_BODY_LIMIT_BYTES)}"}}`, json), 413],
+      ["nested too deep", post(`{"query":"{ __typename }","variables":{"a":${"[".repeat(100)}${"]".repeat(100)}}}`, json), 400],
+      ["an unknown coding", post(query, { ...json, "content-encoding": "compress" }), 415],
+      ["a coding that does not decode", post(query, { ...json, "content-encoding": "gzip" }), 400],
+    ];
+    for (const [what, reply, status] of cases) {
+      const r = await reply;
+      expect([what, r.status, r.headers.get("content-type"), r.body.status, r.body.extensions], r.text.slice(0, 300)).toEqual([
+        what,
+        status,
+        "application/problem+json; charset=utf-8",
+        status,
+        { cost: none },
+      ]);
+    }
+    expect(remaining(await gql(server, t, CHEAP))).toBe(99);
+  });
+
+  it("an event-export page is charged by the events it may hold, REST and GraphQL alike (it cost 1 point for 10,000)", async () => {
+    const t = await fresh("exp");
+    const rest = await call(`${server.url}/v1/accounts/${t.accountId}/events/export?limit=5000`, { headers: t.headers });
+    expect([rest.status, remaining(rest)]).toEqual([200, 50]);
+    const q = await gql(server, t, "query($a: String!) { account(id: $a) { eventExport(limit: 2000) { events cursor } } }");
+    expect([q.status, q.body.extensions.cost]).toEqual([200, { requestedQueryCost: 20, actualQueryCost: 20, throttleStatus: throttle(100, 30) }]);
+    // The default page: 1,000 events, 10 points.
+    const page = await call(`${server.url}/v1/accounts/${t.accountId}/events/export`, { headers: t.headers });
+    expect([page.status, remaining(page)]).toEqual([200, 20]);
   });
 
   it("REST input refused before it runs costs the minimum point, and a 429 comes before it as always", async () => {

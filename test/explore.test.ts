@@ -385,6 +385,41 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
     const p3 = await ask(t, { ...body, limit: 2, cursor: p2.body.cursor });
     expect(p3.body).toMatchObject({ rows: r.body.rows.slice(4), cursor: null });
     expectProblem(await ask(t, { ...body, interval: "week", cursor: p1.body.cursor }), 400, /^body\.cursor: the cursor belongs to another question/);
+    // A cursor carries the window it pages: edited to a wider or another window than the question
+    // asks (and is priced for), it is refused before anything is read; it was read (f = 0: every
+    // event since 1970 for the price of four days, and a bucket per day of them).
+    const edited = (cursor: string, change: (v: { f: number; t: number }) => void) => {
+      const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+      change(v);
+      return Buffer.from(JSON.stringify(v)).toString("base64url");
+    };
+    const DAY = 86_400_000;
+    const windowRefused = /^body\.cursor: the cursor pages another window than this question's/;
+    for (const change of [(v: { f: number }) => void (v.f = 0), (v: { f: number }) => void (v.f -= DAY), (v: { t: number }) => void (v.t += DAY)])
+      expectProblem(await ask(t, { ...body, limit: 2, cursor: edited(p1.body.cursor, change) }), 400, windowRefused);
+    expectProblem(
+      await ask(t, {
+        ...body,
+        limit: 2,
+        cursor: edited(p1.body.cursor, (v) => {
+          v.f -= DAY;
+          v.t -= DAY;
+        }),
+      }),
+      400,
+      windowRefused,
+    );
+    // A window whose end is "now" (no endDate) pages on: its cursor keeps the window of its first page.
+    for (const open of [
+      { metrics: ["events"], interval: "day", limit: 2 },
+      { metrics: ["events"], interval: "day", startDate: "2026-03-06", limit: 2 },
+    ]) {
+      const first = await ask(t, open);
+      const next = await ask(t, { ...open, cursor: first.body.cursor });
+      expect([first.status, next.status, next.body.rows.length], next.text).toEqual([200, 200, 2]);
+      expectProblem(await ask(t, { ...open, cursor: edited(first.body.cursor, (v) => void (v.f -= DAY)) }), 400, windowRefused);
+      expectProblem(await ask(t, { ...open, cursor: edited(first.body.cursor, (v) => void (v.t = Date.now() + DAY)) }), 400, windowRefused);
+    }
     // CSV: the same columns, every row.
     const csv = await ask(t, { ...body, limit: 1 }, "?format=csv");
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);

@@ -4,12 +4,13 @@
 // cost; fields that declare a cost (reports, Explore) weigh what they scan. Computed from the
 // document and variables against the real schema, before anything runs, once per operation node
 // into a plan (a constant when no variable can change it). What it is charged: test/cost-budget.test.ts.
-import { parse } from "graphql";
+import { isObjectType, parse } from "graphql";
 import { describe, expect, it } from "vitest";
 import { REPORTS } from "../src/domains/reports/registry.js";
 import { costPlan, DEFAULT_LIST_SIZE, operationCost, pointsOf } from "../src/graphql/cost.js";
 import { routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
+import { LIST_LIMITS } from "../src/schema/pagination.js";
 
 const cost = (text: string, variables: Record<string, unknown> = {}, operationName?: string) => operationCost(schema, parse(text), operationName, variables);
 
@@ -27,6 +28,40 @@ describe("operationCost", () => {
     // A nested list nothing bounds: DEFAULT_LIST_SIZE items (a content's tags).
     const contents = "query($a: String!) { account(id: $a) { contents(first: 20) { nodes { id tags { id } } } } }";
     expect(cost(contents)).toBe(1 + 1 + 20 * (1 + DEFAULT_LIST_SIZE));
+  });
+
+  it("a connection asked without first is priced at the page it serves: its own default (audit log 100, files 50, others 10)", () => {
+    expect(cost("query($a: String!) { auditLogs(accountId: $a) { nodes { id } } }")).toBe(1 + LIST_LIMITS.auditLogs.default);
+    expect(cost("query($a: String!) { auditLogs(accountId: $a) { edges { node { id } } } }")).toBe(1 + 2 * LIST_LIMITS.auditLogs.default);
+    expect(cost("query($a: String!) { account(id: $a) { files { nodes { id } } } }")).toBe(1 + 1 + LIST_LIMITS.files.default);
+    expect(cost("query($a: String!) { account(id: $a) { tags { nodes { id } } } }")).toBe(1 + 1 + LIST_LIMITS.standard.default);
+    // A variable left out is the same page; given, it is the size.
+    const files = "query($a: String!, $n: Int) { account(id: $a) { files(first: $n) { nodes { id } } } }";
+    expect([cost(files), cost(files, { n: 5 })]).toEqual([1 + 1 + LIST_LIMITS.files.default, 1 + 1 + 5]);
+    // Every connection of the schema declares the limits its resolver pages with.
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type) || type.name.startsWith("__")) continue;
+      for (const field of Object.values(type.getFields())) {
+        const args = field.args.map((x) => x.name);
+        if (args.includes("first") && args.includes("last")) expect(field.extensions.pageLimits, `${type.name}.${field.name}`).toBeDefined();
+      }
+    }
+  });
+
+  it("a page its connection refuses reads nothing and is priced so: first past the list's own maximum, last, before", () => {
+    const audit = (args: string) => cost(`query($a: String!, $n: Int, $l: Int, $b: String) { auditLogs(accountId: $a, ${args}) { nodes { id } } }`);
+    // The audit log takes at most 500 a page (other lists 10,000): 5,000 is refused, not read.
+    expect([audit("first: 500"), audit("first: 5000"), audit("first: 0")]).toEqual([1 + 500, 1, 1]);
+    expect([audit("last: 5000"), audit('first: 10, before: "x"'), audit("last: null")]).toEqual([1, 1, 1 + 100]);
+    const page = "query($a: String!, $n: Int, $l: Int, $b: String) { account(id: $a) { contents(first: $n, last: $l, before: $b) { nodes { id } } } }";
+    const plan = costPlan(schema, parse(page));
+    expect([plan({ n: 50 }), plan({ l: 5000 }), plan({ n: 50, b: "x" }), plan({ n: 10_001 }), plan({ l: null })]).toEqual([
+      1 + 1 + 50,
+      1 + 1,
+      1 + 1,
+      1 + 1,
+      1 + 1 + 10,
+    ]);
   });
 
   it("fragments and inline fragments count as written; only the named operation counts", () => {
@@ -72,7 +107,8 @@ describe("cost plans", () => {
       // A route with no list sized by a variable and no scan: one number for every request.
       if (!/\$(first|limit)\b|analytics \{|report\(/.test(r.document)) expect(plan.dynamic, r.name).toBe(false);
       if (!plan.dynamic) constant++;
-      expect(pointsOf(plan({ accountId: "a", first: 10 })), r.name).toBe(1);
+      // (But the event export, whose default page is 1,000 events: 10 points.)
+      expect(pointsOf(plan({ accountId: "a", first: 10 })), r.name).toBe(r.name === "exportEvents" ? 10 : 1);
     }
     expect(constant).toBeGreaterThan(routes.length / 2);
   });
@@ -94,6 +130,22 @@ describe("cost plans", () => {
       `query($a: String!) { account(id: $a) { analytics { funnel(input: { steps: [{}, {}], breakdown: "event:domain", ${month} }) { breakdown groups { steps { step users } } } } } }`,
     );
     expect(withSteps).toBe(funnel);
+  });
+
+  it("an event-export page weighs the events it may hold, on REST and GraphQL alike: 1,000 by default (10 points), 10,000 at most (100)", () => {
+    const rest = routes.find((r) => r.name === "exportEvents")!.document;
+    expect([cost(rest, { accountId: "a" }), cost(rest, { accountId: "a", limit: 10_000 }), cost(rest, { accountId: "a", limit: 50 })]).toEqual([
+      1 + 1 + 1000,
+      1 + 1 + 10_000,
+      1 + 1 + 50,
+    ]);
+    expect([pointsOf(cost(rest, { accountId: "a" })), pointsOf(cost(rest, { accountId: "a", limit: 10_000 }))]).toEqual([10, 100]);
+    const gql = "query($a: String!, $n: Int) { account(id: $a) { eventExport(limit: $n) { events cursor hasMore } } }";
+    expect([cost(gql, { n: 10_000 }), cost(gql)]).toEqual([1 + 1 + 10_000, 1 + 1 + 1000]);
+    // As the route sends them: an optional variable left undefined is not given.
+    expect(cost(rest, { accountId: "a", cursor: undefined, limit: 5000, types: undefined })).toBe(1 + 1 + 5000);
+    // A limit no page takes is refused before any read: the minimum.
+    for (const limit of [0, 10_001]) expect(cost(rest, { accountId: "a", limit })).toBe(1 + 1);
   });
 
   it("reports weigh their window's days of rollups", () => {

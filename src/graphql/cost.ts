@@ -1,9 +1,10 @@
 // The static cost of a GraphQL operation (issue 33 item 1), from its document and variables before
 // anything runs, in the Shopify/GitHub style: an object costs 1, a scalar or enum 0, and a list costs
 // its size times what one of its items costs. A list's size is the field's own `first`/`last`/`limit`
-// argument (the variable's value, the operation's default for it, or the argument's default); the
-// list children of a field that has one (a connection's `nodes` and `edges`) take its size; any other
-// list counts DEFAULT_LIST_SIZE items. A field may declare its own cost instead of the 1 of an object
+// argument (the variable's value, the operation's default for it, or the argument's default, and
+// for a connection without `first` its own default page: `extensions.pageLimits`); the list children
+// of a field that has one (a connection's `nodes` and `edges`) take its size; any other list counts
+// DEFAULT_LIST_SIZE items. A field may declare its own cost instead of the 1 of an object
 // (`extensions: { cost: (args) => units }`): the reports and the Explore questions weigh what they scan,
 // and that weight prices the field's whole selection (its rows are aggregates of the scan); or a cost
 // per field selected under it (`extensions: { costPerField }`: `reports`, whose fields are reports).
@@ -35,11 +36,12 @@ import {
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValueNode,
   valueFromAST,
   valueFromASTUntyped,
 } from "graphql";
 import { getArgumentValues } from "graphql/execution/values.js";
-import { LIST_LIMITS } from "../schema/pagination.js";
+import { LIST_LIMITS, type PageLimits } from "../schema/pagination.js";
 
 /** Items assumed of a list whose size nothing in the request bounds (a content's tags, a schema's fields). */
 export const DEFAULT_LIST_SIZE = 10;
@@ -67,6 +69,15 @@ type Cost = (variables: Variables) => number;
 /** A part of the cost: a constant, or a function of the variables. */
 type Part = number | Cost;
 
+/**
+ * The variables without those set to undefined: a REST route's variables leave an optional one so
+ * (`cursor: undefined`), which execution takes as not given, but getArgumentValues refuses ("invalid
+ * value"): a declared cost would fall to its refusal's 1 unit (an export page of 5,000 cost 1 point).
+ */
+const defined = (v: Variables): Variables => {
+  for (const k in v) if (v[k] === undefined) return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined));
+  return v;
+};
 const at = (p: Part, v: Variables) => (typeof p === "number" ? p : p(v));
 const sum = (parts: Part[]): Part => {
   let constant = 0;
@@ -126,8 +137,34 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
     return out ?? v;
   };
 
+  /**
+   * The page a forward-only connection serves, by its own limits (declared on the field:
+   * src/schema/pagination.ts pageExtensions; its resolver checks the same with pageLimit): `first`,
+   * or without it the list's default page (the audit log's 100 entries, files' 50). A page it refuses
+   * before reading anything (a `first` below 1 or past the list's own maximum, the audit log's 500;
+   * any `last` or `before`) reads nothing and is priced so: the request costs the minimum point, as
+   * a REST request refused for its limit does, not the size it asked for.
+   */
+  const pageOf = (node: FieldNode, limits: PageLimits): Part => {
+    const given = (name: string) => node.arguments?.find((a) => a.name.value === name)?.value;
+    const first = given("first");
+    const backwards = [given("last"), given("before")].filter((a) => a !== undefined);
+    const read = (value: ValueNode | undefined, v: Variables): unknown =>
+      value === undefined ? undefined : value.kind === Kind.VARIABLE ? withDefaults(v)[value.name.value] : valueFromASTUntyped(value);
+    const size = (v: Variables): number => {
+      if (backwards.some((a) => read(a, v) != null)) return 0;
+      const n = read(first, v);
+      // (A value that is no number does not coerce: refused too; priced at the default as before.)
+      if (typeof n !== "number") return limits.default;
+      return Number.isInteger(n) && n >= 1 && n <= limits.max ? n : 0;
+    };
+    return [first, ...backwards].some((a) => a?.kind === Kind.VARIABLE) ? size : size({});
+  };
+
   /** A list field's size: a constant, a function of the variables, or null when nothing bounds it. */
   const sizeOf = (node: FieldNode, field: GraphQLField<unknown, unknown>): Part | null => {
+    const limits = field.extensions?.pageLimits as PageLimits | undefined;
+    if (limits) return pageOf(node, limits);
     for (const name of SIZE_ARGS) {
       const arg = field.args.find((a) => a.name === name);
       if (!arg) continue;
@@ -163,7 +200,7 @@ function makePlan(schema: GraphQLSchema, document: DocumentNode, operation: Oper
     if (!declared) return 1;
     return (v) => {
       try {
-        return declared(getArgumentValues(field, node, withDefaults(v)));
+        return declared(getArgumentValues(field, node, withDefaults(defined(v))));
       } catch {
         // Arguments that do not coerce: execution answers them with an error, before any scan.
         return 1;

@@ -18,6 +18,8 @@ export interface Problem {
   errors?: FieldError[];
   /** A bulk write none of whose items succeeded: each item's outcome, as a 207's `failure` lists it. */
   failure?: { index: number; id: string | null; statusCode: number; errors: string[] }[];
+  /** A /graphql answer's own member (`{"cost": …}`), which every answer there carries, problems included. */
+  extensions?: Record<string, unknown>;
 }
 
 export function problem(status: number, detail: string, errors?: FieldError[]): Problem {

@@ -10,6 +10,19 @@ export const LIST_LIMITS = {
   auditLogs: { default: 100, max: 500 },
 } as const;
 
+/** A list's page sizes: what a page holds without `first`/`limit`, and the most it may hold. */
+export interface PageLimits {
+  readonly default: number;
+  readonly max: number;
+}
+
+/**
+ * A connection field's `extensions`: the limits its resolver pages with (pageLimit), declared on the
+ * field so that the cost walk (src/graphql/cost.ts) prices a page as it is served: a page asked
+ * without `first` at the list's own default (the audit log's 100, files' 50), not a guessed 10.
+ */
+export const pageExtensions = (limits: PageLimits) => ({ pageLimits: limits });
+
 /** Where a connection's records are in its selection (for plugin-prisma's queryFromInfo and selectsChild). */
 export const CONNECTION_RECORDS: string[][] = [["nodes"], ["edges", "node"]];
 

@@ -15,7 +15,7 @@ import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, DeletePayload, fail, firstOccurrences, type ItemResult, ItemResultInterface, inTurn, payloadType } from "../../schema/bulk.js";
-import { CONNECTION_RECORDS, connectionFrom, decodeCursor, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { CONNECTION_RECORDS, connectionFrom, decodeCursor, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import {
   decodeValue,
@@ -95,6 +95,7 @@ const unknownAttribute = (name: string, path: string) =>
 builder.prismaObjectField(Account, "integrationAttributes", (t) =>
   t.connection({
     type: IntegrationAttribute,
+    extensions: pageExtensions(LIST_LIMITS.standard),
     description: "The account's integration-attribute records, by primary value (keyset pagination); `primaryAttrName` keeps one primary attribute's records.",
     args: { primaryAttrName: t.arg.string({ required: false }) },
     resolve: async (account, args, ctx, info) => {
@@ -193,6 +194,7 @@ async function searchIds(accountId: string, query: unknown, limit: number, after
 builder.prismaObjectField(Account, "searchIntegrationAttributes", (t) =>
   t.connection({
     type: IntegrationAttribute,
+    extensions: pageExtensions(LIST_LIMITS.standard),
     description:
       'Records matching a search object such as `{"company": "acme,globex", "region": "emea"}`: values of one name are ORed, names are ANDed; a name matches the primary attribute or a secondary attribute. Unknown or encrypted names are a 400. Ordered by record id (keyset pagination).',
     args: { query: t.arg({ type: "JSON", required: true }) },

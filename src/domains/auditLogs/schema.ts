@@ -5,7 +5,7 @@ import { clock } from "../../clock.js";
 import { prisma } from "../../db/index.js";
 import { badRequest } from "../../errors.js";
 import { builder } from "../../schema/builder.js";
-import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { requireAccount } from "../accounts/schema.js";
 
 const DAY = 86_400_000;
@@ -82,6 +82,7 @@ const AuditLogFilter = builder.inputType("AuditLogFilter", {
 builder.queryField("auditLogs", (t) =>
   t.connection({
     type: AuditLogEntry,
+    extensions: pageExtensions(LIST_LIMITS.auditLogs),
     description: "An account's audit log, newest first. Window rules as in B25. Readable with integration or auditlogs keys.",
     args: { accountId: t.arg.string({ required: true }), filter: t.arg({ type: AuditLogFilter, required: false }) },
     resolve: async (_root, args, ctx, info) => {

@@ -24,7 +24,7 @@ import {
   inTurn,
   payloadType,
 } from "../../schema/bulk.js";
-import { afterCursor, CONNECTION_RECORDS, connectionFrom, cursorPosition, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, cursorPosition, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { Tag } from "../tags/schema.js";
 import { emitContent } from "../webhooks/emit.js";
@@ -127,6 +127,7 @@ function filterWhere(f: typeof ContentFilter.$inferInput | null | undefined): Pr
 builder.prismaObjectField(Account, "contents", (t) =>
   t.connection({
     type: Content,
+    extensions: pageExtensions(LIST_LIMITS.standard),
     description: "The account's content, filtered, in keyset order (creation or update time, then id).",
     args: {
       filter: t.arg({ type: ContentFilter, required: false }),

@@ -25,7 +25,7 @@ import {
   inTurn,
   payloadType,
 } from "../../schema/bulk.js";
-import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { lockEventOrder } from "../eventExport/order.js";
 import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
@@ -147,6 +147,7 @@ async function endUserWhere(accountId: string, f: typeof EndUserFilter.$inferInp
 builder.prismaObjectField(Account, "endUsers", (t) =>
   t.connection({
     type: EndUser,
+    extensions: pageExtensions(LIST_LIMITS.standard),
     description: "The account's end users in creation order (keyset pagination), optionally filtered.",
     args: {
       filter: t.arg({ type: EndUserFilter, required: false }),

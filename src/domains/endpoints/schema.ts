@@ -4,7 +4,7 @@
 import { prisma } from "../../db/index.js";
 import { notFound } from "../../errors.js";
 import { builder } from "../../schema/builder.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { ENDPOINT_NAME, type EndpointVariable, putEndpoint, deleteEndpoint as removeEndpoint, type SavedEndpointRow, variablesOf } from "./store.js";
 
@@ -52,6 +52,7 @@ builder.prismaObjectField(Account, "endpoints", (t) =>
   t.connection(
     {
       type: SavedEndpoint,
+      extensions: pageExtensions(LIST_LIMITS.standard),
       description: "The account's saved endpoints, oldest first.",
       resolve: async (account, args) => {
         const limit = pageLimit(args, LIST_LIMITS.standard);

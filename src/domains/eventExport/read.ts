@@ -13,6 +13,19 @@ import { EVENT_FIELDS } from "../events/validate.js";
 export const EXPORT_LIMITS = { default: 1_000, max: 10_000 } as const;
 export const EXPORT_SLICE = 1_000;
 
+/**
+ * What a page of the export costs before it runs, in the budget's cost units (src/graphql/cost.ts,
+ * 100 a point): the page, and one for each event it may hold, as any list of that many objects is
+ * priced (a 10,000-content page costs by its size too): the default 1,000 events 10 points, 10,000
+ * events 100. Its own declared cost because its events are JSON values, which the walk prices at
+ * nothing, and a REST call selects none of them (the route streams them after the operation). A
+ * `limit` no page takes is refused (400) before any read: 1 unit.
+ */
+export function exportPageCost(args: { limit?: unknown }): number {
+  const limit = args.limit ?? EXPORT_LIMITS.default;
+  return typeof limit === "number" && Number.isInteger(limit) && limit >= 1 && limit <= EXPORT_LIMITS.max ? 1 + limit : 1;
+}
+
 export interface ExportBounds {
   accountId: string;
   /** rows after this id ... */

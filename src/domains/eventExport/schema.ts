@@ -6,7 +6,7 @@ import { builder } from "../../schema/builder.js";
 import { pageSize } from "../../schema/pagination.js";
 import { Account } from "../accounts/schema.js";
 import { EVENT_TYPES } from "../events/validate.js";
-import { EXPORT_LIMITS, type ExportBounds, exportBounds, exportRows } from "./read.js";
+import { EXPORT_LIMITS, type ExportBounds, exportBounds, exportPageCost, exportRows } from "./read.js";
 
 const ExportPage = builder.objectRef<ExportBounds>("EventExportPage").implement({
   description: "A page of the event export.",
@@ -44,6 +44,8 @@ builder.prismaObjectField(Account, "eventExport", (t) =>
       limit: t.arg.int({ required: false }),
       types: t.arg.stringList({ required: false, description: "Only these engagement event types." }),
     },
+    // Priced by the events the page may hold (src/graphql/cost.ts reads it), over REST and GraphQL alike.
+    extensions: { cost: exportPageCost },
     resolve: async (account, { cursor, limit, types }) => {
       return exportBounds(account.id, cursor, pageSize(limit ?? EXPORT_LIMITS.default, EXPORT_LIMITS), checkTypes(types));
     },

@@ -271,6 +271,12 @@ export interface QueryQuestion {
   cursor: string | null;
   from: number;
   to: number;
+  /**
+   * What the window is made of (reportWindow): `fixed` (an endDate: both ends are dates), `sinceStart`
+   * (a startDate alone: it ends now), `lastDays` (no date: the 30 days up to now). The ends that are
+   * "now" move between the pages of one question, which is what its cursor may differ by.
+   */
+  window: "fixed" | "sinceStart" | "lastDays";
   /** names of the answer's columns */
   columns: string[];
 }
@@ -329,7 +335,9 @@ export function parseQuery(c: Checker, raw: unknown, now?: Date): QueryQuestion 
   for (const d of defaults) if (!orderBy.some((x) => x.column === d.column)) orderBy.push(d);
   const limit = intIn(c, body.limit, ["limit"], 1, MAX_LIMIT, DEFAULT_LIMIT);
   if (body.cursor !== undefined && body.cursor !== null && typeof body.cursor !== "string") c.fail(["cursor"], "must be the cursor of a previous answer");
-  return { metrics, dimensions, filters, interval, timeZone, orderBy, limit, cursor: (body.cursor as string | null | undefined) ?? null, from, to, columns };
+  // (As reportWindow reads the dates: an empty one is none.)
+  const window = body.endDate ? "fixed" : body.startDate ? "sinceStart" : "lastDays";
+  return { metrics, dimensions, filters, interval, timeZone, orderBy, limit, cursor: (body.cursor as string | null | undefined) ?? null, from, to, window, columns };
 }
 
 // ---- funnel -------------------------------------------------------------------------------------

@@ -77,7 +77,20 @@ function decodeCursor(c: Checker, q: QueryQuestion): { offset: number; from: num
   if (!v || !Number.isSafeInteger(v.o) || !Number.isSafeInteger(v.f) || !Number.isSafeInteger(v.t) || (v.o as number) < 0)
     bad("malformed cursor: pass the cursor of the previous answer unchanged");
   if (v.h !== digest(q)) bad("the cursor belongs to another question: ask the same question (only limit may change) with it");
-  return { offset: v.o as number, from: v.f as number, to: v.t as number };
+  const from = v.f as number;
+  const to = v.t as number;
+  // The cursor's window is the question's as it was on its first page (every page answers that
+  // one). It is checked against the question: only an end that is "now" may have moved since, and
+  // the window may never be wider than the one the question asks and is priced for (digest() leaves
+  // the window out, and anyone can compute it: an edited window was read, at the question's price).
+  const same =
+    q.window === "fixed"
+      ? from === q.from && to === q.to
+      : q.window === "sinceStart"
+        ? from === q.from && to >= from && to <= q.to
+        : to - from === q.to - q.from && to <= q.to;
+  if (!same) bad("the cursor pages another window than this question's (startDate, endDate): pass the cursor of the previous answer unchanged");
+  return { offset: v.o as number, from, to };
 }
 
 const encodeCursor = (offset: number, q: QueryQuestion, from: number, to: number) =>

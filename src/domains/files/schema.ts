@@ -8,7 +8,7 @@ import type { StoredFile as FileRow } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { publicUrl } from "../../publicUrl.js";
 import { builder, MAX_TIMESTAMP } from "../../schema/builder.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { blobKeyOf, PDF_CONTENT_TYPE, type StagedPdf } from "./upload.js";
 
@@ -47,6 +47,7 @@ const FileFilter = builder.inputType("FileFilter", {
 builder.objectField(Account, "files", (t) =>
   t.connection({
     type: File,
+    extensions: pageExtensions(LIST_LIMITS.files),
     description: `The account's uploaded files, oldest first (default ${LIST_LIMITS.files.default}, at most ${LIST_LIMITS.files.max} a page).`,
     args: { filter: t.arg({ type: FileFilter, required: false }) },
     resolve: async (account, args) => {

@@ -9,7 +9,7 @@ import { AppError, badRequest, notFound } from "../../errors.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, DeletePayload, deleteByKeys } from "../../schema/bulk.js";
-import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { attributeSchema } from "../attributes/schema.js";
 import { tagColumnsFor } from "../content/page.js";
@@ -168,6 +168,7 @@ export const Segment = builder.prismaObject("Segment", {
 builder.prismaObjectField(Account, "segments", (t) =>
   t.connection({
     type: Segment,
+    extensions: pageExtensions(LIST_LIMITS.standard),
     description: "The account's segments, oldest first (keyset pagination).",
     resolve: async (account, args, ctx, info) => {
       const limit = pageLimit(args, LIST_LIMITS.standard);

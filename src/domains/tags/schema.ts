@@ -23,7 +23,7 @@ import {
   inTurn,
   payloadType,
 } from "../../schema/bulk.js";
-import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { emitContent } from "../webhooks/emit.js";
 
@@ -77,6 +77,7 @@ builder.prismaObjectField(Account, "tags", (t) =>
   t.connection(
     {
       type: Tag,
+      extensions: pageExtensions(LIST_LIMITS.standard),
       description: "The account's tags, ordered by name.",
       args: {},
       resolve: async (account, args, ctx, info) => {

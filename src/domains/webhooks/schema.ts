@@ -9,7 +9,7 @@ import type { WebhookAttempt as AttemptRow, WebhookDelivery as DeliveryRow, Webh
 import { newId } from "../../ids.js";
 import { currentTraceparent } from "../../observability/tracing.js";
 import { builder } from "../../schema/builder.js";
-import { afterCursor, connectionFrom, LIST_LIMITS, pageLimit, toPage } from "../../schema/pagination.js";
+import { afterCursor, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { webhookSettings } from "./settings.js";
 import { newSecret } from "./sign.js";
@@ -98,6 +98,7 @@ builder.prismaObjectField(Account, "webhooks", (t) =>
   t.connection(
     {
       type: Webhook,
+      extensions: pageExtensions(LIST_LIMITS.standard),
       description: "The account's webhook endpoints, oldest first.",
       resolve: async (account, args) => {
         const limit = pageLimit(args, LIST_LIMITS.standard);
@@ -127,6 +128,7 @@ builder.prismaObjectField(Account, "webhookDeliveries", (t) =>
   t.connection(
     {
       type: WebhookDelivery,
+      extensions: pageExtensions(LIST_LIMITS.standard),
       description: "The delivery log of an endpoint, newest first, each delivery with its attempts. 404 for an unknown endpoint.",
       args: { webhookId: t.arg.string({ required: true }) },
       resolve: async (account, args) => {
