@@ -165,6 +165,17 @@ describe("managing webhooks over REST", () => {
     expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(0);
   });
 
+  it("the cap of 20 endpoints an account holds under concurrent creates: 30 at once leave exactly 20, the rest a 409", async () => {
+    const t = await tenant("whcap");
+    const made = await Promise.all(Array.from({ length: 30 }, (_, i) => create(t, { url: `${rcv.url}/cap/${i}`, events: ["*"] })));
+    const statuses = made.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 201)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(10);
+    for (const r of made.filter((x) => x.status === 409)) expectProblem(r, 409, /at most 20 webhooks/);
+    expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(20);
+    expectProblem(await create(t, { url: `${rcv.url}/cap/late`, events: ["*"] }), 409, /at most 20 webhooks/);
+  });
+
   it("works over GraphQL too", async () => {
     const t = await tenant("whg");
     const r = await gql(
