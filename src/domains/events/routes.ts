@@ -5,8 +5,9 @@ import { MESSAGE_ID_MAX } from "../../ingest/idempotency.js";
 import { B, type RestRoute, route, unchecked } from "../../rest/contract.js";
 import { graphql } from "../../rest/operation.js";
 import { pathParam } from "../../rest/params.js";
-import { bulkReply, MULTI_STATUS, reply } from "../../rest/responses.js";
+import { bulkReply, MULTI_STATUS, multiStatusExample, reply } from "../../rest/responses.js";
 import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
+import { STORED } from "./schema.js";
 import { EVENT_TYPES, WIDGETS } from "./validate.js";
 
 const RECORD = graphql(`mutation RecordEvents($accountId: String!, $events: [EngagementEvent]!) {
@@ -68,9 +69,10 @@ export const eventRoutes: RestRoute[] = [
               accepted: { type: "integer", description: "Events stored." },
               duplicates: { type: "integer", description: "Items whose `id` was seen before (not stored again)." },
             },
+            example: { accepted: 2, duplicates: 0 },
           },
         },
-        207: { json: MULTI_STATUS },
+        207: { json: MULTI_STATUS, example: multiStatusExample([STORED], [400], { ids: [null, null], error: "time is more than 5 minutes in the future" }) },
         400: "problem",
       },
       (data) => {
