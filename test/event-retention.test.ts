@@ -166,3 +166,79 @@ describe("retention removes only what the rollups have counted", () => {
     expect(await userActions(u, OLDEST - 30 * DAY)).toEqual(before);
   }, 60_000);
 });
+
+describe("answers over days past retention", () => {
+  // Two whole days in a month long past the cutoff, and an event since: the window ends before the
+  // account's latest counted event.
+  const D = dayStart(NOW - 150 * DAY);
+  const H = 3_600_000;
+  const EVENTS = [
+    { type: "user_action", time: D + 10 * H, actionId: "export", endUserId: "u1" },
+    { type: "user_action", time: D + 11 * H, actionId: "export", endUserId: "u2" },
+    { type: "popup_shown", time: D + DAY + 9 * H, contentId: "p1", endUserId: "u1" },
+    { type: "popup_shown", time: D + DAY + 12 * H, contentId: "p1", endUserId: "u3" },
+    { type: "user_action", time: RECENT, actionId: "export", endUserId: "u4" },
+  ];
+  const window = { startDate: ymd(D), endDate: ymd(D + DAY) };
+
+  it("Explore's query from the rollups: its totals count the end users its rows count, before and after the events are removed", async () => {
+    const u = await tenant("ret-explore");
+    const r = await req(`/v1/accounts/${u.accountId}/events`, { method: "POST", headers: u.headers, body: EVENTS });
+    expect(r.status, r.text).toBe(202);
+    const questions = [
+      { metrics: ["events", "users"], interval: "day" },
+      { metrics: ["users", "eventsPerUser"] },
+      { metrics: ["events", "users"], dimensions: ["event:type"], interval: "day", filters: [["is", "event:type", ["user_action", "popup_shown"]]] },
+    ];
+    const ask = async () => {
+      const out = [];
+      for (const q of questions) {
+        const a = await req(`/v1/accounts/${u.accountId}/analytics/query`, { method: "POST", headers: u.headers, body: { ...q, ...window } });
+        expect(a.status, a.text).toBe(200);
+        out.push(a.body);
+      }
+      return out;
+    };
+    const before = await ask();
+    expect(before.map((a) => a.totals)).toEqual([
+      [4, 3],
+      [3, 4 / 3],
+      [4, 3],
+    ]);
+    expect(before[0].rows).toEqual([
+      [ymd(D), 2, 2],
+      [ymd(D + DAY), 2, 2],
+    ]);
+    await applyEventRetention(90, NOW);
+    expect(await prisma.event.count({ where: { accountId: u.accountId } })).toBe(1);
+    // The rows came from the rollups before too; the totals now do as well.
+    expect(await ask()).toEqual(before);
+  });
+});
+
+describe("reports over days past retention, as docs/reports.md says", () => {
+  const D = dayStart(NOW - 160 * DAY);
+  const H = 3_600_000;
+  const hm = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace("T", " ");
+
+  it("event counts keep the whole hours of a partial edge day; distinct users lose the partial day's end users", async () => {
+    const u = await tenant("ret-edges");
+    const events = [
+      { type: "user_action", time: D + 11 * H, actionId: "export", endUserId: "u1" },
+      { type: "user_action", time: D + DAY + 9 * H, actionId: "export", endUserId: "u2" },
+      { type: "user_action", time: RECENT, actionId: "export", endUserId: "u3" },
+    ];
+    expect((await req(`/v1/accounts/${u.accountId}/events`, { method: "POST", headers: u.headers, body: events })).status).toBe(202);
+    // From 10:30 on the first day (a partial day, and a partial hour before 11:00) through the second day.
+    const report = async () =>
+      (
+        await req(`/v1/accounts/${u.accountId}/reports/userActions?startDate=${encodeURIComponent(hm(D + 10.5 * H))}&endDate=${ymd(D + DAY)}`, {
+          headers: u.headers,
+        })
+      ).body.rows;
+    expect(await report()).toEqual([["export", 2, 2]]);
+    await applyEventRetention(90, NOW);
+    // u1's event is in a whole hour (11:00) of the partial first day: counted; u1 is not a user of it any more.
+    expect(await report()).toEqual([["export", 2, 1]]);
+  });
+});

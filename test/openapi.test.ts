@@ -207,6 +207,151 @@ describe("real responses satisfy the documented schemas", () => {
   });
 });
 
+describe("the documented examples are answers the server would give", () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  ajv.addFormat("int64", true);
+  ajv.addFormat("uri", (value: string) => URL.canParse(value));
+  const EPOCH_MS = [Date.UTC(2001, 0, 1), Date.UTC(2100, 0, 1)];
+  const isJson = (text: string) => {
+    try {
+      JSON.parse(text);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const JSON_TYPE = /^application\/(json|problem\+json)$/;
+
+  /** Every example of the document: responses and request bodies, with the schema each stands for. */
+  function examples() {
+    const out: { where: string; op: any; status: number | null; example: unknown; schema: any }[] = [];
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>))
+      for (const [method, op] of Object.entries(ops)) {
+        for (const [status, r] of Object.entries(op.responses ?? {}) as [string, any][])
+          for (const [type, c] of Object.entries(r.content ?? {}) as [string, any][])
+            if (JSON_TYPE.test(type) && c.example !== undefined)
+              out.push({ where: `${method.toUpperCase()} ${path} ${status} ${type}`, op, status: Number(status), example: c.example, schema: c.schema });
+        const body = op.requestBody?.content?.["application/json"];
+        if (body?.example !== undefined)
+          out.push({ where: `${method.toUpperCase()} ${path} request`, op, status: null, example: body.example, schema: body.schema });
+      }
+    return out;
+  }
+
+  /** Problems of one example beyond its schema: times, URLs, cursors and per-item outcomes as the server makes them. */
+  function oddities(example: unknown, op: any, status: number | null): string[] {
+    const found: string[] = [];
+    const declared = Object.keys(op.responses ?? {}).map(Number);
+    const walk = (v: unknown, at: string) => {
+      if (Array.isArray(v)) {
+        v.forEach((x, i) => {
+          walk(x, `${at}[${i}]`);
+        });
+        return;
+      }
+      if (v === null || typeof v !== "object") return;
+      const o = v as Record<string, unknown>;
+      for (const [k, x] of Object.entries(o)) {
+        const here = `${at}.${k}`;
+        // Epoch milliseconds of a real date (not 1, not seconds).
+        if (/(^time|Time|^timestamp)$/.test(k) && typeof x === "number" && (x < EPOCH_MS[0]! || x > EPOCH_MS[1]!))
+          found.push(`${here}: ${x} is no epoch-ms time`);
+        if (k === "url" && typeof x === "string") {
+          const ok = /^https:\/\//.test(x) ? URL.canParse(x) : /^\/v1\/accounts\/[^/]+\/files\/[^/]+$/.test(x);
+          if (!ok) found.push(`${here}: ${x} is no URL the server gives`);
+          if (x.includes("/files/") && typeof o.id === "string" && !x.endsWith(`/files/${o.id}`)) found.push(`${here}: not the download of file ${o.id}`);
+        }
+        // Cursors are base64url JSON.
+        if (k === "cursor" && typeof x === "string" && !(/^[A-Za-z0-9_-]+$/.test(x) && isJson(Buffer.from(x, "base64url").toString())))
+          found.push(`${here}: ${x} is no cursor`);
+        walk(x, here);
+      }
+      // A 207 (or a problem's failure list): every item once, by its index; statuses the route answers.
+      const success = Array.isArray(o.success) ? (o.success as any[]) : [];
+      const failure = Array.isArray(o.failure) ? (o.failure as any[]) : [];
+      if (success.length || failure.length) {
+        const indexes = [...success, ...failure].map((i) => i.index).sort((a, b) => a - b);
+        if (new Set(indexes).size !== indexes.length || indexes.some((i, n) => i !== n)) found.push(`${at}: item indexes ${indexes} are not 0..n-1 once each`);
+        const ok = declared.filter((s) => s < 300 && s !== 207);
+        for (const i of success) if (!ok.includes(i.statusCode)) found.push(`${at}.success: status ${i.statusCode} is none of the route's ${ok}`);
+        for (const i of failure)
+          if (!(i.statusCode >= 400 && declared.includes(i.statusCode))) found.push(`${at}.failure: status ${i.statusCode} is none the route answers`);
+        if (status === 207 && (!success.length || !failure.length)) found.push(`${at}: a 207 has both successes and failures`);
+      }
+      if (status !== null && status < 300 && typeof o.statusCode === "number" && at === "$" && o.statusCode !== status)
+        found.push(`$.statusCode: ${o.statusCode} in a ${status} answer`);
+    };
+    walk(example, "$");
+    return found;
+  }
+
+  it("every example validates against the schema it illustrates", () => {
+    const failures: string[] = [];
+    for (const { where, example, schema: s } of examples()) {
+      const validate = ajv.compile({ ...s, components: doc.components });
+      if (!validate(example)) failures.push(`${where}: ${ajv.errorsText(validate.errors)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("request bodies list the read-only fields of records the server takes and ignores; a record sent back with them is written alike", async () => {
+    const u = await tenant("oas-ro");
+    const B = `${server.url}/v1/accounts/${u.accountId}`;
+    // What the examples name: the end-user field `plan`, the attributes `company`, `region`, `seats`.
+    expect((await call(`${B}/endUserSchema`, { method: "PUT", headers: u.headers, body: [{ name: "plan", type: "string" }] })).status).toBe(200);
+    const attrs = [
+      { name: "company", type: "string" },
+      { name: "region", type: "string" },
+      { name: "seats", type: "double" },
+    ];
+    expect((await call(`${B}/integrationAttributeSchema`, { method: "PUT", headers: u.headers, body: attrs })).status).toBe(200);
+    const itemSchema = (r: RestRoute) => {
+      const s = doc.paths[openApiPath(r.path).path][r.method].requestBody?.content?.["application/json"]?.schema;
+      return s?.type === "array" ? s.items : s;
+    };
+    const readOnlyOf = (r: RestRoute) =>
+      Object.entries((itemSchema(r)?.properties ?? {}) as Record<string, any>)
+        .filter(([, p]) => p.readOnly)
+        .map(([k]) => k);
+    const withReadOnly = routes.filter((r) => readOnlyOf(r).length);
+    expect(withReadOnly.map((r) => `${r.name}: ${readOnlyOf(r).join(",")}`).sort()).toEqual([
+      "createContentA: creationTime,lastUpdateTime,stage",
+      "createContentB: creationTime,lastUpdateTime,stage",
+      "updateContentA: creationTime,lastUpdateTime,stage",
+      "updateContentB: creationTime,lastUpdateTime,stage",
+      "upsertEndUsersA: creationTime,lastUpdateTime",
+      "upsertEndUsersB: creationTime,lastUpdateTime",
+      "upsertIntegrationAttributes: lastUpdateTime,lastUpdatedBy",
+    ]);
+    const made = await call(`${server.url}/api/v1/${u.accountId}/content`, {
+      method: "POST",
+      headers: u.headers,
+      body: [{ title: "to update", type: "link", url: "https://example.com/x" }],
+    });
+    expect(made.status).toBe(201);
+    for (const r of withReadOnly) {
+      const op = doc.paths[openApiPath(r.path).path][r.method];
+      // Each example item with the read-only fields of the record its success example shows (an existing content for updates).
+      const record = (op.responses[201] ?? op.responses[200]).content["application/json"].example.data[0];
+      const items = (structuredClone(op.requestBody.content["application/json"].example) as Record<string, unknown>[]).map((item) => ({
+        ...item,
+        ...(r.name.startsWith("updateContent") ? { id: made.body.data[0].id } : {}),
+        ...Object.fromEntries(readOnlyOf(r).map((k) => [k, record[k]])),
+      }));
+      const res = await call(`${server.url}${r.path.replace(":accountId", u.accountId)}`, { method: r.method.toUpperCase(), headers: u.headers, body: items });
+      expect(res.status, `${r.name}: ${res.text.slice(0, 300)}`).toBeLessThan(300);
+      // Ignored: the answer shows the server's own times and author, not the ones sent.
+      for (const written of res.body.data)
+        for (const k of readOnlyOf(r).filter((f) => /Time$|By$/.test(f))) expect(written[k], `${r.name} ${k}`).not.toEqual(record[k]);
+    }
+  });
+
+  it("examples have real times, URLs, cursors and per-item outcomes", () => {
+    const failures = examples().flatMap(({ where, op, status, example }) => oddities(example, op, status).map((f) => `${where}: ${f}`));
+    expect(failures).toEqual([]);
+  });
+});
+
 describe("GET /docs", () => {
   it("serves the reference page and its assets locally", async () => {
     const page = await call(`${server.url}/docs`);

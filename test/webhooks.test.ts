@@ -5,8 +5,9 @@
 import { createServer, type Server as HttpServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook as Verifier } from "standardwebhooks";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createAccount, createUser } from "../src/admin.js";
+import { clock } from "../src/clock.js";
 import { loadConfig } from "../src/config.js";
 import { dbKind } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
@@ -163,6 +164,17 @@ describe("managing webhooks over REST", () => {
     expect(typed.body.errors).toEqual([{ path: "body.url", message: "String cannot represent a non string value: 5" }]);
     expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["*"], enabled: false }), 400);
     expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(0);
+  });
+
+  it("the cap of 20 endpoints an account holds under concurrent creates: 30 at once leave exactly 20, the rest a 409", async () => {
+    const t = await tenant("whcap");
+    const made = await Promise.all(Array.from({ length: 30 }, (_, i) => create(t, { url: `${rcv.url}/cap/${i}`, events: ["*"] })));
+    const statuses = made.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 201)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(10);
+    for (const r of made.filter((x) => x.status === 409)) expectProblem(r, 409, /at most 20 webhooks/);
+    expect(await prisma.webhook.count({ where: { accountId: t.accountId } })).toBe(20);
+    expectProblem(await create(t, { url: `${rcv.url}/cap/late`, events: ["*"] }), 409, /at most 20 webhooks/);
   });
 
   it("works over GraphQL too", async () => {
@@ -380,6 +392,101 @@ describe("delivery", () => {
     ]);
     const got = rcv.received.filter((x) => x.path === "/down");
     expect(got.at(-1)!.headers["webhook-id"]).toBe(d.id);
+  });
+
+  describe("disabling counts from the delivery's first attempt as made, on the default schedule (5s … 10h, jittered)", () => {
+    const DEFAULT_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";
+    const TOTAL = (5 + 5 * 60 + 30 * 60 + 2 * 3600 + 5 * 3600 + 10 * 3600 + 10 * 3600) * 1000;
+    const realNow = clock.now;
+    let now = 0;
+    const setClock = (ms: number) => {
+      now = ms;
+    };
+    beforeEach(() => {
+      configureWebhooks(loadConfig({ ...process.env, ...ENV, WEBHOOK_RETRY_SCHEDULE: DEFAULT_SCHEDULE }));
+      clock.now = () => new Date(now);
+    });
+    afterEach(() => {
+      clock.now = realNow;
+    });
+
+    const userAction = (t: Tenant) => events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    /** The delivery of `webhookId` other than `not`, once queued. */
+    const queued = (webhookId: string, not?: string) =>
+      until("the delivery queued", () => prisma.webhookDelivery.findFirst({ where: { webhookId, ...(not ? { id: { not } } : {}) } }));
+    /** Moves the clock to each retry's due time (plus `late(k)` for the k-th retry) until the delivery has failed its schedule. */
+    async function runSchedule(id: string, late: (k: number) => number = () => 0) {
+      const pauses: number[] = [];
+      for (let attempts = 1; ; attempts++) {
+        const d = await until(`attempt ${attempts} recorded`, () =>
+          prisma.webhookDelivery.findFirst({ where: { id, attempts: { gte: attempts }, lockedBy: null } }),
+        );
+        if (d.status !== "pending") return { status: d.status, pauses };
+        pauses.push(d.nextAttemptAt!.getTime() - now);
+        setClock(d.nextAttemptAt!.getTime() + late(pauses.length));
+      }
+    }
+    const endpoint = (id: string) => prisma.webhook.findUniqueOrThrow({ where: { id }, select: { enabled: true, disabledReason: true } });
+
+    it("a success a second before the first attempt does not keep it enabled, whatever the jitter made of the schedule", async () => {
+      // Each round: the endpoint's last success 1 s before the failing delivery's first attempt,
+      // every retry made when due. The nominal start (last attempt − the schedule) falls after that
+      // success whenever the jitter shortened the pauses overall, about every other round: rounds
+      // run until one did, and in every round the endpoint ends disabled.
+      let shortened = 0;
+      for (let round = 0; round < 12 && !shortened; round++) {
+        const t = await tenant("whjit");
+        const path = `/jit/${round}`;
+        const c = await create(t, { url: `${rcv.url}${path}`, events: ["*"] });
+        rcv.answer = (p, n) => (p === path && n === 0 ? 200 : 503);
+        const T0 = Date.now();
+        setClock(T0 - 1_000);
+        await userAction(t);
+        const ok = await queued(c.body.id);
+        await until("the success", () => prisma.webhookDelivery.findFirst({ where: { id: ok.id, status: "delivered" } }));
+        setClock(T0);
+        await userAction(t);
+        const failing = await queued(c.body.id, ok.id);
+        const { status, pauses } = await runSchedule(failing.id);
+        expect(status).toBe("failed");
+        expect(pauses).toHaveLength(7);
+        pauses.forEach((p, i) => {
+          const nominal = [5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 36e6][i]!;
+          expect(p).toBeGreaterThanOrEqual(nominal * 0.8);
+          expect(p).toBeLessThanOrEqual(nominal * 1.2);
+        });
+        const log = await prisma.webhookAttempt.findMany({ where: { deliveryId: failing.id }, orderBy: { attempt: "asc" } });
+        expect(log.map((a) => [a.attempt, a.responseCode])).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((k) => [k, 503]));
+        if (log.at(-1)!.at.getTime() - T0 < TOTAL - 1_000) shortened++;
+        expect(await endpoint(c.body.id)).toEqual({ enabled: false, disabledReason: expect.stringMatching(/whole retry schedule/) });
+      }
+      expect(shortened).toBe(1);
+    });
+
+    it("a success after the first attempt keeps it enabled, also when the retries ran hours late", async () => {
+      const t = await tenant("whlate");
+      const c = await create(t, { url: `${rcv.url}/late`, events: ["*"] });
+      // The first request (the failing delivery's first attempt) fails, the second (another
+      // delivery, a second later) succeeds, every retry after fails.
+      rcv.answer = (p, n) => (p === "/late" && n === 1 ? 200 : 503);
+      const T0 = Date.now();
+      setClock(T0);
+      await userAction(t);
+      const failing = await queued(c.body.id);
+      await until("the first attempt", () => prisma.webhookDelivery.findFirst({ where: { id: failing.id, attempts: 1, lockedBy: null } }));
+      setClock(T0 + 1_000);
+      await userAction(t);
+      const ok = await queued(c.body.id, failing.id);
+      await until("the success", () => prisma.webhookDelivery.findFirst({ where: { id: ok.id, status: "delivered" } }));
+      // The worker was down for 6 hours before the last retry: it ran more than the schedule after
+      // the success, yet the endpoint had a success since the failing delivery's first attempt.
+      const { status } = await runSchedule(failing.id, (k) => (k === 7 ? 6 * 3_600_000 : 0));
+      expect(status).toBe("failed");
+      const last = await prisma.webhookAttempt.findFirstOrThrow({ where: { deliveryId: failing.id }, orderBy: { attempt: "desc" } });
+      expect(last.attempt).toBe(8);
+      expect(last.at.getTime() - (T0 + 1_000)).toBeGreaterThan(TOTAL);
+      expect(await endpoint(c.body.id)).toEqual({ enabled: true, disabledReason: null });
+    });
   });
 
   it("finished deliveries leave the log after its retention; pending ones stay", async () => {

@@ -141,7 +141,7 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
           content: { [doc.binary]: { schema: { type: "string", contentMediaType: doc.binary } } },
         };
       } else {
-        const content: Record<string, unknown> = { "application/json": { schema: doc.json, example: exampleOf(doc.json) } };
+        const content: Record<string, unknown> = { "application/json": { schema: doc.json, example: doc.example ?? exampleOf(doc.json) } };
         for (const [type, t] of Object.entries(doc.text ?? {})) content[type] = { schema: { type: "string", description: t.description }, example: t.example };
         responses[status] = { description, headers, content };
       }

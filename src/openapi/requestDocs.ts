@@ -34,6 +34,19 @@ export function bodySchema(doc: BodyDoc | undefined, schema: GraphQLSchema): Jso
       }
       s = { ...s, properties: props };
     }
+    if (doc.readOnly) {
+      const props = { ...(s.properties as Record<string, JsonSchema>) };
+      for (const [name, field] of Object.entries(doc.readOnly)) {
+        if (props[name]) throw new Error(`Body doc of ${doc.input} marks '${name}' read-only, which is one of its inputs`);
+        const { example: _e, ...rest } = field;
+        props[name] = {
+          ...rest,
+          readOnly: true,
+          description: `Read-only: accepted and ignored (as a record shows it).${rest.description ? ` ${rest.description}` : ""}`,
+        };
+      }
+      s = { ...s, properties: props };
+    }
     if (doc.array) s = { type: "array", items: s, minItems: 1, maxItems: 10_000 };
   }
   return doc.description ? { ...s, description: doc.description } : s;

@@ -43,10 +43,11 @@ export interface StagedBody {
 
 /**
  * What a status answers with: a JSON body of this schema (and, with `text`, other media types the
- * caller can ask for, e.g. `text/csv`), bytes of a media type, a problem, or nothing.
+ * caller can ask for, e.g. `text/csv`), bytes of a media type, a problem, or nothing. `example`: the
+ * JSON body shown for this status, where the schema's own example does not fit it (a 207's statuses).
  */
 export type ResponseDoc =
-  | { json: JsonSchema; text?: Record<string, { description: string; example: string }> }
+  | { json: JsonSchema; text?: Record<string, { description: string; example: string }>; example?: unknown }
   | { binary: string; headers: Record<string, string> }
   | "problem"
   | "empty";

@@ -27,6 +27,12 @@ export type BodyDoc = { description?: string; example?: unknown } & (
       required?: string[];
       /** Narrower schemas for some (wire-named) properties than their GraphQL types give, e.g. the types a route may write. */
       properties?: Record<string, JsonSchema>;
+      /**
+       * Fields of the route's records that an item may carry and the server drops unread (a record as
+       * a GET answered it may be sent back): documented `readOnly` rather than left out, since left
+       * out, `additionalProperties: false` would say they are refused.
+       */
+      readOnly?: Record<string, JsonSchema>;
     }
   | { schema: JsonSchema }
 );

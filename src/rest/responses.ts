@@ -75,11 +75,29 @@ export interface WireRecord<N> {
   map(node: N): unknown;
 }
 
-export const wireRecord = <N>(schema: JsonSchema, map: (node: N) => unknown): WireRecord<N> => ({ schema, map });
+/** `example`: a record as the server sends it (ids, times and URLs of their real shapes; src/rest/examples.ts). */
+export const wireRecord = <N>(schema: JsonSchema, map: (node: N) => unknown, example?: unknown): WireRecord<N> => ({
+  schema: example === undefined ? schema : { ...schema, example },
+  map,
+});
+
+/**
+ * `names` of a record as a request body documents them (BodyDoc.readOnly), and `without` drops them
+ * from an item: one list says both what the server ignores and what the document marks read-only.
+ */
+export function readOnlyFields<N>(record: WireRecord<N>, names: readonly string[]) {
+  const props = record.schema.properties as Record<string, JsonSchema>;
+  return {
+    docs: Object.fromEntries(names.map((n) => [n, props[n]!])),
+    without: (item: Record<string, unknown>) => Object.fromEntries(Object.entries(item).filter(([k]) => !names.includes(k))),
+  };
+}
 
 const PAGE_CURSOR: JsonSchema = {
   type: ["string", "null"],
   description: "Cursor of the next page (pass it back unchanged as `cursor`); null on the last page.",
+  // The examples' pages hold one record: the last page.
+  example: null,
 };
 const ITEM_OUTCOME: JsonSchema = {
   type: "object",
@@ -103,6 +121,22 @@ export const MULTI_STATUS: JsonSchema = {
     },
   },
 };
+
+/** A 207's example: the request's two items, `ids` as the outcomes name them, the first succeeded, the second failed with `error`. */
+export interface MultiStatusExample {
+  ids: [string | null, string | null];
+  error: string;
+  /** The failed item's status (default: the first of the route's failure statuses). */
+  failed?: number;
+}
+
+/** A 207 the route could answer: item 0 with its success status, item 1 with a failure status, each once. */
+export function multiStatusExample(success: number[], failure: number[], ex: MultiStatusExample) {
+  return {
+    success: [{ index: 0, id: ex.ids[0], statusCode: success.at(-1)! }],
+    failure: [{ index: 1, id: ex.ids[1], statusCode: ex.failed ?? failure[0]!, errors: [ex.error] }],
+  };
+}
 
 export const reply = {
   /** A page of records: 200 `{data, cursor}`. */
@@ -134,9 +168,11 @@ export const reply = {
   bulk<N, R>(
     pick: (data: R) => ItemOutcome<N>[],
     record: WireRecord<N> | null,
-    statuses: { success: number[]; failure: number[]; created?: number },
+    statuses: { success: number[]; failure: number[]; created?: number; example: MultiStatusExample },
   ): Reply<R> {
-    const responses: Record<number, ResponseDoc> = { 207: { json: MULTI_STATUS } };
+    const responses: Record<number, ResponseDoc> = {
+      207: { json: MULTI_STATUS, example: multiStatusExample(statuses.success, statuses.failure, statuses.example) },
+    };
     for (const s of statuses.success) {
       responses[s] =
         s === 204 || !record ? "empty" : { json: { type: "object", required: ["data"], properties: { data: { type: "array", items: record.schema } } } };

@@ -1,4 +1,6 @@
 // Wire shape of integration-attribute records, from the GraphQL selection their routes ask for.
+
+import { EXAMPLE_TIME } from "../../rest/examples.js";
 import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 
@@ -21,4 +23,11 @@ export const attributeRecord = wireRecord(
     },
   },
   (r: Selected<"IntegrationAttribute", typeof ATTRIBUTE_FIELDS>) => r,
+  {
+    attributeName: "company",
+    attributeValue: "acme",
+    additionalAttributes: { region: "emea", seats: 250 },
+    lastUpdateTime: EXAMPLE_TIME,
+    lastUpdatedBy: "ops@acme.com",
+  },
 );

@@ -4,7 +4,7 @@ import { B, type RestRoute, route, unchecked, withRecord } from "../../rest/cont
 import { pageQuery } from "../../rest/docs.js";
 import { graphql } from "../../rest/operation.js";
 import { commaList, objectArrayBody, pageVariables, pathParam, stringParam } from "../../rest/params.js";
-import { oneReply, reply } from "../../rest/responses.js";
+import { oneReply, readOnlyFields, reply } from "../../rest/responses.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
 import { FIELD_TYPES } from "../endUsers/fields.js";
 import { SCHEMA_FIELD_FIELDS, schemaFieldRecord } from "../endUsers/records.js";
@@ -27,6 +27,9 @@ const LIST = graphql(`query IntegrationAttributes($accountId: String!, $primaryA
     nodes { ${ATTRIBUTE_FIELDS} } pageInfo { hasNextPage endCursor } } } }`);
 
 const schemaList = { type: "object", required: ["data"], properties: { data: { type: "array", items: schemaFieldRecord.schema } } };
+
+/** Fields of records an upsert takes and ignores (a record from B23 may be sent back as it is). */
+const RECORD_READ_ONLY = readOnlyFields(attributeRecord, ["lastUpdateTime", "lastUpdatedBy"]);
 
 export const attributeRoutes: RestRoute[] = [
   route(SCHEMA, {
@@ -61,6 +64,7 @@ export const attributeRoutes: RestRoute[] = [
       success: [200],
       failure: [400],
       created: 200,
+      example: { ids: ["company", "region"], error: "the type of 'region' is string and cannot change" },
     }),
   }),
   route(SCHEMA, {
@@ -89,17 +93,22 @@ export const attributeRoutes: RestRoute[] = [
         attributeValue: { type: ["string", "number", "boolean"], description: "The primary attribute's value (text, or a number or boolean of its type)." },
       },
       example: [{ attributeName: "company", attributeValue: "acme", additionalAttributes: { region: "emea", seats: 250 } }],
+      readOnly: RECORD_READ_ONLY.docs,
     },
     jsonBody: true,
     // A record as B23 answers it may be sent back: its read-only fields are dropped, as content's and
     // end users' are (they were refused as unknown fields of the input).
     variables: (i) => ({
       accountId: pathParam(i, "accountId"),
-      input: unchecked(objectArrayBody(i.body).map(({ lastUpdateTime: _t, lastUpdatedBy: _b, ...item }) => item)),
+      input: unchecked(objectArrayBody(i.body).map(RECORD_READ_ONLY.without)),
     }),
     reply: reply.bulk((d) => d.upsertIntegrationAttributes.results.map(withRecord("integrationAttribute")), attributeRecord, {
       success: [200, 201],
       failure: [400],
+      example: {
+        ids: [`company${PAIR_SEPARATOR}acme`, `company${PAIR_SEPARATOR}globex`],
+        error: "unknown integration attribute 'seat' in additionalAttributes",
+      },
     }),
   }),
   route(DELETE, {
@@ -114,7 +123,15 @@ export const attributeRoutes: RestRoute[] = [
       },
     },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), pairs: commaList(i.params.primaryAttrNameValue, "primaryAttrNameValue") }),
-    reply: reply.bulk((d) => d.deleteIntegrationAttributes.results, null, { success: [204], failure: [400, 404] }),
+    reply: reply.bulk((d) => d.deleteIntegrationAttributes.results, null, {
+      success: [204],
+      failure: [400, 404],
+      example: {
+        ids: [`company${PAIR_SEPARATOR}acme`, `company${PAIR_SEPARATOR}globex`],
+        error: `no integration attribute record 'company${PAIR_SEPARATOR}globex'`,
+        failed: 404,
+      },
+    }),
   }),
   route(SEARCH, {
     name: "searchIntegrationAttributes",

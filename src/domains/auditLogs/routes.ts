@@ -3,6 +3,7 @@
 import { AppError } from "../../errors.js";
 import { B, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
+import { EXAMPLE_TIME, exampleId } from "../../rest/examples.js";
 import { graphql, type Selected } from "../../rest/operation.js";
 import { cursorParam, limitParam, pathParam } from "../../rest/params.js";
 import { reply, wireRecord } from "../../rest/responses.js";
@@ -30,6 +31,17 @@ const auditLogRecord = wireRecord(
     },
   },
   (e: Selected<"AuditLogEntry", typeof AUDIT_LOG_FIELDS>) => e,
+  {
+    id: exampleId("a"),
+    timestamp: EXAMPLE_TIME,
+    accountId: "demo",
+    userId: "admin@example.com",
+    action: "create",
+    resourceType: "tag",
+    resourceId: exampleId("t"),
+    sourceIp: "203.0.113.7",
+    details: { name: "onboarding", description: "For new users", type: "USER" },
+  },
 );
 
 export const auditLogRoutes: RestRoute[] = [

@@ -2,8 +2,9 @@
 // ask for. The two path styles differ only in how content refers to tags: style A by tag id, style B by name.
 import { AppError } from "../../errors.js";
 import type { Style } from "../../rest/contract.js";
+import { EXAMPLE_TIME, exampleId } from "../../rest/examples.js";
 import type { Selected } from "../../rest/operation.js";
-import { wireRecord } from "../../rest/responses.js";
+import { readOnlyFields, wireRecord } from "../../rest/responses.js";
 import { CONTENT_TYPES } from "./schema.js";
 
 export const CONTENT_FIELDS = `id title type url source description descriptionMd state stage parentId creationTime lastUpdateTime tags { id name }`;
@@ -63,8 +64,29 @@ export function contentRecord(style: Style) {
       creationTime: c.creationTime,
       lastUpdateTime: c.lastUpdateTime,
     }),
+    {
+      id: exampleId("c"),
+      title: "Getting started",
+      type: "link",
+      url: "https://example.com/help/getting-started",
+      source: "default",
+      description: "Your first steps",
+      description_md: null,
+      tags: style === "A" ? [exampleId("t")] : ["onboarding"],
+      state: "draft",
+      stage: "design",
+      parentId: null,
+      creationTime: EXAMPLE_TIME,
+      lastUpdateTime: EXAMPLE_TIME,
+    },
   );
 }
+
+/** Fields of content records a write takes and ignores (a record from a GET may be sent back as it is). */
+export const CONTENT_READ_ONLY = {
+  A: readOnlyFields(contentRecord("A"), ["creationTime", "lastUpdateTime", "stage"]),
+  B: readOnlyFields(contentRecord("B"), ["creationTime", "lastUpdateTime", "stage"]),
+};
 
 const GRAPHQL_ONLY_CONTENT_FIELDS = ["tagIds", "tagNames", "descriptionMd"] as const;
 /**
@@ -87,7 +109,7 @@ export function contentInput(style: Style) {
       const message = `unknown field(s) ${leaked.join(", ")}`;
       throw new AppError(400, `body[${index}]: ${message}`, [{ path: `[${index}]`, message }]);
     }
-    const { description_md, tags, creationTime: _c, lastUpdateTime: _u, stage: _s, ...rest } = item;
+    const { description_md, tags, ...rest } = CONTENT_READ_ONLY[style].without(item);
     // GraphQL would coerce a lone string into a one-item list; the spec's `tags` is an array.
     if (tags != null && !Array.isArray(tags)) {
       throw new AppError(400, `body[${index}].tags must be an array of strings`, [{ path: `[${index}].tags`, message: "must be an array of strings" }]);

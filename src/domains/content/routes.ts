@@ -4,12 +4,13 @@
 import { AppError } from "../../errors.js";
 import { A, B, type RestInput, type RestRoute, route, type Style, unchecked, withRecord } from "../../rest/contract.js";
 import { type BodyDoc, pageQuery, type QueryParamDoc } from "../../rest/docs.js";
+import { exampleId } from "../../rest/examples.js";
 import { type EnumValue, graphql, type ResultOf } from "../../rest/operation.js";
 import { commaList, cursorParam, intParam, limitParam, objectArrayBody, pageVariables, pathParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
-import { CONTENT_FIELDS, contentInput, contentRecord } from "./records.js";
+import { CONTENT_FIELDS, CONTENT_READ_ONLY, contentInput, contentRecord } from "./records.js";
 import { CONTENT_TYPES, STATIC_TYPES } from "./schema.js";
 
 const CONTENT_PAGE = graphql(`query ContentPage($accountId: String!, $first: Int, $after: String, $filter: ContentFilter, $orderBy: ContentOrder) {
@@ -36,11 +37,13 @@ const contentCreated = (style: Style) =>
   reply.bulk((d: ResultOf<typeof CREATE_CONTENT>) => d.createContents.results.map(withRecord("content")), contentRecord(style), {
     success: [201],
     failure: [400, 409],
+    example: { ids: [exampleId("c"), null], error: "title is required" },
   });
 const contentUpdated = (style: Style) =>
   reply.bulk((d: ResultOf<typeof UPDATE_CONTENT>) => d.updateContents.results.map(withRecord("content")), contentRecord(style), {
     success: [200],
     failure: [400, 404, 409],
+    example: { ids: [exampleId("c"), exampleId("c", 1)], error: `no content with id '${exampleId("c", 1)}'`, failed: 404 },
   });
 const contentWrite = (style: Style) => (input: RestInput) => ({
   accountId: pathParam(input, "accountId"),
@@ -134,6 +137,7 @@ const contentBody = (style: Style, example: unknown, mode: "create" | "update"):
   // Style A has no description_md (the spec's variant A: "Does not exist"; a 400 as any unknown field).
   omit: [style === "A" ? "tagNames" : "tagIds", ...(style === "A" ? ["descriptionMd"] : []), ...(mode === "create" ? ["id"] : [])],
   required: mode === "create" ? ["title", "type"] : ["id"],
+  readOnly: CONTENT_READ_ONLY[style].docs,
   properties:
     mode === "create"
       ? WRITABLE
@@ -151,7 +155,7 @@ const CREATE_EXAMPLE = (style: Style) => [
     ? { title: "Release notes", type: "text", description: "New this week" }
     : { title: "Release notes", type: "text", description_md: "**New** this week" },
 ];
-const UPDATE_EXAMPLE = [{ id: "c_1", title: "Getting started (updated)", state: "ready" }];
+const UPDATE_EXAMPLE = [{ id: exampleId("c"), title: "Getting started (updated)", state: "ready" }];
 
 // ---- the rows -------------------------------------------------------------------------------------
 
@@ -192,16 +196,22 @@ export const contentRoutes: RestRoute[] = [
     path: `${A}/content/:id`,
     summary: "Delete content by comma-separated ids",
     // One path per URL pattern (the spec calls this list contentIDArray): GET /content/{id} shares it.
-    params: { id: { description: "One content id, or several comma-separated (the spec's contentIDArray).", example: "c_1,c_2" } },
+    params: {
+      id: { description: "One content id, or several comma-separated (the spec's contentIDArray).", example: `${exampleId("c")},${exampleId("c", 1)}` },
+    },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), ids: commaList(i.params.id, "id") }),
-    reply: reply.bulk((d) => d.deleteContents.results, null, { success: [204], failure: [404] }),
+    reply: reply.bulk((d) => d.deleteContents.results, null, {
+      success: [204],
+      failure: [404],
+      example: { ids: [exampleId("c"), exampleId("c", 1)], error: `no content with id '${exampleId("c", 1)}'` },
+    }),
   }),
   route(GET_CONTENT, {
     name: "getContentA",
     method: "get",
     path: `${A}/content/:id`,
     summary: "Get one content by id",
-    params: { id: { description: "The content id.", example: "c_1" } },
+    params: { id: { description: "The content id.", example: exampleId("c") } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "id") }),
     reply: reply.one(
       (d) => d.account.content,

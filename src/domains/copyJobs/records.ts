@@ -1,4 +1,6 @@
 // Wire shapes of copy jobs: B6's acceptance and the status record of GET /jobs/{jobId}.
+
+import { EXAMPLE_TIME, exampleId } from "../../rest/examples.js";
 import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 import { JOB_STATUSES } from "./schema.js";
@@ -7,6 +9,9 @@ export const JOB_FIELDS = `id status sourceAccountId destinationAccountId destin
   items { sourceId status targetId created attempts error } createdAt startedAt finishedAt notifiedAt`;
 
 export const ACCEPTED_FIELDS = `jobId message`;
+
+/** Jobs are identified by a UUID (newJobId). */
+export const EXAMPLE_JOB_ID = "5b1f8c9e-2f57-4c8e-9a43-8d1d3c2b7a10";
 
 export const acceptedRecord = wireRecord(
   {
@@ -18,6 +23,10 @@ export const acceptedRecord = wireRecord(
     },
   },
   (a: Selected<"CopyAccepted", typeof ACCEPTED_FIELDS>) => a,
+  {
+    jobId: EXAMPLE_JOB_ID,
+    message: `Copy of 2 item(s) to account 'acme-eu' queued; ops@acme.com is e-mailed when it completes. Status: GET /v1/accounts/demo/jobs/${EXAMPLE_JOB_ID}`,
+  },
 );
 
 const time = (description: string) => ({ type: ["integer", "null"], description: `${description} (epoch ms); null until then.` });
@@ -88,4 +97,25 @@ export const jobRecord = wireRecord(
     finishTime: j.finishedAt,
     notificationTime: j.notifiedAt,
   }),
+  {
+    jobId: EXAMPLE_JOB_ID,
+    status: "completed",
+    sourceAccountId: "demo",
+    destinationAccountId: "acme-eu",
+    destinationUserId: "ops@acme.com",
+    copyUserTags: true,
+    requestedBy: "admin@example.com",
+    counts: { total: 2, copied: 1, failed: 1, pending: 0 },
+    attempts: 1,
+    error: null,
+    errors: [{ sourceId: exampleId("c", 1), message: `content '${exampleId("c", 1)}' no longer exists in account 'demo'` }],
+    items: [
+      { sourceId: exampleId("c"), status: "copied", targetId: exampleId("c", 7), created: 1 },
+      { sourceId: exampleId("c", 1), status: "failed", targetId: null, created: 0 },
+    ],
+    creationTime: EXAMPLE_TIME,
+    startTime: EXAMPLE_TIME + 400,
+    finishTime: EXAMPLE_TIME + 1_900,
+    notificationTime: EXAMPLE_TIME + 2_300,
+  },
 );

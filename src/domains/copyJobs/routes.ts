@@ -1,10 +1,11 @@
 // Copy jobs over REST: B6 (queue a copy, 202) and the job's status.
 import { AppError } from "../../errors.js";
 import { B, type RestRoute, route, type Unchecked, unchecked } from "../../rest/contract.js";
+import { exampleId } from "../../rest/examples.js";
 import { graphql } from "../../rest/operation.js";
 import { pathParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
-import { ACCEPTED_FIELDS, acceptedRecord, JOB_FIELDS, jobRecord } from "./records.js";
+import { ACCEPTED_FIELDS, acceptedRecord, EXAMPLE_JOB_ID, JOB_FIELDS, jobRecord } from "./records.js";
 
 const COPY = graphql(
   `mutation CopyContents($accountId: String!, $input: CopyRequest!) { copyContents(accountId: $accountId, input: $input) { ${ACCEPTED_FIELDS} } }`,
@@ -22,7 +23,7 @@ export const copyJobRoutes: RestRoute[] = [
       input: "CopyRequest",
       required: ["destinationAccountId", "destinationUserId", "contentIds"],
       properties: { contentIds: { minItems: 1, maxItems: 10_000 } },
-      example: { destinationAccountId: "acme-eu", destinationUserId: "ops@acme.com", contentIds: ["c_1", "c_2"], copyUserTags: true },
+      example: { destinationAccountId: "acme-eu", destinationUserId: "ops@acme.com", contentIds: [exampleId("c"), exampleId("c", 1)], copyUserTags: true },
     },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), input: copyInput(i.body) }),
     reply: reply.custom({ 202: { json: acceptedRecord.schema } }, (d) => ({ status: 202, body: acceptedRecord.map(d.copyContents) })),
@@ -32,7 +33,7 @@ export const copyJobRoutes: RestRoute[] = [
     method: "get",
     path: `${B}/jobs/:jobId`,
     summary: "Status of a copy job: queued, running, completed or failed; counts, per-item outcomes and errors, times",
-    params: { jobId: { description: "The `jobId` B6 answered with.", example: "5b1f8c9e-2f57-4c8e-9a43-8d1d3c2b7a10" } },
+    params: { jobId: { description: "The `jobId` B6 answered with.", example: EXAMPLE_JOB_ID } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "jobId") }),
     reply: reply.one(
       (d) => d.account.copyJob,

@@ -1,5 +1,6 @@
 // Wire shapes of end users and schema fields, from the GraphQL selections their routes ask for.
 import type { Style } from "../../rest/contract.js";
+import { EXAMPLE_TIME } from "../../rest/examples.js";
 import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 import { FIELD_TYPES } from "./fields.js";
@@ -40,6 +41,13 @@ export function endUserRecord(style: Style) {
       ...(u.custom !== undefined ? { custom: u.custom } : {}),
       ...(style === "B" && u.userActionCount !== undefined ? { userActionCount: u.userActionCount, userActions: u.userActions } : {}),
     }),
+    {
+      id: "user-42",
+      creationTime: EXAMPLE_TIME,
+      lastUpdateTime: EXAMPLE_TIME,
+      custom: { plan: "gold" },
+      ...(style === "B" ? { userActionCount: { "action-1": 2 }, userActions: { "action-1": EXAMPLE_TIME } } : {}),
+    },
   );
 }
 
@@ -55,4 +63,5 @@ export const schemaFieldRecord = wireRecord(
     },
   },
   (f: Selected<"SchemaField", typeof SCHEMA_FIELD_FIELDS>) => f,
+  { name: "plan", type: "string", description: "Subscription plan", default: false },
 );

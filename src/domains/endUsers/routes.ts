@@ -6,7 +6,7 @@ import { A, B, type RestInput, type RestRoute, route, type Style, unchecked, wit
 import { type BodyDoc, pageQuery } from "../../rest/docs.js";
 import { type EnumValue, graphql } from "../../rest/operation.js";
 import { commaList, cursorParam, limitParam, objectArrayBody, pathParam, stringParam } from "../../rest/params.js";
-import { oneReply, reply } from "../../rest/responses.js";
+import { type MultiStatusExample, oneReply, readOnlyFields, reply } from "../../rest/responses.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
 import { updatedSinceQuery, updatedSinceVariables } from "../eventExport/updatedSince.js";
 import { FIELD_TYPES } from "./fields.js";
@@ -51,12 +51,18 @@ function fieldSelection(value: unknown): { custom: boolean; actions: boolean } {
   return { custom: names.includes("custom"), actions: names.includes("useraction") };
 }
 
+/** Fields of end-user records an upsert takes and ignores (a record from a GET may be sent back as it is). */
+const END_USER_READ_ONLY = {
+  A: readOnlyFields(endUserRecord("A"), ["creationTime", "lastUpdateTime"]),
+  B: readOnlyFields(endUserRecord("B"), ["creationTime", "lastUpdateTime"]),
+};
+
 /** Style A end users carry no user-action maps; style B's do. */
 function endUserItems(style: Style) {
   const allowed = new Set(["id", "custom", ...(style === "B" ? ["userActionCount", "userActions"] : [])]);
   return (input: RestInput) =>
     objectArrayBody(input.body).map((item, i) => {
-      const { creationTime: _c, lastUpdateTime: _u, ...rest } = item;
+      const rest = END_USER_READ_ONLY[style].without(item);
       const extra = Object.keys(rest).filter((k) => !allowed.has(k));
       if (extra.length)
         throw new AppError(400, `body[${i}]: unknown field(s) ${extra.join(", ")}`, [{ path: `[${i}]`, message: `allowed: ${[...allowed].join(", ")}` }]);
@@ -65,6 +71,9 @@ function endUserItems(style: Style) {
 }
 
 const LOOKUP_FIELDS = ["id", "fields", "useridType"];
+
+/** A 207 of an end-user upsert: the first created, the second refused. */
+const END_USERS_207: MultiStatusExample = { ids: ["user-42", "user-43"], error: "unknown custom field 'tier' (add it to the end-user schema first)" };
 
 function customBody(body: unknown): Record<string, unknown> {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
@@ -79,6 +88,7 @@ const END_USERS_BODY = (style: Style): BodyDoc => ({
   array: true,
   required: ["id"],
   omit: style === "A" ? ["userActionCount", "userActions"] : [],
+  readOnly: END_USER_READ_ONLY[style].docs,
   // null clears a value inside a map, never a whole map (a 400 naming it).
   properties: {
     custom: { type: "object", description: "Field → value; null clears a value; absent fields stay." },
@@ -142,6 +152,7 @@ const schemaRows = (
       success: [200],
       failure: [400],
       created: 200,
+      example: { ids: ["plan", "region"], error: "the type of 'region' is string and cannot change" },
     }),
   }),
   route(SCHEMA, {
@@ -164,7 +175,11 @@ const schemaRows = (
     summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
     params: { fieldName: { description: "One field name, or several comma-separated (the spec's fieldsToDelete).", example: "plan,region" } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), names: commaList(i.params.fieldName, "fieldName") }),
-    reply: reply.bulk((d) => d.deleteEndUserFields.results, null, { success: [204], failure: [400, 404, 409] }),
+    reply: reply.bulk((d) => d.deleteEndUserFields.results, null, {
+      success: [204],
+      failure: [400, 404, 409],
+      example: { ids: ["plan", "region"], error: "no custom field named 'region'", failed: 404 },
+    }),
   }),
 ];
 
@@ -187,10 +202,16 @@ const singleUpdate = (prefix: string, name: string, summary: string): RestRoute 
     body: CUSTOM_BODY,
     params: ID_PARAM,
     variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "id"), custom: customBody(i.body) }),
-    reply: reply.custom({ 200: { json: SINGLE_UPDATE_RESULT }, 201: { json: SINGLE_UPDATE_RESULT } }, (d) => {
-      const r = d.upsertEndUser;
-      return { status: r.statusCode, body: { errors: r.errors, id: r.id, statusCode: r.statusCode } };
-    }),
+    reply: reply.custom(
+      {
+        200: { json: SINGLE_UPDATE_RESULT, example: { errors: [], id: "user-42", statusCode: 200 } },
+        201: { json: SINGLE_UPDATE_RESULT, example: { errors: [], id: "user-42", statusCode: 201 } },
+      },
+      (d) => {
+        const r = d.upsertEndUser;
+        return { status: r.statusCode, body: { errors: r.errors, id: r.id, statusCode: r.statusCode } };
+      },
+    ),
   });
 
 export const endUserRoutes: RestRoute[] = [
@@ -221,6 +242,7 @@ export const endUserRoutes: RestRoute[] = [
     reply: reply.bulk((d) => d.upsertEndUsers.results.map(withRecord("endUser")), endUserRecord("A"), {
       success: [200, 201],
       failure: [400],
+      example: END_USERS_207,
     }),
   }),
   route(DELETE, {
@@ -230,7 +252,11 @@ export const endUserRoutes: RestRoute[] = [
     summary: "Delete end users by comma-separated ids",
     params: { id: { description: "One end-user id, or several comma-separated.", example: "user-42,user-43" } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), ids: commaList(i.params.id, "id") }),
-    reply: reply.bulk((d) => d.deleteEndUsers.results, null, { success: [204], failure: [404] }),
+    reply: reply.bulk((d) => d.deleteEndUsers.results, null, {
+      success: [204],
+      failure: [404],
+      example: { ids: ["user-42", "user-43"], error: "no end user with id 'user-43'" },
+    }),
   }),
   route(GET, {
     name: "getEndUserA",
@@ -271,6 +297,7 @@ export const endUserRoutes: RestRoute[] = [
     reply: reply.bulk((d) => d.upsertEndUsers.results.map(withRecord("endUser")), endUserRecord("B"), {
       success: [200, 201],
       failure: [400],
+      example: END_USERS_207,
     }),
   }),
   route(GET, {

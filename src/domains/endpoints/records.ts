@@ -1,9 +1,15 @@
 // The endpoint record on the wire (the contract's "Saved operations as REST endpoints").
+import { sha256Hex } from "../../graphql/persistedDocuments.js";
+import { EXAMPLE_TIME } from "../../rest/examples.js";
 import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 import { ENDPOINT_NAME, MAX_AGE_SECONDS } from "./store.js";
 
 export const ENDPOINT_FIELDS = "name method documentId description maxAgeSeconds variables { name type required } createdTime lastUpdateTime";
+
+/** The document of the examples (PUT's body; the record's documentId is its hash). */
+export const EXAMPLE_ENDPOINT_DOCUMENT =
+  "query TopTags($accountId: String!, $first: Int = 10) { account(id: $accountId) { tags(first: $first) { nodes { name type } } } }";
 
 export const endpointRecord = wireRecord(
   {
@@ -17,7 +23,7 @@ export const endpointRecord = wireRecord(
         type: "string",
         pattern: "^sha256:[0-9a-f]{64}$",
         description: "The persisted document the endpoint runs.",
-        example: "sha256:9f2c7a4e0b5d6c1f8e3a2b7d4c6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e",
+        example: `sha256:${sha256Hex(EXAMPLE_ENDPOINT_DOCUMENT)}`,
       },
       description: { type: ["string", "null"] },
       maxAgeSeconds: { type: "integer", minimum: 0, maximum: MAX_AGE_SECONDS, description: "GET answers carry `Cache-Control: private, max-age=<this>`." },
@@ -45,4 +51,14 @@ export const endpointRecord = wireRecord(
     createdTime: e.createdTime,
     lastUpdateTime: e.lastUpdateTime,
   }),
+  {
+    name: "topTags",
+    method: "GET",
+    documentId: `sha256:${sha256Hex(EXAMPLE_ENDPOINT_DOCUMENT)}`,
+    description: "The account's first tags",
+    maxAgeSeconds: 60,
+    variables: [{ name: "first", type: "Int", required: false }],
+    createdTime: EXAMPLE_TIME,
+    lastUpdateTime: EXAMPLE_TIME,
+  },
 );

@@ -7,7 +7,7 @@ import { graphql } from "../../rest/operation.js";
 import { pageVariables, pathParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
-import { ENDPOINT_FIELDS, endpointRecord } from "./records.js";
+import { ENDPOINT_FIELDS, EXAMPLE_ENDPOINT_DOCUMENT, endpointRecord } from "./records.js";
 import { type EndpointInput, MAX_AGE_SECONDS } from "./store.js";
 
 const E = `${B}/endpoints`;
@@ -19,7 +19,7 @@ const LIST = graphql(`query Endpoints($accountId: String!, $first: Int, $after: 
 const GET = graphql(`query Endpoint($accountId: String!, $name: String!) { account(id: $accountId) { endpoint(name: $name) { ${ENDPOINT_FIELDS} } } }`);
 const DELETE = graphql(`mutation DeleteEndpoint($accountId: String!, $name: String!) { deleteEndpoint(accountId: $accountId, name: $name) }`);
 
-const EXAMPLE_DOCUMENT = "query TopTags($accountId: String!, $first: Int = 10) { account(id: $accountId) { tags(first: $first) { nodes { name type } } } }";
+const EXAMPLE_DOCUMENT = EXAMPLE_ENDPOINT_DOCUMENT;
 
 /** What each body field must be on the wire: checked here so that a 400 names the field (GraphQL coercion of an object names only `body`). */
 const FIELDS: Record<keyof EndpointInput, (v: unknown) => string | null> = {

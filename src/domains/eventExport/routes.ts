@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { B, type RestRoute, route } from "../../rest/contract.js";
+import { EXAMPLE_TIME } from "../../rest/examples.js";
 import { graphql } from "../../rest/operation.js";
 import { cursorParam, limitParam, pathParam, stringParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
@@ -24,9 +25,24 @@ const EVENT_SCHEMA = {
     receivedTime: { type: "integer", description: "When the service stored it (epoch ms)." },
   },
 };
+/** An exported event as the export writes it: every field, null when the event has none. */
+const EXAMPLE_EVENT = {
+  id: 124,
+  ...Object.fromEntries(EVENT_FIELDS.map((f) => [f, null])),
+  type: "flow_started",
+  time: EXAMPLE_TIME,
+  endUserId: "user-42",
+  flowId: "c_flow1",
+  widget: "self_help",
+  domain: "app.example.com",
+  userName: "Ada",
+  receivedTime: EXAMPLE_TIME + 1_250,
+};
 const PAGE_SCHEMA = {
   type: "object",
   required: ["data", "cursor", "hasMore"],
+  // The cursor resumes after the page's last event.
+  example: { data: [EXAMPLE_EVENT], cursor: Buffer.from(JSON.stringify({ after: 124 })).toString("base64url"), hasMore: false },
   properties: {
     data: { type: "array", items: EVENT_SCHEMA },
     cursor: { type: "string", description: "Resume from here (never null): later calls return events stored after this page." },
@@ -109,7 +125,7 @@ export const exportRoutes: RestRoute[] = [
         200: {
           json: PAGE_SCHEMA,
           text: {
-            "application/x-ndjson": { description: "One event a line (format=ndjson).", example: '{"id":124,"type":"flow_started","time":1718000000000}\n' },
+            "application/x-ndjson": { description: "One event a line (format=ndjson).", example: `${JSON.stringify(EXAMPLE_EVENT)}\n` },
           },
         },
         400: "problem",

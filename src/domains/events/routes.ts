@@ -5,8 +5,9 @@ import { MESSAGE_ID_MAX } from "../../ingest/idempotency.js";
 import { B, type RestRoute, route, unchecked } from "../../rest/contract.js";
 import { graphql } from "../../rest/operation.js";
 import { pathParam } from "../../rest/params.js";
-import { bulkReply, MULTI_STATUS, reply } from "../../rest/responses.js";
+import { bulkReply, MULTI_STATUS, multiStatusExample, reply } from "../../rest/responses.js";
 import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
+import { STORED } from "./schema.js";
 import { EVENT_TYPES, WIDGETS } from "./validate.js";
 
 const RECORD = graphql(`mutation RecordEvents($accountId: String!, $events: [EngagementEvent]!) {
@@ -92,9 +93,16 @@ export const eventRoutes: RestRoute[] = [
               accepted: { type: "integer", description: "Events stored." },
               duplicates: { type: "integer", description: "Items whose `id` was seen before (not stored again)." },
             },
+            example: { accepted: 2, duplicates: 0 },
           },
         },
-        207: { json: EVENTS_MULTI_STATUS },
+        207: {
+          json: EVENTS_MULTI_STATUS,
+          example: (() => {
+            const ex = multiStatusExample([STORED], [400], { ids: [null, null], error: "time is more than 5 minutes in the future" });
+            return { accepted: 1, duplicates: 0, success: ex.success.map((item) => ({ ...item, duplicate: false })), failure: ex.failure };
+          })(),
+        },
         400: "problem",
       },
       (data) => {

@@ -337,7 +337,20 @@ export function parseQuery(c: Checker, raw: unknown, now?: Date): QueryQuestion 
   if (body.cursor !== undefined && body.cursor !== null && typeof body.cursor !== "string") c.fail(["cursor"], "must be the cursor of a previous answer");
   // (As reportWindow reads the dates: an empty one is none.)
   const window = body.endDate ? "fixed" : body.startDate ? "sinceStart" : "lastDays";
-  return { metrics, dimensions, filters, interval, timeZone, orderBy, limit, cursor: (body.cursor as string | null | undefined) ?? null, from, to, window, columns };
+  return {
+    metrics,
+    dimensions,
+    filters,
+    interval,
+    timeZone,
+    orderBy,
+    limit,
+    cursor: (body.cursor as string | null | undefined) ?? null,
+    from,
+    to,
+    window,
+    columns,
+  };
 }
 
 // ---- funnel -------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@
 //   whole days ("EventLastSeenCount" of ANY_TYPE, a row per day) plus the end users of the start
 //   day's partial events and of the events not counted yet whose latest counted event is earlier
 //   ("EventUserLastSeen", a primary-key probe each), as the reports' distinctUserSource counts per
-//   key; otherwise, and with a type filter, COUNT(DISTINCT) over the window's events;
+//   key; otherwise, and with a type filter, COUNT(DISTINCT) over the per-user rows of its whole days
+//   ("EventUserRollup"), the events above the watermark and the partial days' events;
 // - a partial day at the start of the window is read raw; a partial day at its end (today, for a
 //   window up to now) from its rollup rows when no counted event lies at or after the window's end
 //   (they then hold exactly the day's events before it), else raw. Decided in the statement.
@@ -156,10 +157,34 @@ export function rollupBodies(
   let totals: string;
   if (!users) totals = `SELECT ${metrics(`tn."n"`, "0")} FROM ${events}`;
   else {
-    const rawUsers = (only = "") =>
-      `SELECT COUNT(DISTINCT e."endUserId") AS "u" FROM "Event" e WHERE e."accountId" = ${acct}${where} AND e."time" >= ${b.p(from)} AND e."time" < ${b.p(to)}${only}`;
+    /**
+     * The window's distinct end users from the per-user rows of its whole days ("EventUserRollup",
+     * every type), the events above the watermark in those days, and the partial days at its edges
+     * read raw: where EVENTS_RETENTION_DAYS removed the whole days' events, the totals still count
+     * the end users the rows count (the rows come from the rollups too), and only the partial edge
+     * days need raw events, as in the rows and the reports.
+     */
+    const countedUsers = (only = "") => {
+      const start = d0 * DAY;
+      const end = d1 * DAY;
+      const parts = [
+        ...(from < start
+          ? [`SELECT ${user} AS "v" FROM "Event" e WHERE e."accountId" = ${acct}${where} AND e."time" >= ${b.p(from)} AND e."time" < ${b.p(start)}`]
+          : []),
+        ...(d0 < d1
+          ? [
+              `SELECT ${user} AS "v" FROM "EventUserRollup" e WHERE e."accountId" = ${acct}${where} AND e."day" >= ${b.p(d0)} AND e."day" < ${b.p(d1)}`,
+              `SELECT ${user} AS "v" FROM ${above} WHERE e."accountId" = ${acct}${where} AND e."time" >= ${b.p(start)} AND e."time" < ${b.p(end)}${tail}`,
+            ]
+          : []),
+        ...(to > end
+          ? [`SELECT ${user} AS "v" FROM "Event" e WHERE e."accountId" = ${acct}${where} AND e."time" >= ${b.p(end)} AND e."time" < ${b.p(to)}`]
+          : []),
+      ];
+      return `SELECT COUNT(DISTINCT x."v") AS "u" FROM (${parts.join(" UNION ALL ")}) x WHERE true${only}`;
+    };
     let windowUsers: string;
-    if (q.filters.length) windowUsers = rawUsers();
+    if (q.filters.length) windowUsers = countedUsers();
     else {
       // End users whose latest counted event is on a whole day of the window (none is later: see
       // `later`), and the others of the start day's partial events and of the events not counted yet,
@@ -182,7 +207,7 @@ export function rollupBodies(
             AND ls."key" = ${b.p(ANY_TYPE)} AND ls."endUserId" = v."v" AND ls."lastTime" >= ${b.p(start)})`;
       windowUsers = `SELECT COALESCE(SUM(f."u"), 0) AS "u" FROM (${fast}) f WHERE NOT ${later}
         UNION ALL
-        ${rawUsers(` AND ${later}`)}`;
+        ${countedUsers(` AND ${later}`)}`;
     }
     totals = `SELECT ${metrics(`tn."n"`, `tu."u"`)} FROM ${events} CROSS JOIN (SELECT SUM(w."u") AS "u" FROM (${windowUsers}) w) tu`;
   }

@@ -94,7 +94,11 @@ const TABLE: JsonSchema = {
       example: [["2026-10-05", "flow_started", 120, 80]],
     },
     totals: { type: "array", items: { type: ["number", "null"] }, example: [120, 80] },
-    cursor: { type: ["string", "null"], description: "The next page's cursor (pass it as the body's `cursor`); null when `rows` holds the rest." },
+    cursor: {
+      type: ["string", "null"],
+      description: "The next page's cursor (pass it as the body's `cursor`); null when `rows` holds the rest.",
+      example: null,
+    },
   },
 };
 
@@ -138,7 +142,13 @@ const FUNNEL_ANSWER: JsonSchema = {
     breakdown: { type: "string" },
     groups: { type: "array", items: { type: "object", required: ["value", "steps"], properties: { value: {}, steps: { type: "array", items: STEP } } } },
   },
-  example: { steps: [{ step: 1, users: 120, conversionFromFirst: 1, conversionFromPrevious: 1, medianMsFromPrevious: null }] },
+  // The two steps of the request's example: 84 of the 120 who started a flow completed one, a median 95 s later.
+  example: {
+    steps: [
+      { step: 1, users: 120, conversionFromFirst: 1, conversionFromPrevious: 1, medianMsFromPrevious: null },
+      { step: 2, users: 84, conversionFromFirst: 0.7, conversionFromPrevious: 0.7, medianMsFromPrevious: 95_000 },
+    ],
+  },
 };
 
 const FUNNEL = graphql(`query AnalyticsFunnel($accountId: String!, $input: AnalyticsFunnelInput!) {
@@ -176,7 +186,14 @@ const RETENTION_ANSWER: JsonSchema = {
       },
     },
   },
-  example: { period: "week", cohorts: [{ start: "2026-10-05", users: 120, retained: [120, 61, 40] }] },
+  // The request's example: September 2026 by week (weeks start on Monday: a first event on 1 September is in the week of 31 August), 4 periods.
+  example: {
+    period: "week",
+    cohorts: [
+      { start: "2026-08-31", users: 120, retained: [120, 61, 40, 33, 30] },
+      { start: "2026-09-07", users: 95, retained: [95, 50, 38, 31, 27] },
+    ],
+  },
 };
 
 const RETENTION = graphql(`query AnalyticsRetention($accountId: String!, $input: AnalyticsRetentionInput!) {
@@ -205,7 +222,10 @@ export const exploreRoutes: RestRoute[] = [
         200: {
           json: TABLE,
           text: {
-            "text/csv": { description: "With format=csv: RFC 4180, a header row; an attachment.", example: "event:type,events\r\nflow_started,120\r\n" },
+            "text/csv": {
+              description: "With format=csv: RFC 4180, a header row; an attachment.",
+              example: "time,event:type,events,users\r\n2026-10-05,flow_started,120,80\r\n",
+            },
           },
         },
       },
@@ -241,7 +261,10 @@ export const exploreRoutes: RestRoute[] = [
         200: {
           json: FUNNEL_ANSWER,
           text: {
-            "text/csv": { description: "With format=csv: a row per step (and breakdown value, first column `value`).", example: "step,users\r\n1,120\r\n" },
+            "text/csv": {
+              description: "With format=csv: a row per step (and breakdown value, first column `value`).",
+              example: "step,users,conversionFromFirst,conversionFromPrevious,medianMsFromPrevious\r\n1,120,1,1,\r\n2,84,0.7,0.7,95000\r\n",
+            },
           },
         },
       },
@@ -290,7 +313,7 @@ export const exploreRoutes: RestRoute[] = [
           text: {
             "text/csv": {
               description: "With format=csv: a row per cohort: start, users, then retained[1…] (empty: not begun).",
-              example: "start,users,1\r\n2026-10-05,120,61\r\n",
+              example: "start,users,1,2,3,4\r\n2026-08-31,120,61,40,33,30\r\n2026-09-07,95,50,38,31,27\r\n",
             },
           },
         },

@@ -1,4 +1,6 @@
 // Wire shape of file records (B8's answer, B9's list): the GraphQL selection, sent as it is.
+
+import { EXAMPLE_TIME, exampleId } from "../../rest/examples.js";
 import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 
@@ -27,4 +29,18 @@ export const fileRecord = wireRecord(
     },
   },
   (f: Selected<"File", typeof FILE_FIELDS>) => f,
+  {
+    id: exampleId("f"),
+    // The upload's example path: .../pdf/flow-1/3/1718000000000/guide.pdf
+    filename: "guide.pdf",
+    flowId: "flow-1",
+    version: 3,
+    timestamp: EXAMPLE_TIME,
+    contentType: "application/pdf",
+    size: 48_213,
+    sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    uploadTime: EXAMPLE_TIME + 2_000,
+    // Without PUBLIC_URL the download is a path (absolute under PUBLIC_URL when it is set).
+    url: `/v1/accounts/demo/files/${exampleId("f")}`,
+  },
 );

@@ -4,6 +4,7 @@ import { ownEntry } from "../../lookup.js";
 import { noneMatchHas } from "../../rest/conditional.js";
 import { B, type RestInput, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
+import { EXAMPLE_TIME, exampleId } from "../../rest/examples.js";
 import { graphql } from "../../rest/operation.js";
 import { cursorParam, intParam, limitParam, pathParam, stringParam } from "../../rest/params.js";
 import { problem } from "../../rest/problem.js";
@@ -97,7 +98,7 @@ export const fileRoutes: RestRoute[] = [
       fromTime: {
         description: "Only files uploaded at or after this time (epoch ms).",
         schema: { type: "integer", minimum: 0, default: 1 },
-        example: 1,
+        example: EXAMPLE_TIME - 86_400_000,
       },
     },
     variables: (i) => ({
@@ -116,7 +117,7 @@ export const fileRoutes: RestRoute[] = [
     method: "get",
     path: `${B}/files/:fileId`,
     summary: "Download an uploaded file (ETag: its sha256; If-None-Match → 304)",
-    params: { fileId: { description: "The file's id (from the upload or the list).", example: "f_1" } },
+    params: { fileId: { description: "The file's id (from the upload or the list).", example: exampleId("f") } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "fileId") }),
     reply: reply.custom(
       {

@@ -1,5 +1,6 @@
 // REST row for segments: B16, the personalised content order (segments are managed over GraphQL).
 import { B, type RestRoute, route } from "../../rest/contract.js";
+import { exampleId } from "../../rest/examples.js";
 import { graphql } from "../../rest/operation.js";
 import { pathParam, stringParam } from "../../rest/params.js";
 import { problem } from "../../rest/problem.js";
@@ -18,7 +19,7 @@ export const segmentRoutes: RestRoute[] = [
     method: "get",
     path: `${B}/segments/:segmentId/contentOrder`,
     summary: "B16: the segment's content in order for an end user (empty when the user does not match)",
-    params: { segmentId: { description: "The segment's id.", example: "seg_0lz8k2a1b0000a1b2c3d4" } },
+    params: { segmentId: { description: "The segment's id.", example: exampleId("seg") } },
     query: {
       id: { description: "The end user's id.", schema: { type: "string" }, required: true, example: "user-42" },
       userIdSrc: {

@@ -1,4 +1,6 @@
 // Wire shape of tag records: the GraphQL selection the tag routes ask for, sent as it is.
+
+import { exampleId } from "../../rest/examples.js";
 import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 
@@ -16,4 +18,5 @@ export const tagRecord = wireRecord(
     },
   },
   (t: Selected<"Tag", typeof TAG_FIELDS>) => t,
+  { id: exampleId("t"), name: "onboarding", description: "For new users", type: "USER" },
 );

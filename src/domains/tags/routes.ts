@@ -2,6 +2,7 @@
 
 import { B, type RestRoute, route, unchecked, withRecord } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
+import { exampleId } from "../../rest/examples.js";
 import { graphql } from "../../rest/operation.js";
 import { commaList, objectArrayBody, pageVariables, pathParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
@@ -33,7 +34,11 @@ export const tagRoutes: RestRoute[] = [
     },
     jsonBody: true,
     variables: (i) => ({ accountId: pathParam(i, "accountId"), input: unchecked(objectArrayBody(i.body)) }),
-    reply: reply.bulk((d) => d.upsertTags.results.map(withRecord("tag")), tagRecord, { success: [200, 201], failure: [400, 404, 409] }),
+    reply: reply.bulk((d) => d.upsertTags.results.map(withRecord("tag")), tagRecord, {
+      success: [200, 201],
+      failure: [400, 404, 409],
+      example: { ids: [exampleId("t"), null], error: "no tag named 'billing' to rename", failed: 404 },
+    }),
   }),
   route(TAG_PAGE, {
     name: "listTags",
@@ -51,6 +56,10 @@ export const tagRoutes: RestRoute[] = [
     summary: "Delete content tags by comma-separated names",
     params: { names: { description: "Comma-separated tag names.", example: "onboarding,billing" } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), names: commaList(i.params.names, "names") }),
-    reply: reply.bulk((d) => d.deleteTags.results, null, { success: [204], failure: [404] }),
+    reply: reply.bulk((d) => d.deleteTags.results, null, {
+      success: [204],
+      failure: [404],
+      example: { ids: ["onboarding", "billing"], error: "no tag named 'billing'" },
+    }),
   }),
 ];

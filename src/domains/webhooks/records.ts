@@ -1,5 +1,7 @@
 // Wire shapes of webhooks: the endpoint record (with its secret only where the contract shows it)
 // and the delivery record with its attempt log.
+
+import { EXAMPLE_TIME, exampleId } from "../../rest/examples.js";
 import type { Selected } from "../../rest/operation.js";
 import { wireRecord } from "../../rest/responses.js";
 import { WEBHOOK_EVENT_TYPES } from "./types.js";
@@ -31,9 +33,21 @@ const base = (h: HookNode) => ({
   lastUpdateTime: h.lastUpdateTime,
 });
 
+const EXAMPLE_HOOK = {
+  id: exampleId("wh"),
+  url: "https://hooks.example.com/guidegate",
+  events: ["engagement.flow_completed", "content.created"],
+  description: "CRM sync",
+  enabled: true,
+  disabledReason: null,
+  createdTime: EXAMPLE_TIME,
+  lastUpdateTime: EXAMPLE_TIME,
+};
+
 export const webhookRecord = wireRecord(
   { type: "object", required: ["id", "url", "events", "description", "enabled", "createdTime"], properties: HOOK_PROPERTIES },
   base,
+  EXAMPLE_HOOK,
 );
 
 export const webhookWithSecretRecord = wireRecord(
@@ -51,9 +65,30 @@ export const webhookWithSecretRecord = wireRecord(
     },
   },
   (h: HookNode) => ({ ...base(h), secret: h.secret }),
+  { ...EXAMPLE_HOOK, secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
 );
 
 const time = { type: ["integer", "null"], description: "Epoch ms." };
+/** A delivery that failed once (HTTP 503) and went through on the retry 5 s later. */
+const EXAMPLE_DELIVERY = {
+  id: exampleId("msg"),
+  type: "engagement.flow_completed",
+  status: "delivered",
+  error: null,
+  attempts: 2,
+  createdTime: EXAMPLE_TIME,
+  deliveredTime: EXAMPLE_TIME + 5_310,
+  nextAttemptTime: null,
+  payload: {
+    type: "engagement.flow_completed",
+    timestamp: new Date(EXAMPLE_TIME).toISOString(),
+    data: { type: "flow_completed", time: EXAMPLE_TIME, endUserId: "user-42", flowId: "c_flow1", widget: "self_help" },
+  },
+  log: [
+    { attempt: 1, time: EXAMPLE_TIME + 120, status: "failed", responseCode: 503, latencyMs: 95, error: null, nextAttemptTime: EXAMPLE_TIME + 5_210 },
+    { attempt: 2, time: EXAMPLE_TIME + 5_310, status: "delivered", responseCode: 200, latencyMs: 88, error: null, nextAttemptTime: null },
+  ],
+};
 export const deliveryRecord = wireRecord(
   {
     type: "object",
@@ -91,4 +126,8 @@ export const deliveryRecord = wireRecord(
     },
   },
   (d: Selected<"WebhookDelivery", typeof DELIVERY_FIELDS>) => d,
+  EXAMPLE_DELIVERY,
 );
+
+/** The delivery as a replay answers it: pending again, due now, its earlier attempts in the log. */
+export const EXAMPLE_REPLAYED = { ...EXAMPLE_DELIVERY, status: "pending", deliveredTime: null, nextAttemptTime: EXAMPLE_TIME + 86_400_000 };

@@ -3,14 +3,15 @@
 import { AppError } from "../../errors.js";
 import { B, type RestRoute, route, type Unchecked, unchecked } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
+import { exampleId } from "../../rest/examples.js";
 import { graphql } from "../../rest/operation.js";
 import { pageVariables, pathParam } from "../../rest/params.js";
 import { reply } from "../../rest/responses.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
-import { DELIVERY_FIELDS, deliveryRecord, WEBHOOK_FIELDS, webhookRecord, webhookWithSecretRecord } from "./records.js";
+import { DELIVERY_FIELDS, deliveryRecord, EXAMPLE_REPLAYED, WEBHOOK_FIELDS, webhookRecord, webhookWithSecretRecord } from "./records.js";
 
 const W = `${B}/webhooks`;
-const ID = { id: { description: "The webhook's id.", example: "wh_0lx3k2a9b00001a2b3c4d" } };
+const ID = { id: { description: "The webhook's id.", example: exampleId("wh") } };
 const CREATE = graphql(
   `mutation CreateWebhook($accountId: String!, $input: WebhookInput!) { createWebhook(accountId: $accountId, input: $input) { ${WEBHOOK_FIELDS} } }`,
 );
@@ -129,9 +130,9 @@ export const webhookRoutes: RestRoute[] = [
     method: "post",
     path: `${W}/:id/deliveries/:deliveryId/replay`,
     summary: "Send a delivery again (same webhook-id, a fresh retry schedule)",
-    params: { ...ID, deliveryId: { description: "The delivery's id (its webhook-id header).", example: "msg_0lx3k2a9b00001a2b3c4d" } },
+    params: { ...ID, deliveryId: { description: "The delivery's id (its webhook-id header).", example: exampleId("msg") } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "id"), deliveryId: pathParam(i, "deliveryId") }),
-    reply: reply.custom({ 202: { json: deliveryRecord.schema }, 404: "problem", 409: "problem" }, (d) => ({
+    reply: reply.custom({ 202: { json: deliveryRecord.schema, example: EXAMPLE_REPLAYED }, 404: "problem", 409: "problem" }, (d) => ({
       status: 202,
       body: deliveryRecord.map(d.replayWebhookDelivery),
     })),

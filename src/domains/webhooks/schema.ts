@@ -4,6 +4,7 @@
 import { clock } from "../../clock.js";
 import { encrypt } from "../../crypto.js";
 import { prisma, withTransaction } from "../../db/index.js";
+import { lockAccountFor } from "../../db/locks.js";
 import { AppError, badRequest, notFound } from "../../errors.js";
 import type { WebhookAttempt as AttemptRow, WebhookDelivery as DeliveryRow, Webhook as HookRow } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
@@ -187,6 +188,10 @@ builder.mutationField("createWebhook", (t) =>
       const secret = newSecret();
       const now = clock.now();
       const row = await withTransaction(async (tx) => {
+        // Creates of the account's endpoints one at a time (PostgreSQL; SQLite runs one write
+        // transaction at a time): the cap is decided on the count read here, and concurrent creates
+        // that all counted 19 would otherwise all insert.
+        await lockAccountFor(tx, accountId, "webhooks");
         if ((await tx.webhook.count({ where: { accountId } })) >= MAX_WEBHOOKS)
           throw new AppError(409, `An account has at most ${MAX_WEBHOOKS} webhooks; delete one first.`);
         return tx.webhook.create({ data: { id: newId("wh"), accountId, url, events, description, secret: encrypt(secret), createdAt: now, updatedAt: now } });

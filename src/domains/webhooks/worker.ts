@@ -16,6 +16,7 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { hostname } from "node:os";
 import { requestScope } from "../../audit/requestScope.js";
+import { clock } from "../../clock.js";
 import { decrypt } from "../../crypto.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
 import type { Webhook, WebhookDelivery } from "../../generated/sqlite/client.js";
@@ -106,7 +107,9 @@ export class WebhookWorker {
 
   /** One sweep: takes the due deliveries it may (see the top) and starts their attempts; old deliveries are pruned. */
   async tick(): Promise<void> {
-    const now = new Date();
+    // The service's clock (as emit and replay schedule by it), so that due times, leases and the
+    // attempts' times are on one clock, which tests can move through a whole retry schedule.
+    const now = clock.now();
     if (now.getTime() - this.lastPrune > PRUNE_MS) {
       this.lastPrune = now.getTime();
       await pruneDeliveries(now);
@@ -223,7 +226,7 @@ export class WebhookWorker {
           "client",
         )
       : await send();
-    const at = new Date();
+    const at = clock.now();
     const latencyMs = Date.now() - started;
     const attempt = d.attempts + 1;
     const round = d.round + 1;
@@ -231,7 +234,6 @@ export class WebhookWorker {
     const retryIn = settings.schedule[round - 1];
     const nextAttemptAt = delivered || retryIn === undefined ? null : new Date(at.getTime() + jitter(retryIn));
     const status = delivered ? "delivered" : nextAttemptAt ? "pending" : "failed";
-    const totalSchedule = settings.schedule.reduce((s, x) => s + x, 0);
     await requestScope.run({ requestId: `webhook:${id}`, ip: null, actor: "system:webhooks" }, () =>
       withTransaction(async (tx) => {
         const mine = await tx.webhookDelivery.updateMany({
@@ -254,9 +256,18 @@ export class WebhookWorker {
         if (delivered) {
           await tx.webhook.updateMany({ where: { id: d.webhookId }, data: { lastSuccessAt: at } });
         } else if (status === "failed") {
-          // Failed for the whole schedule with no success on the endpoint meanwhile: disable it.
+          // Failed for the whole schedule with no success on the endpoint since this round's first
+          // attempt began: disable it. Measured from that attempt as it was made (its log entry:
+          // answered at `at`, sent `latencyMs` before), not from `at` less the nominal schedule: the
+          // pauses were jittered (±20%) and attempts run late when the worker was down or busy,
+          // so the nominal start fell up to hours either side of the real one.
           const hook = await tx.webhook.findUnique({ where: { id: d.webhookId }, select: { lastSuccessAt: true, enabled: true } });
-          if (hook?.enabled && (!hook.lastSuccessAt || hook.lastSuccessAt.getTime() < at.getTime() - totalSchedule)) {
+          const first = await tx.webhookAttempt.findUnique({
+            where: { deliveryId_attempt: { deliveryId: id, attempt: attempt - round + 1 } },
+            select: { at: true, latencyMs: true },
+          });
+          const firstSent = first ? first.at.getTime() - first.latencyMs : at.getTime() - latencyMs;
+          if (hook?.enabled && (!hook.lastSuccessAt || hook.lastSuccessAt.getTime() < firstSent)) {
             await tx.webhook.update({
               where: { id: d.webhookId },
               data: {
@@ -274,7 +285,7 @@ export class WebhookWorker {
 }
 
 /** Deletes finished deliveries older than the log's retention (harmless on several instances at once). */
-export async function pruneDeliveries(now = new Date()): Promise<number> {
+export async function pruneDeliveries(now = clock.now()): Promise<number> {
   const before = new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS);
   return (await prisma.webhookDelivery.deleteMany({ where: { status: { not: "pending" }, createdAt: { lt: before } } })).count;
 }

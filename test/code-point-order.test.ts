@@ -1,0 +1,95 @@
+// Lists the contract sorts by name come out in code-point order ('B' < 'Z' < '_x' < 'a' < 'c') on
+// every database, whatever its default collation: the test databases on PostgreSQL are created with
+// ICU's en-US (test/setup/database.ts), which would sort them 'a' < 'B' < 'c' < 'Z', punctuation first.
+// Names are chosen so that the two orders differ; lists are also walked a page at a time, since the
+// keyset cursor compares names in the database.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, gql, pathB, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+
+let server: Server;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const B = (t: Tenant) => server.url + pathB(t);
+const put = (path: string, t: Tenant, body: unknown) => call(`${B(t)}${path}`, { method: "PUT", headers: t.headers, body });
+const get = (path: string, t: Tenant) => call(`${B(t)}${path}`, { headers: t.headers });
+
+const NAMES = ["a", "B", "c", "_x", "Z", "ab", "aB"];
+const codePoint = (xs: string[]) => [...xs].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+// Field and attribute names are a letter first, then letters, digits, `_`.
+const FIELD_NAMES = ["a", "B", "c", "Z", "a_b", "aZ", "ab"];
+
+/** Every page of a REST list, one row at a time (the cursor carries the last name). */
+async function walk(path: string, t: Tenant, pick: (row: any) => string): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const r = await get(`${path}${path.includes("?") ? "&" : "?"}limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, t);
+    expect(r.status, r.text).toBe(200);
+    seen.push(...r.body.data.map(pick));
+    cursor = r.body.cursor;
+  } while (cursor);
+  return seen;
+}
+
+describe("lists by name are in code-point order on every database", () => {
+  it("tags (GET /tags), on one page and walked page by page", async () => {
+    const t = await tenant("cp-tags");
+    const made = await put(
+      "/tags",
+      t,
+      NAMES.map((name) => ({ name })),
+    );
+    expect(made.status, made.text).toBe(201);
+    const all = await get("/tags?limit=100", t);
+    expect(all.body.data.map((r: { name: string }) => r.name)).toEqual(codePoint(NAMES));
+    expect(await walk("/tags", t, (r) => r.name)).toEqual(codePoint(NAMES));
+  });
+
+  it("custom fields of the end-user schema (after the default fields) and the integration-attribute schema", async () => {
+    const t = await tenant("cp-fields");
+    const fields = FIELD_NAMES.map((name) => ({ name, type: "string" }));
+    expect((await put("/endUserSchema", t, fields)).status).toBe(200);
+    const schema = await get("/endUserSchema", t);
+    const custom = schema.body.data.filter((f: { default: boolean }) => !f.default).map((f: { name: string }) => f.name);
+    expect(custom).toEqual(codePoint(FIELD_NAMES));
+
+    expect((await put("/integrationAttributeSchema", t, fields)).status).toBe(200);
+    const attributes = await get("/integrationAttributeSchema", t);
+    expect(attributes.body.data.map((f: { name: string }) => f.name)).toEqual(codePoint(FIELD_NAMES));
+  });
+
+  it("integration-attribute records (GET /integrationAttributes), by primary value, walked page by page", async () => {
+    const t = await tenant("cp-attrs");
+    expect((await put("/integrationAttributeSchema", t, [{ name: "company", type: "string" }])).status).toBe(200);
+    const r = await put(
+      "/integrationAttributes",
+      t,
+      NAMES.map((attributeValue) => ({ attributeName: "company", attributeValue, additionalAttributes: {} })),
+    );
+    expect(r.status, r.text).toBe(201);
+    const all = await get("/integrationAttributes?primaryAttrName=company&limit=100", t);
+    expect(all.body.data.map((x: { attributeValue: string }) => x.attributeValue)).toEqual(codePoint(NAMES));
+    expect(await walk("/integrationAttributes?primaryAttrName=company", t, (x) => x.attributeValue)).toEqual(codePoint(NAMES));
+  });
+
+  it("segment names, as a field's deletion lists the segments whose rules read it", async () => {
+    const t = await tenant("cp-segments");
+    expect((await put("/endUserSchema", t, [{ name: "plan", type: "string" }])).status).toBe(200);
+    for (const name of NAMES) {
+      const made = await gql(server, t, `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }`, {
+        a: t.accountId,
+        input: { name, rule: { field: "custom.plan", op: "exists" }, contentIds: [] },
+      });
+      expect(made.errors, JSON.stringify(made.errors)).toBeUndefined();
+    }
+    const r = await call(`${B(t)}/endUserSchema/plan`, { method: "DELETE", headers: t.headers });
+    expect(r.status, r.text).toBe(409);
+    const listed = codePoint(NAMES)
+      .map((s) => `'${s}'`)
+      .join(", ");
+    expect(r.text).toContain(listed);
+  });
+});
