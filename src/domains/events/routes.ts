@@ -66,6 +66,14 @@ const EVENTS_MULTI_STATUS = {
   },
 };
 
+const mixed = multiStatusExample([STORED], [400], { ids: [null, null], error: "time is more than 5 minutes in the future" });
+const EVENTS_MULTI_STATUS_EXAMPLE = {
+  accepted: 1,
+  duplicates: 0,
+  success: mixed.success.map((item) => ({ ...item, duplicate: false })),
+  failure: mixed.failure,
+};
+
 export const eventRoutes: RestRoute[] = [
   route(RECORD, {
     name: "recordEvents",
@@ -96,13 +104,7 @@ export const eventRoutes: RestRoute[] = [
             example: { accepted: 2, duplicates: 0 },
           },
         },
-        207: {
-          json: EVENTS_MULTI_STATUS,
-          example: (() => {
-            const ex = multiStatusExample([STORED], [400], { ids: [null, null], error: "time is more than 5 minutes in the future" });
-            return { accepted: 1, duplicates: 0, success: ex.success.map((item) => ({ ...item, duplicate: false })), failure: ex.failure };
-          })(),
-        },
+        207: { json: EVENTS_MULTI_STATUS, example: EVENTS_MULTI_STATUS_EXAMPLE },
         400: "problem",
       },
       (data) => {
