@@ -225,6 +225,28 @@ describe("records (B20, B21, B23)", () => {
     expectProblem(await del("/integrationAttributes/seats__svc__abc", u), 400, /'abc' is not a number \(the type of attribute 'seats' is double\)/);
   });
 
+  it("a double's value as text is a decimal number: hex, binary and octal literals (0x10, 0b11, 0o7) are a 400 in writes, B21 and B22, and nothing is stored", async () => {
+    const u = await withSchema("iadecimal");
+    expect((await put("/integrationAttributes", u, [{ attributeName: "seats", attributeValue: 16, additionalAttributes: { region: "emea" } }])).status).toBe(
+      201,
+    );
+    for (const text of ["0x10", "0b11", "0o7"]) {
+      const message = `'${text}' is not a number (the type of attribute 'seats' is double)`;
+      const written = await put("/integrationAttributes", u, [{ attributeName: "seats", attributeValue: text, additionalAttributes: { region: "amer" } }]);
+      expectProblem(written, 400, message);
+      expect(written.body.errors).toEqual([{ path: "[0]", message }]);
+      expectProblem(await del(`/integrationAttributes/seats__svc__${text}`, u), 400, message);
+      const searched = await post("/integrationAttributes/search", u, { seats: text });
+      expectProblem(searched, 400, message);
+      expect(searched.body.errors).toEqual([{ path: "seats", message }]);
+    }
+    // The record of 16 is as it was: not renamed, not given region amer, not deleted.
+    const rows = await prisma.attributeRecord.findMany({ where: { accountId: u.accountId }, include: { values: true } });
+    expect(rows.map((r) => [r.attributeName, r.attributeValue, r.values.map((v) => [v.name, v.text])])).toEqual([["seats", "16", [["region", "emea"]]]]);
+    // Decimal notations still name it.
+    for (const text of ["16", "16.0", "1.6e1", "+16"]) expect((await post("/integrationAttributes/search", u, { seats: text })).body.data).toHaveLength(1);
+  });
+
   it("lists one primary attribute's records by value, in keyset pages (B23)", async () => {
     const u = await withSchema("iapage");
     const values = Array.from({ length: 25 }, (_, i) => `c${String(i).padStart(2, "0")}`);

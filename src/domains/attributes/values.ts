@@ -10,6 +10,9 @@ import { isTimestampValue, TIMESTAMP_RULE } from "../endUsers/fields.js";
 export const PAIR_SEPARATOR = "__svc__";
 export const PRIMARY_VALUE_MAX = 256;
 
+/** A decimal number as text: `10`, `-2.5`, `10.`, `.5`, `1e1`. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
 /** A value given as text (a path, a comma list) in the attribute's type, or why it is not one. */
 export type TextValue = { canonical: string; typed: string | number | boolean | Date } | { problem: string };
 
@@ -20,7 +23,9 @@ export function fromText(field: SchemaField, text: string): TextValue {
     case "encrypted_string":
       return { canonical: text, typed: text };
     case "double": {
-      const n = text.trim() === "" ? Number.NaN : Number(text);
+      // Decimal notation only, as JSON writes numbers: Number() alone also reads "0x10", "0b11"
+      // and "0o7" (as 16, 3, 7), which would store or find the record of another value.
+      const n = DECIMAL.test(text) ? Number(text) : Number.NaN;
       return Number.isFinite(n) ? { canonical: String(n), typed: n } : bad("a number");
     }
     case "boolean":
