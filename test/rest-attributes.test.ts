@@ -335,13 +335,19 @@ describe("search (B22)", () => {
     expect([...names(first), ...names(second)].sort()).toEqual(["company=acme", "company=initech", "region=emea"]);
   });
 
-  it("refuses what it cannot search with a 400", async () => {
-    expectProblem(await post("/integrationAttributes/search", t, ["company"]), 400, /object/);
-    expectProblem(await post("/integrationAttributes/search", t, {}), 400, /at least one/);
-    expectProblem(await post("/integrationAttributes/search", t, { nope: "x" }), 400, /nope/);
-    expectProblem(await post("/integrationAttributes/search", t, { secret: "x" }), 400, /encrypted/);
-    expectProblem(await post("/integrationAttributes/search", t, { seats: "lots" }), 400, /not a number/);
-    expectProblem(await post("/integrationAttributes/search", t, { company: { a: 1 } }), 400);
+  it("refuses what it cannot search with a 400 naming the body, or the attribute whose values are wrong", async () => {
+    const refused = async (body: unknown, detail: RegExp, path: string) => {
+      const r = await post("/integrationAttributes/search", t, body);
+      expectProblem(r, 400, detail);
+      expect(r.body.errors.map((e: { path: string }) => e.path)).toEqual([path]);
+    };
+    await refused(["company"], /object/, "body");
+    await refused({}, /at least one/, "body");
+    await refused({ nope: "x" }, /nope/, "nope");
+    await refused({ secret: "x" }, /encrypted/, "secret");
+    await refused({ seats: "lots" }, /not a number/, "seats");
+    await refused({ company: " , " }, /names no value/, "company");
+    await refused({ company: { a: 1 } }, /comma-separated string/, "company");
   });
 
   it("reads the page in a constant number of statements", async () => {

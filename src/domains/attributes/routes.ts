@@ -152,7 +152,9 @@ export const attributeRoutes: RestRoute[] = [
     jsonBody: true,
     variables: (i) => {
       if (i.body === null || typeof i.body !== "object" || Array.isArray(i.body))
-        throw new AppError(400, 'body must be a JSON object of attribute name → comma-separated values, e.g. {"company":"acme,globex"}');
+        throw new AppError(400, 'body must be a JSON object of attribute name → comma-separated values, e.g. {"company":"acme,globex"}', [
+          { path: "body", message: "must be a JSON object of attribute name → comma-separated values" },
+        ]);
       return { ...pageVariables(i), query: i.body };
     },
     reply: reply.page((d) => d.account.searchIntegrationAttributes, attributeRecord),

@@ -151,9 +151,11 @@ const MAX_SEARCH_VALUES = 1_000;
  */
 async function searchIds(accountId: string, query: unknown, limit: number, after: string | undefined): Promise<string[]> {
   if (query === null || typeof query !== "object" || Array.isArray(query))
-    throw badRequest('the search must be a JSON object of attribute name → comma-separated values, e.g. {"company":"acme,globex"}');
+    throw badRequest('the search must be a JSON object of attribute name → comma-separated values, e.g. {"company":"acme,globex"}', [
+      { path: "body", message: "must be a JSON object of attribute name → comma-separated values" },
+    ]);
   const entries = Object.entries(query as Record<string, unknown>);
-  if (!entries.length) throw badRequest("the search must name at least one attribute");
+  if (!entries.length) throw badRequest("the search must name at least one attribute", [{ path: "body", message: "names no attribute" }]);
   const schema = await schemaMap(accountId);
   const pg = dbKind() === "postgres";
   const params: unknown[] = [];
