@@ -98,8 +98,9 @@ const Env = z.object({
   // load balancer time to notice), and everything must have drained by SHUTDOWN_TIMEOUT_MS.
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(0),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1).default(25_000),
-  // The server's public base URL (scheme, host, optional path prefix): file `url`s and the OpenAPI
-  // document's servers and contact are absolute with it. Unset: paths relative to the server.
+  // The server's public base URL (scheme, host, optional path prefix): file `url`s, copy-job status
+  // links (B6's message, the completion e-mail) and the OpenAPI document's servers and contact are
+  // absolute with it. Unset: paths relative to the server.
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   // How long a resolved API key (user, scope, memberships, account settings) is reused at most. Any
   // change to them drops the cache at once (src/auth/changes.ts); this bounds a lost signal. 0: off.

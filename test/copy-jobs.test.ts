@@ -13,6 +13,7 @@ import { withTransaction } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
 import { configureMail } from "../src/mail/index.js";
+import { configurePublicUrl } from "../src/publicUrl.js";
 import { prisma, requester, type Server, startServer } from "./helpers.js";
 
 interface Mail {
@@ -515,6 +516,42 @@ describe("watching a job", () => {
     expect((await req(`/v1/accounts/${w.dst}/jobs/${r.body.jobId}`, { headers: w.headers })).status).toBe(404);
     expect((await req(`/v1/accounts/${w.other}/jobs/${r.body.jobId}`, { headers: w.headers })).status).toBe(403);
     expect((await req(`/v1/accounts/${w.src}/jobs/nope`, { headers: w.headers })).status).toBe(404);
+  });
+});
+
+describe("the status link", () => {
+  it("is absolute under PUBLIC_URL in B6's message and in the completion e-mail (a path does not open from a mail client)", async () => {
+    const w = await world();
+    await seed(w.src, [{ id: `${w.src}-a`, type: "link" }]);
+    configurePublicUrl("https://api.example.test/gg/");
+    try {
+      const before = mails.length;
+      const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: [`${w.src}-a`] });
+      expect(r.status).toBe(202);
+      const link = `https://api.example.test/gg/v1/accounts/${w.src}/jobs/${r.body.jobId}`;
+      expect(r.body.message).toContain(`Status: GET ${link}`);
+      await waitForJob(w, r.body.jobId);
+      const mine = mails.slice(before).filter((m) => m.raw.includes(r.body.jobId));
+      expect(mine).toHaveLength(1);
+      expect(mine[0]!.raw.split(/\r?\n/)).toContain(`Status: GET ${link}`);
+    } finally {
+      configurePublicUrl(undefined);
+    }
+  });
+
+  it("is a path without PUBLIC_URL", async () => {
+    const w = await world();
+    await seed(w.src, [{ id: `${w.src}-a`, type: "link" }]);
+    const before = mails.length;
+    const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: [`${w.src}-a`] });
+    expect(r.body.message).toContain(`Status: GET /v1/accounts/${w.src}/jobs/${r.body.jobId}`);
+    await waitForJob(w, r.body.jobId);
+    expect(
+      mails
+        .slice(before)
+        .find((m) => m.raw.includes(r.body.jobId))!
+        .raw.split(/\r?\n/),
+    ).toContain(`Status: GET /v1/accounts/${w.src}/jobs/${r.body.jobId}`);
   });
 });
 

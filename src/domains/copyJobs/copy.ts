@@ -8,6 +8,7 @@ import { createRows } from "../../audit/recorder.js";
 import type { Tx } from "../../db/index.js";
 import { AppError } from "../../errors.js";
 import { newId } from "../../ids.js";
+import { publicUrl } from "../../publicUrl.js";
 import { emitContent } from "../webhooks/emit.js";
 
 /** A folder tree larger than this is refused (its item fails; the rest of the job goes on). */
@@ -119,6 +120,12 @@ async function destinationTags(tx: Tx, accountId: string, names: string[]): Prom
   const all = missing.length ? await tx.tag.findMany({ where: { accountId, name: { in: names } }, select: { id: true, name: true } }) : existing;
   return new Map(all.map((t) => [t.name, t.id]));
 }
+
+/**
+ * Where a job's status is read (GET, with the caller's credentials): absolute under PUBLIC_URL, so
+ * the link in the completion e-mail works from a mail client; a path when none is configured.
+ */
+export const jobStatusUrl = (accountId: string, jobId: string) => publicUrl(`/v1/accounts/${encodeURIComponent(accountId)}/jobs/${encodeURIComponent(jobId)}`);
 
 /** A job id: a UUID, as pg-boss ids are. */
 export const newJobId = () => randomUUID();

@@ -9,7 +9,7 @@ import { currentTraceparent } from "../../observability/tracing.js";
 import { builder } from "../../schema/builder.js";
 import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { Account, requireAccount } from "../accounts/schema.js";
-import { newJobId } from "./copy.js";
+import { jobStatusUrl, newJobId } from "./copy.js";
 import { dispatch } from "./queue.js";
 
 export const JOB_STATUSES = ["queued", "running", "completed", "failed"] as const;
@@ -145,7 +145,7 @@ builder.mutationField("copyContents", (t) =>
       await dispatch(jobId).catch((err) => logger.error({ err, jobId }, "could not queue a copy job; the sweep will"));
       return {
         jobId,
-        message: `Copy of ${ids.length} item(s) to account '${input.destinationAccountId}' queued; ${identity.email} is e-mailed when it completes. Status: GET /v1/accounts/${accountId}/jobs/${jobId}`,
+        message: `Copy of ${ids.length} item(s) to account '${input.destinationAccountId}' queued; ${identity.email} is e-mailed when it completes. Status: GET ${jobStatusUrl(accountId, jobId)}`,
       };
     },
   }),

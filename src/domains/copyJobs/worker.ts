@@ -20,7 +20,7 @@ import { sendMail } from "../../mail/index.js";
 import { setJobQueueDepth } from "../../observability/metrics.js";
 import { tracing } from "../../observability/tracing.js";
 import { emitCopyJobFinished } from "../webhooks/emit.js";
-import { type CopyPlan, copyItem } from "./copy.js";
+import { type CopyPlan, copyItem, jobStatusUrl } from "./copy.js";
 import { dispatch, onDispatch, pgBoss, QUEUE, startedBoss } from "./queue.js";
 
 /** A job taken this many times without finishing is given up (failed). */
@@ -309,7 +309,7 @@ export function jobMail(job: CopyJob & { items: { sourceId: string; status: stri
     "",
     ...job.items.map((i) => (i.status === "copied" ? `  ${i.sourceId} -> ${i.targetId}` : `  ${i.sourceId}: ${i.status}${i.error ? ` (${i.error})` : ""}`)),
     "",
-    `Status: GET /v1/accounts/${job.accountId}/jobs/${job.id}`,
+    `Status: GET ${jobStatusUrl(job.accountId, job.id)}`,
   ];
   return { subject, text: `${lines.join("\n")}\n` };
 }
