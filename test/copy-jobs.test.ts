@@ -519,6 +519,42 @@ describe("watching a job", () => {
   });
 });
 
+describe("B6: ids below a requested folder", () => {
+  it("are a 400 naming each and its folder (the folder's tree brings them: they would be copied twice); nothing recorded", async () => {
+    const w = await world();
+    const s = (x: string) => `${w.src}-${x}`;
+    await seed(w.src, [
+      { id: s("f"), type: "folder" },
+      { id: s("sub"), type: "folder", parentId: s("f") },
+      { id: s("leaf"), type: "link", parentId: s("sub") },
+      { id: s("x"), type: "link" },
+    ]);
+    const body = (contentIds: string[]) => ({ destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds });
+    const r = await copy(w, body([s("leaf"), s("x"), s("f"), s("sub")]));
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.detail).toBe(
+      `contentIds: inside folders that are copied with their tree, so they would be copied twice; leave them out: ${s("leaf")} (in ${s("sub")}), ${s("sub")} (in ${s("f")})`,
+    );
+    expect(r.body.errors).toEqual([
+      { path: "contentIds", message: `'${s("leaf")}' is inside folder '${s("sub")}', which is copied with it` },
+      { path: "contentIds", message: `'${s("sub")}' is inside folder '${s("f")}', which is copied with it` },
+    ]);
+    expect((await copy(w, body([s("f"), s("leaf")]))).body.errors).toEqual([
+      { path: "contentIds", message: `'${s("leaf")}' is inside folder '${s("f")}', which is copied with it` },
+    ]);
+    expect(await prisma.copyJob.count({ where: { accountId: w.src } })).toBe(0);
+    // A subfolder whose parent is not asked for is copied as any folder: once, with its tree.
+    const ok = await copy(w, body([s("sub"), s("x")]));
+    expect(ok.status, ok.text).toBe(202);
+    const job = await waitForJob(w, ok.body.jobId);
+    expect(job.items.map((i: any) => [i.sourceId, i.status, i.created])).toEqual([
+      [s("sub"), "copied", 2],
+      [s("x"), "copied", 1],
+    ]);
+    expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(3);
+  });
+});
+
 describe("the status link", () => {
   it("is absolute under PUBLIC_URL in B6's message and in the completion e-mail (a path does not open from a mail client)", async () => {
     const w = await world();

@@ -7,7 +7,7 @@ import type { CopyJobItem as ItemRow, CopyJob as JobRow } from "../../generated/
 import { logger } from "../../logger.js";
 import { currentTraceparent } from "../../observability/tracing.js";
 import { builder } from "../../schema/builder.js";
-import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
+import { chunksOf, MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { jobStatusUrl, newJobId } from "./copy.js";
 import { dispatch } from "./queue.js";
@@ -115,13 +115,32 @@ builder.mutationField("copyContents", (t) =>
         select: { id: true },
       });
       if (!user) throw bad("destinationUserId", `'${input.destinationUserId}' is not a user of account '${input.destinationAccountId}'`);
-      const found = new Set((await prisma.content.findMany({ where: { accountId, id: { in: ids } }, select: { id: true } })).map((c) => c.id));
+      const rows = await prisma.content.findMany({ where: { accountId, id: { in: ids } }, select: { id: true, parentId: true, type: true } });
+      const found = new Set(rows.map((c) => c.id));
       const unknown = ids.filter((id) => !found.has(id));
       if (unknown.length) {
         const shown = unknown.slice(0, 20).join(", ") + (unknown.length > 20 ? ` and ${unknown.length - 20} more` : "");
         throw badRequest(
           `contentIds: unknown in account '${accountId}': ${shown}`,
           unknown.slice(0, 1000).map((id) => ({ path: "contentIds", message: `unknown id '${id}'` })),
+        );
+      }
+      // A folder brings its whole tree: an id below a folder also asked for would be copied twice
+      // (once in the folder's copy, once at the top of the destination).
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const inside = await insideRequestedFolders(
+        accountId,
+        ids.map((id) => byId.get(id)!),
+      );
+      if (inside.length) {
+        const shown =
+          inside
+            .slice(0, 20)
+            .map((i) => `${i.id} (in ${i.folder})`)
+            .join(", ") + (inside.length > 20 ? ` and ${inside.length - 20} more` : "");
+        throw badRequest(
+          `contentIds: inside folders that are copied with their tree, so they would be copied twice; leave them out: ${shown}`,
+          inside.slice(0, 1000).map((i) => ({ path: "contentIds", message: `'${i.id}' is inside folder '${i.folder}', which is copied with it` })),
         );
       }
       const jobId = newJobId();
@@ -150,6 +169,32 @@ builder.mutationField("copyContents", (t) =>
     },
   }),
 );
+
+/**
+ * The requested contents that lie below a requested folder (at any depth), each with the nearest
+ * such folder above it, in request order: the ancestors are read level by level, one query a level.
+ */
+async function insideRequestedFolders(accountId: string, requested: { id: string; parentId: string | null; type: string }[]) {
+  const folders = new Set(requested.filter((r) => r.type === "folder").map((r) => r.id));
+  const inside = new Map<string, string>();
+  if (!folders.size) return [];
+  // Each ancestor met so far → the requested ids below it.
+  let level = new Map<string, string[]>();
+  const add = (map: Map<string, string[]>, ancestor: string, below: string[]) => map.set(ancestor, [...(map.get(ancestor) ?? []), ...below]);
+  for (const r of requested) if (r.parentId) add(level, r.parentId, [r.id]);
+  const seen = new Set<string>(); // a cycle in bad data ends the walk
+  while (level.size) {
+    for (const [ancestor, below] of level) if (folders.has(ancestor)) for (const id of below) if (!inside.has(id)) inside.set(id, ancestor);
+    const next = new Map<string, string[]>();
+    const up = [...level.keys()].filter((id) => !seen.has(id));
+    for (const id of up) seen.add(id);
+    for (const part of chunksOf(up))
+      for (const c of await prisma.content.findMany({ where: { accountId, id: { in: part } }, select: { id: true, parentId: true } }))
+        if (c.parentId) add(next, c.parentId, level.get(c.id)!);
+    level = next;
+  }
+  return requested.filter((r) => inside.has(r.id)).map((r) => ({ id: r.id, folder: inside.get(r.id)! }));
+}
 
 builder.subscriptionField("copyJobProgress", (t) =>
   t.field({
