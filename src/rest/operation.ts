@@ -11,6 +11,7 @@ const tada = initGraphQLTada<{
   // What the REST layer receives: executed results, before JSON (src/schema/builder.ts's scalars).
   scalars: {
     Timestamp: number;
+    EventId: number;
     JSON: unknown;
     CustomValues: Record<string, unknown>;
     UserActionCounts: Record<string, number>;
