@@ -184,7 +184,7 @@ export function createApp(config: Config) {
   app.use(
     cors({
       origin: config.CORS_ORIGINS,
-      allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id", "x-retry-count"],
+      allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id", "x-retry-count", "idempotency-key"],
       exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"],
       maxAge: 600,
     }),

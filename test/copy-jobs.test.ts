@@ -555,6 +555,79 @@ describe("B6: ids below a requested folder", () => {
   });
 });
 
+describe("B6: Idempotency-Key", () => {
+  it("a repeat with the key queues nothing and answers the first job, even at once or after it completed; the contents are copied once", async () => {
+    const w = await world();
+    await seed(w.src, [
+      { id: `${w.src}-a`, type: "link" },
+      { id: `${w.src}-b`, type: "link" },
+    ]);
+    const headers = { ...w.headers, "idempotency-key": "retry-me-1" };
+    const body = { destinationAccountId: w.dst, destinationUserId: w.destUser.email, contentIds: [`${w.src}-a`, `${w.src}-b`] };
+    // Sent several times at once (a client retrying on a timeout): one job.
+    const answers = await Promise.all([1, 2, 3, 4].map(() => copy(w, body, headers)));
+    expect(answers.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+    const jobId = answers[0]!.body.jobId;
+    for (const r of answers) expect(r.body).toEqual(answers[0]!.body);
+    await waitForJob(w, jobId);
+    // The same request again later, ids in the same order with the same white space read away: the same answer.
+    const later = await copy(w, { ...body, contentIds: [` ${w.src}-a`, `${w.src}-b`, `${w.src}-a`] }, headers);
+    expect([later.status, later.body]).toEqual([202, answers[0]!.body]);
+    expect(await prisma.copyJob.count({ where: { accountId: w.src } })).toBe(1);
+    expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(2);
+    // Without a key, or with another one, a request is a new job.
+    expect((await copy(w, body, { ...w.headers, "idempotency-key": "retry-me-2" })).body.jobId).not.toBe(jobId);
+    expect((await copy(w, body)).body.jobId).not.toBe(jobId);
+    expect(await prisma.copyJob.count({ where: { accountId: w.src } })).toBe(3);
+  });
+
+  it("the key with another request is a 422, a malformed key a 400, both naming the header; nothing recorded", async () => {
+    const w = await world();
+    await seed(w.src, [
+      { id: `${w.src}-a`, type: "link" },
+      { id: `${w.src}-b`, type: "link" },
+    ]);
+    const body = { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: [`${w.src}-a`] };
+    const first = await copy(w, body, { ...w.headers, "idempotency-key": "k1" });
+    expect(first.status).toBe(202);
+    for (const other of [
+      { ...body, contentIds: [`${w.src}-b`] },
+      { ...body, copyUserTags: true },
+      { ...body, destinationUserId: w.destUser.email },
+    ]) {
+      const r = await copy(w, other, { ...w.headers, "idempotency-key": "k1" });
+      expect(r.status, r.text).toBe(422);
+      expect(r.headers.get("content-type")).toMatch(/problem\+json/);
+      expect(r.body.detail).toBe(`the idempotency key was used for another copy request (job ${first.body.jobId}); send a new key for a new request`);
+      expect(r.body.errors).toEqual([{ path: "Idempotency-Key", message: "used for another request" }]);
+    }
+    for (const key of ["x".repeat(256), "with space", " "]) {
+      const r = await copy(w, body, { ...w.headers, "idempotency-key": key });
+      expect(r.status, r.text).toBe(400);
+      expect(r.body.detail).toBe("the idempotency key must be 1 to 255 visible ASCII characters");
+      expect(r.body.errors).toEqual([{ path: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" }]);
+    }
+    expect(await prisma.copyJob.count({ where: { accountId: w.src } })).toBe(1);
+    // A key belongs to its account: the same key in another account is another job.
+    const back = await copy(
+      w,
+      { destinationAccountId: w.src, destinationUserId: w.email, contentIds: [`${w.dst}-none`] },
+      { ...w.headers, "idempotency-key": "k1" },
+      w.dst,
+    );
+    expect(back.status).toBe(400); // (an unknown id there: the key did not answer the source's job)
+  });
+
+  it("a browser may send it: the CORS preflight allows the header", async () => {
+    const r = await req("/v1/accounts/x/content/copy", {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example.com", "access-control-request-method": "POST", "access-control-request-headers": "idempotency-key,content-type" },
+    });
+    expect(r.status).toBe(204);
+    expect((r.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/\s*,\s*/)).toContain("idempotency-key");
+  });
+});
+
 describe("the status link", () => {
   it("is absolute under PUBLIC_URL in B6's message and in the completion e-mail (a path does not open from a mail client)", async () => {
     const w = await world();

@@ -172,6 +172,14 @@ export function buildOpenApi(routes: readonly RestRoute[], schema: GraphQLSchema
         schema: q.schema,
         example: input.query[name] !== undefined && q.schema.type === "integer" ? Number(input.query[name]) : input.query[name],
       })),
+      ...Object.entries(route.headers ?? {}).map(([name, h]) => ({
+        name,
+        in: "header",
+        required: false,
+        description: h.description,
+        schema: { type: "string" },
+        example: h.example,
+      })),
       ...(route.method === "get" ? [IF_NONE_MATCH] : []),
     ];
 

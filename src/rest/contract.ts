@@ -123,6 +123,8 @@ export interface RestRoute {
   body?: BodyDoc;
   /** OpenAPI: descriptions of path parameters other than accountId. */
   params?: Record<string, { description: string; example?: string }>;
+  /** OpenAPI: request headers the route reads (optional ones; the auth headers are documented apart). */
+  headers?: Record<string, { description: string; example?: string }>;
   /**
    * The REST input each variable of the operation (or a place inside one, `filter.type`) came from,
    * where the caller named it otherwise: a query parameter (`{ idType: "userid-type" }`), a path

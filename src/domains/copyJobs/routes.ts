@@ -8,8 +8,11 @@ import { reply } from "../../rest/responses.js";
 import { ACCEPTED_FIELDS, acceptedRecord, EXAMPLE_JOB_ID, JOB_FIELDS, jobRecord } from "./records.js";
 
 const COPY = graphql(
-  `mutation CopyContents($accountId: String!, $input: CopyRequest!) { copyContents(accountId: $accountId, input: $input) { ${ACCEPTED_FIELDS} } }`,
+  `mutation CopyContents($accountId: String!, $input: CopyRequest!, $idempotencyKey: String) { copyContents(accountId: $accountId, input: $input, idempotencyKey: $idempotencyKey) { ${ACCEPTED_FIELDS} } }`,
 );
+
+/** B6's request header that makes a retry safe (the IETF httpapi Idempotency-Key header). */
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 const JOB = graphql(`query CopyJob($accountId: String!, $id: String!) { account(id: $accountId) { copyJob(id: $id) { ${JOB_FIELDS} } } }`);
 
 export const copyJobRoutes: RestRoute[] = [
@@ -25,8 +28,23 @@ export const copyJobRoutes: RestRoute[] = [
       properties: { contentIds: { minItems: 1, maxItems: 10_000 } },
       example: { destinationAccountId: "acme-eu", destinationUserId: "ops@acme.com", contentIds: [exampleId("c"), exampleId("c", 1)], copyUserTags: true },
     },
-    variables: (i) => ({ accountId: pathParam(i, "accountId"), input: copyInput(i.body) }),
-    reply: reply.custom({ 202: { json: acceptedRecord.schema } }, (d) => ({ status: 202, body: acceptedRecord.map(d.copyContents) })),
+    headers: {
+      [IDEMPOTENCY_HEADER]: {
+        description:
+          "Optional, a key of yours (1 to 255 visible ASCII characters, e.g. a UUID): sent again with the same request (a retry after a lost answer), it queues nothing and answers the job the first request queued; sent with another request it is a 422.",
+        example: "0b1f6c4e-5d1a-4c9e-8f2b-3a7d9e6c1b20",
+      },
+    },
+    variables: (i) => ({
+      accountId: pathParam(i, "accountId"),
+      input: copyInput(i.body),
+      idempotencyKey: i.header?.(IDEMPOTENCY_HEADER.toLowerCase()),
+    }),
+    names: { idempotencyKey: IDEMPOTENCY_HEADER },
+    reply: reply.custom({ 202: { json: acceptedRecord.schema }, 422: "problem" }, (d) => ({
+      status: 202,
+      body: acceptedRecord.map(d.copyContents),
+    })),
   }),
   route(JOB, {
     name: "getJob",

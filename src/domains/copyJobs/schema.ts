@@ -1,6 +1,8 @@
 // Copy jobs in GraphQL: the request (validated, recorded, queued; B6 runs it), a job's status by
 // id (the REST status route runs it), and a subscription that streams a job's progress (over
 // server-sent events: POST /graphql with Accept: text/event-stream).
+import { createHash } from "node:crypto";
+import { dbErrorKind } from "../../db/errors.js";
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest } from "../../errors.js";
 import type { CopyJobItem as ItemRow, CopyJob as JobRow } from "../../generated/sqlite/client.js";
@@ -92,18 +94,61 @@ const CopyAccepted = builder.objectRef<{ jobId: string; message: string }>("Copy
 
 const bad = (path: string, message: string) => badRequest(`${path} ${message}`, [{ path, message }]);
 
+const IDEMPOTENCY_KEY_MAX = 255;
+const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX}}$`);
+
+/** B6's answer for a queued job. */
+const accepted = (job: Pick<JobRow, "id" | "accountId" | "destinationAccountId" | "requestedBy" | "total">) => ({
+  jobId: job.id,
+  message: `Copy of ${job.total} item(s) to account '${job.destinationAccountId}' queued; ${job.requestedBy} is e-mailed when it completes. Status: GET ${jobStatusUrl(job.accountId, job.id)}`,
+});
+
+/** What makes two copy requests the same one: the caller and the request as it is read (ids trimmed, once each). */
+function fingerprint(caller: string, input: { destinationAccountId: string; destinationUserId: string; copyUserTags?: boolean | null }, ids: string[]) {
+  const request = [caller, input.destinationAccountId, input.destinationUserId.trim(), input.copyUserTags ?? false, ids];
+  return createHash("sha256").update(JSON.stringify(request)).digest("hex");
+}
+
+/** The job an idempotency key queued (null: none yet); the key with another request is a 422. */
+async function keyedJob(accountId: string, key: string, requestHash: string) {
+  const job = await prisma.copyJob.findUnique({ where: { accountId_idempotencyKey: { accountId, idempotencyKey: key } } });
+  if (!job) return null;
+  if (job.requestHash !== requestHash)
+    throw new AppError(422, `the idempotency key was used for another copy request (job ${job.id}); send a new key for a new request`, [
+      { path: "idempotencyKey", message: "used for another request" },
+    ]);
+  return accepted(job);
+}
+
 builder.mutationField("copyContents", (t) =>
   t.field({
     type: CopyAccepted,
     description:
       "Queues a copy of contents to another account (B6). The caller needs access to both accounts; the job runs asynchronously and e-mails the caller when done.",
-    args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: CopyRequest, required: true }) },
-    resolve: async (_root, { accountId, input }, ctx) => {
+    args: {
+      accountId: t.arg.string({ required: true }),
+      input: t.arg({ type: CopyRequest, required: true }),
+      idempotencyKey: t.arg.string({
+        required: false,
+        description: `A key of the client's (1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, e.g. a UUID): a repeat of the request with the same key queues nothing and answers the job the first one queued; the key with another request is a 422. (REST: the Idempotency-Key header.)`,
+      }),
+    },
+    resolve: async (_root, { accountId, input, idempotencyKey }, ctx) => {
       const identity = await requireAccount(ctx, accountId);
       await requireAccount(ctx, input.destinationAccountId);
+      if (idempotencyKey != null && !IDEMPOTENCY_KEY.test(idempotencyKey))
+        throw badRequest(`the idempotency key must be 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters`, [
+          { path: "idempotencyKey", message: `must be 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters` },
+        ]);
       const ids = [...new Set(input.contentIds.map((s) => s.trim()))];
       if (ids.length === 0 || ids.some((s) => s === "")) throw bad("contentIds", "must list at least one id, none of them empty");
       if (ids.length > MAX_BULK_ITEMS) throw bad("contentIds", `must list at most ${MAX_BULK_ITEMS} ids`);
+      // A repeat (a client retrying after a lost answer) finds the job its key queued: nothing is copied twice.
+      const requestHash = idempotencyKey == null ? null : fingerprint(identity.email, input, ids);
+      if (idempotencyKey != null) {
+        const earlier = await keyedJob(accountId, idempotencyKey, requestHash!);
+        if (earlier) return earlier;
+      }
       // Looked up among the destination account's users only, and one answer for every miss: whether
       // an e-mail is a user of some other tenant is not the caller's to learn.
       const user = await prisma.user.findFirst({
@@ -144,28 +189,34 @@ builder.mutationField("copyContents", (t) =>
         );
       }
       const jobId = newJobId();
-      await withTransaction(async (tx) => {
-        await tx.copyJob.create({
-          data: {
-            id: jobId,
-            accountId,
-            destinationAccountId: input.destinationAccountId,
-            destinationUserId: user.id,
-            requestedBy: identity.email,
-            copyUserTags: input.copyUserTags ?? false,
-            total: ids.length,
-            // With tracing on, the job's trace links back to this request.
-            traceparent: currentTraceparent(),
-          },
+      try {
+        await withTransaction(async (tx) => {
+          await tx.copyJob.create({
+            data: {
+              id: jobId,
+              accountId,
+              destinationAccountId: input.destinationAccountId,
+              destinationUserId: user.id,
+              requestedBy: identity.email,
+              copyUserTags: input.copyUserTags ?? false,
+              total: ids.length,
+              // With tracing on, the job's trace links back to this request.
+              traceparent: currentTraceparent(),
+              idempotencyKey,
+              requestHash,
+            },
+          });
+          await tx.copyJobItem.createMany({ data: ids.map((sourceId, position) => ({ jobId, sourceId, position })) });
         });
-        await tx.copyJobItem.createMany({ data: ids.map((sourceId, position) => ({ jobId, sourceId, position })) });
-      });
+      } catch (err) {
+        // The same key sent twice at once: the first request's job is the answer to both.
+        const earlier = idempotencyKey != null && dbErrorKind(err) === "unique" ? await keyedJob(accountId, idempotencyKey, requestHash!) : null;
+        if (earlier) return earlier;
+        throw err;
+      }
       // After the commit. If this is lost, the workers' sweep finds the queued job all the same.
       await dispatch(jobId).catch((err) => logger.error({ err, jobId }, "could not queue a copy job; the sweep will"));
-      return {
-        jobId,
-        message: `Copy of ${ids.length} item(s) to account '${input.destinationAccountId}' queued; ${identity.email} is e-mailed when it completes. Status: GET ${jobStatusUrl(accountId, jobId)}`,
-      };
+      return accepted({ id: jobId, accountId, destinationAccountId: input.destinationAccountId, requestedBy: identity.email, total: ids.length });
     },
   }),
 );

@@ -1,0 +1,7 @@
+-- AlterTable
+ALTER TABLE "CopyJob" ADD COLUMN "idempotencyKey" TEXT;
+ALTER TABLE "CopyJob" ADD COLUMN "requestHash" TEXT;
+
+-- CreateIndex
+CREATE UNIQUE INDEX "CopyJob_accountId_idempotencyKey_key" ON "CopyJob"("accountId", "idempotencyKey");
+
