@@ -220,6 +220,16 @@ describe("segments over GraphQL", () => {
     expect(await prisma.segmentContent.count({ where: { segmentId: s.id } })).toBe(0);
   });
 
+  it("a name is 1 to 200 characters counted as characters, not UTF-16 units: 200 emoji are a name, 201 are a 400", async () => {
+    const emoji = "\u{1F680}";
+    const made = await createSegment(emoji.repeat(200), { field: "custom.plan", op: "exists" }, []);
+    expect(made.name).toBe(emoji.repeat(200));
+    const long = await gql(server, t, CREATE, { a: t.accountId, input: { name: emoji.repeat(201), rule: { field: "custom.plan", op: "exists" } } });
+    expect(long.errors?.[0]?.message).toBe("name must be 1 to 200 characters");
+    expect(long.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
+    expect(await prisma.segment.count({ where: { accountId: t.accountId, name: emoji.repeat(201) } })).toBe(0);
+  });
+
   it("refuses bad segments with a 400 naming the problem, a taken name with a 409, and changes nothing", async () => {
     const before = await prisma.segment.count({ where: { accountId: t.accountId } });
     const bad = async (input: object) => (await gql(server, t, CREATE, { a: t.accountId, input })).errors?.[0];

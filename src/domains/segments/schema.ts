@@ -214,7 +214,9 @@ const SegmentInput = builder.inputType("SegmentInput", {
 async function checkInput(tx: Tx, accountId: string, input: typeof SegmentInput.$inferInput, creating: boolean) {
   if (creating && (input.name == null || input.rule == null))
     throw badRequest("name and rule are required", [{ path: input.name == null ? "name" : "rule", message: "required" }]);
-  if (input.name != null && (input.name.trim() === "" || input.name.length > NAME_MAX))
+  // Characters are code points, as file names count them: `length` counts UTF-16 units, and took
+  // 150 emoji for 300 characters.
+  if (input.name != null && (input.name.trim() === "" || [...input.name].length > NAME_MAX))
     throw badRequest(`name must be 1 to ${NAME_MAX} characters`, [{ path: "name", message: "bad length" }]);
   let rule: string | undefined;
   if (input.rule != null) {
