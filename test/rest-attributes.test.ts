@@ -247,6 +247,28 @@ describe("records (B20, B21, B23)", () => {
     for (const text of ["16", "16.0", "1.6e1", "+16"]) expect((await post("/integrationAttributes/search", u, { seats: text })).body.data).toHaveLength(1);
   });
 
+  it("lengths count characters, not UTF-16 units: a 256-emoji value and a 2,000-emoji description are taken, one more is a 400", async () => {
+    const u = await withSchema("iachars");
+    const emoji = "\u{1F680}";
+    const described = await put("/integrationAttributeSchema", u, [{ name: "company", description: emoji.repeat(2000) }]);
+    expect(described.status, described.text.slice(0, 300)).toBe(200);
+    expect((await get("/integrationAttributeSchema/company", u)).body.description).toBe(emoji.repeat(2000));
+    expectProblem(
+      await put("/integrationAttributeSchema", u, [{ name: "company", description: emoji.repeat(2001) }]),
+      400,
+      "description must be at most 2000 characters",
+    );
+    const written = await put("/integrationAttributes", u, [{ attributeName: "company", attributeValue: emoji.repeat(256) }]);
+    expect(written.status, written.text.slice(0, 300)).toBe(201);
+    expect(written.body.data[0].attributeValue).toBe(emoji.repeat(256));
+    expectProblem(
+      await put("/integrationAttributes", u, [{ attributeName: "company", attributeValue: emoji.repeat(257) }]),
+      400,
+      "attributeValue must be at most 256 characters",
+    );
+    expect(await prisma.attributeRecord.count({ where: { accountId: u.accountId } })).toBe(1);
+  });
+
   it("lists one primary attribute's records by value, in keyset pages (B23)", async () => {
     const u = await withSchema("iapage");
     const values = Array.from({ length: 25 }, (_, i) => `c${String(i).padStart(2, "0")}`);

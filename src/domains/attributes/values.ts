@@ -53,7 +53,8 @@ export function primaryValue(field: SchemaField, raw: unknown): { value: string 
       problem: `attributeValue must be a ${jsonType === "string" ? "string" : `string or a ${jsonType}`} (the type of attribute '${field.name}' is ${field.type})`,
     };
   const text = String(raw);
-  if (text.length > PRIMARY_VALUE_MAX) return { problem: `attributeValue must be at most ${PRIMARY_VALUE_MAX} characters` };
+  // Characters are code points (`length` counts UTF-16 units: an emoji is two).
+  if ([...text].length > PRIMARY_VALUE_MAX) return { problem: `attributeValue must be at most ${PRIMARY_VALUE_MAX} characters` };
   const listSafe = checkListSafeName(text, "attributeValue");
   if (listSafe) return { problem: listSafe };
   if (text.includes(PAIR_SEPARATOR)) return { problem: `attributeValue must not contain '${PAIR_SEPARATOR}'` };

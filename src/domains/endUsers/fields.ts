@@ -221,7 +221,8 @@ async function upsertFields(
       continue;
     }
     const name = it.name!;
-    if (it.description != null && it.description.length > DESCRIPTION_MAX) {
+    // Characters are code points (`length` counts UTF-16 units: an emoji is two).
+    if (it.description != null && [...it.description].length > DESCRIPTION_MAX) {
       results.push(fail(index, 400, [`description must be at most ${DESCRIPTION_MAX} characters`], name));
       continue;
     }
