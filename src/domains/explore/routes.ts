@@ -208,6 +208,7 @@ export const exploreRoutes: RestRoute[] = [
             "text/csv": { description: "With format=csv: RFC 4180, a header row; an attachment.", example: "event:type,events\r\nflow_started,120\r\n" },
           },
         },
+        422: "problem", // a question past EXPLORE_TIMEOUT_MS (./run.ts)
       },
       (data, input) => {
         const a = data.account.analytics.query;
@@ -244,6 +245,7 @@ export const exploreRoutes: RestRoute[] = [
             "text/csv": { description: "With format=csv: a row per step (and breakdown value, first column `value`).", example: "step,users\r\n1,120\r\n" },
           },
         },
+        422: "problem", // a question past EXPLORE_TIMEOUT_MS (./run.ts)
       },
       (data, input) => {
         const a = data.account.analytics.funnel;
@@ -294,6 +296,7 @@ export const exploreRoutes: RestRoute[] = [
             },
           },
         },
+        422: "problem", // a question past EXPLORE_TIMEOUT_MS (./run.ts)
       },
       (data, input) => {
         const a = data.account.analytics.retention;
