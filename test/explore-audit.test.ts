@@ -1,6 +1,7 @@
 // Explore against the contract's "Explore" section, rule by rule, where the other Explore tests left
 // a gap: what GET /openapi.json says the three routes answer (test/explore-cost.test.ts gets a real
-// 422 of a question past EXPLORE_TIMEOUT_MS on each database), and CSV cell by cell against JSON.
+// 422 of a question past EXPLORE_TIMEOUT_MS on each database), CSV cell by cell against JSON, and
+// time buckets whose local start is before 1970.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
@@ -8,6 +9,7 @@ let server: Server;
 let t: Tenant;
 const req = requester(() => server);
 const T = Date.UTC(2026, 4, 4, 10);
+const EARLY = [Date.UTC(1970, 0, 1, 1, 30), Date.UTC(1970, 0, 1, 4, 59, 59, 500)];
 
 beforeAll(async () => {
   server = await startServer();
@@ -24,7 +26,15 @@ beforeAll(async () => {
   });
   expect(users.status, users.text).toBeLessThan(300);
   const ev = (endUserId: string, dt: number, useful: boolean, flowId: string) => ({ type: "flow_feedback", time: T + dt, endUserId, flowId, useful });
-  const events = [ev("a", 0, true, "f,1"), ev("a", 1, false, 'f"2'), ev("b", 2, true, "f,1"), ev("c", 3, false, "@f3")];
+  const events = [
+    ev("a", 0, true, "f,1"),
+    ev("a", 1, false, 'f"2'),
+    ev("b", 2, true, "f,1"),
+    ev("c", 3, false, "@f3"),
+    // The first hours of 1970 in UTC: still 1969-12-31 in New York (20:30, and half a second before midnight).
+    { type: "user_action", time: EARLY[0], endUserId: "early", actionId: "open" },
+    { type: "user_action", time: EARLY[1], endUserId: "early", actionId: "open" },
+  ];
   const posted = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events });
   expect(posted.status, posted.text).toBe(202);
 });
@@ -100,5 +110,40 @@ describe("format=csv", () => {
     expect(rows.flat()).toContain(`'=HYPERLINK("x"),\n"gold"`);
     expect(rows.flat()).toContain("'-5");
     expect(rows.flat()).toContain("'@f3");
+  });
+});
+
+describe("time buckets far back", () => {
+  const ask = (path: string, body: unknown) => req(`/v1/accounts/${t.accountId}/analytics/${path}`, { method: "POST", headers: t.headers, body });
+
+  it("puts an event whose local time is before 1970 in its local bucket (the SQL floors, as the bucket list does)", async () => {
+    // New York is UTC-5: both events are on Wednesday 1969-12-31 there, at 20:30 and 23:59:59.5.
+    const w = { timeZone: "America/New_York", startDate: "1969-12-31 12:00", endDate: "1970-01-01 12:00" };
+    const byDay = await ask("query", { metrics: ["events"], interval: "day", ...w });
+    expect(byDay.status, byDay.text).toBe(200);
+    expect(byDay.body.rows).toEqual([
+      ["1969-12-31", 2],
+      ["1970-01-01", 0],
+    ]);
+    const cases: [string, unknown[][]][] = [
+      [
+        "hour",
+        [
+          ["1969-12-31T20:00", 1],
+          ["1969-12-31T23:00", 1],
+        ],
+      ],
+      ["day", [["1969-12-31", 2]]],
+      ["week", [["1969-12-29", 2]]],
+      ["month", [["1969-12-01", 2]]],
+    ];
+    for (const [interval, rows] of cases) {
+      const r = await ask("query", { metrics: ["events"], dimensions: ["event:endUserId"], interval, orderBy: [["time", "asc"]], ...w });
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.rows, interval).toEqual(rows.map(([time, n]) => [time, "early", n]));
+    }
+    const cohorts = await ask("retention", { startEvent: {}, period: "day", periods: 1, ...w });
+    expect(cohorts.status, cohorts.text).toBe(200);
+    expect(cohorts.body.cohorts).toEqual([{ start: "1969-12-31", users: 1, retained: [1, 0] }]);
   });
 });
