@@ -1,7 +1,7 @@
 // Explore against the contract's "Explore" section, rule by rule, where the other Explore tests left
 // a gap: what GET /openapi.json says the three routes answer (test/explore-cost.test.ts gets a real
 // 422 of a question past EXPLORE_TIMEOUT_MS on each database), CSV cell by cell against JSON, and
-// time buckets whose local start is before 1970.
+// time buckets whose local start is before 1970 or in the years 0 to 99.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
@@ -145,5 +145,22 @@ describe("time buckets far back", () => {
     const cohorts = await ask("retention", { startEvent: {}, period: "day", periods: 1, ...w });
     expect(cohorts.status, cohorts.text).toBe(200);
     expect(cohorts.body.cohorts).toEqual([{ start: "1969-12-31", users: 1, retained: [1, 0] }]);
+  });
+
+  it("lists every bucket of a window in the years 0 to 99 (wall clocks read with their full year)", async () => {
+    const r = await ask("query", { metrics: ["events"], interval: "day", startDate: "0050-01-01", endDate: "0050-01-02" });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.rows).toEqual([
+      ["0050-01-01", 0],
+      ["0050-01-02", 0],
+    ]);
+    const zero = await ask("query", { metrics: ["events"], interval: "month", timeZone: "Europe/Berlin", startDate: "0000-01-01", endDate: "0000-03-01" });
+    expect(zero.status, zero.text).toBe(200);
+    // (Berlin's local mean time then: 00:53:28 ahead of UTC.)
+    expect(zero.body.rows).toEqual([
+      ["0000-01-01", 0],
+      ["0000-02-01", 0],
+      ["0000-03-01", 0],
+    ]);
   });
 });
