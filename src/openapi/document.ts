@@ -40,6 +40,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: "Conflict with a concurrent change",
   413: `Body larger than ${JSON_BODY_LIMIT_BYTES / 1024 / 1024} MiB`,
   415: "Body is not JSON",
+  422: "The question took longer than EXPLORE_TIMEOUT_MS and was stopped: narrow it (a shorter window, fewer or coarser dimensions, a longer interval, filters that match fewer events) and ask again",
   429: "The request costs more points than the account has left this minute (nothing ran); retry after Retry-After seconds",
   500: "Unexpected error; the request may succeed on retry",
   503: "The change kept conflicting with concurrent changes, or the database was busy; nothing was written; retry after Retry-After seconds",

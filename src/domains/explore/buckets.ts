@@ -46,9 +46,23 @@ export function keyOf(local: number, interval: Interval): number {
 /** A key's label (the inverse of keyOf on bucket starts). */
 export function labelOfKey(key: number, interval: Interval): string {
   if (interval === "hour") return labelOf(key * HOUR, interval);
-  if (interval === "month") return labelOf(Date.UTC(Math.floor(key / 12), key % 12, 1), interval);
+  if (interval === "month") return labelOf(monthStart(key), interval);
   return labelOf(key * DAY, interval);
 }
+
+/**
+ * Date.UTC with the year as given (month and day may overflow, as there): Date.UTC reads the years
+ * 0 to 99 as 1900 to 1999, so a window in the year 50 got its wall clock, its buckets and their
+ * labels in 1950 (none listed).
+ */
+function utc(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number {
+  const d = new Date(Date.UTC(2000, 0, 1, hour, minute, second));
+  d.setUTCFullYear(year, month, day);
+  return d.getTime();
+}
+
+/** A month key's first day (the inverse of keyOf on month starts). */
+export const monthStart = (key: number): number => utc(Math.floor(key / 12), key - 12 * Math.floor(key / 12), 1);
 
 /** The zone's offset (ms) at instant t. */
 const offsetAt = (t: number, timeZone: string) => wall(t, timeZone) - Math.floor(t / 1000) * 1000 - (t % 1000);
@@ -95,6 +109,8 @@ const formatterOf = (timeZone: string) =>
   new Intl.DateTimeFormat("en-US", {
     timeZone,
     hourCycle: "h23",
+    // The era too: the year alone counts the years before 1 AD as 1 BC, 2 BC… (wall()).
+    era: "short",
     year: "numeric",
     month: "2-digit",
     day: "2-digit",
@@ -132,9 +148,14 @@ export function canonicalZone(tz: string): string | null {
 /** The zone's wall clock at instant `t`, as if it were UTC (epoch ms of the local date and time). */
 function wall(t: number, timeZone: string): number {
   const parts: Record<string, number> = {};
-  for (const p of formatter(timeZone).formatToParts(new Date(t))) if (p.type !== "literal") parts[p.type] = Number(p.value);
+  let bc = false;
+  for (const p of formatter(timeZone).formatToParts(new Date(t))) {
+    if (p.type === "era") bc = p.value === "BC";
+    else if (p.type !== "literal") parts[p.type] = Number(p.value);
+  }
   const second = Math.floor(t / 1000) * 1000;
-  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!) + (t - second);
+  // (1 BC is the year 0.)
+  return utc(bc ? 1 - parts.year! : parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!) + (t - second);
 }
 
 /** The first instant whose wall clock in the zone is at or after the local time `local` (as UTC ms). */
@@ -162,15 +183,15 @@ function floorLocal(local: number, interval: Interval): number {
   const d = new Date(local);
   switch (interval) {
     case "hour":
-      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours());
+      return utc(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours());
     case "day":
-      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+      return utc(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
     case "week": {
-      const day = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+      const day = utc(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
       return day - ((d.getUTCDay() + 6) % 7) * DAY; // weeks start on Monday
     }
     case "month":
-      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+      return utc(d.getUTCFullYear(), d.getUTCMonth(), 1);
   }
 }
 
@@ -181,11 +202,11 @@ export function nextLocal(local: number, interval: Interval, k = 1): number {
     case "hour":
       return local + k * 3_600_000;
     case "day":
-      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + k);
+      return utc(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + k);
     case "week":
-      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 7 * k);
+      return utc(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 7 * k);
     case "month":
-      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + k, 1);
+      return utc(d.getUTCFullYear(), d.getUTCMonth() + k, 1);
   }
 }
 

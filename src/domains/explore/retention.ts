@@ -4,7 +4,7 @@
 // cohort and period. Periods are the buckets of ./buckets.ts: the SQL shifts times to the zone's
 // wall clock by the offsets worked out here and takes day numbers, Monday-weeks or calendar months.
 import { clock } from "../../clock.js";
-import { instantOf, labelOfKey, nextLocal, offsetsOf } from "./buckets.js";
+import { instantOf, labelOfKey, monthStart, nextLocal, offsetsOf } from "./buckets.js";
 import type { Checker, Period, RetentionQuestion } from "./input.js";
 import { budgetOf, runStatements } from "./run.js";
 import { Builder, MATERIALIZED, type Statement, type UserContext } from "./sql.js";
@@ -92,7 +92,7 @@ function statement(b: Builder, c: Checker, accountId: string, q: RetentionQuesti
 }
 
 /** A cohort key's local start (as UTC ms), the inverse of keyOf on period starts. */
-const localOfKey = (key: number, period: Period) => (period === "month" ? Date.UTC(Math.floor(key / 12), key % 12, 1) : key * DAY);
+const localOfKey = (key: number, period: Period) => (period === "month" ? monthStart(key) : key * DAY);
 
 export async function runRetention(
   dialect: "sqlite" | "postgres",

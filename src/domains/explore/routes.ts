@@ -228,6 +228,7 @@ export const exploreRoutes: RestRoute[] = [
             },
           },
         },
+        422: "problem", // a question past EXPLORE_TIMEOUT_MS (./run.ts)
       },
       (data, input) => {
         const a = data.account.analytics.query;
@@ -267,6 +268,7 @@ export const exploreRoutes: RestRoute[] = [
             },
           },
         },
+        422: "problem", // a question past EXPLORE_TIMEOUT_MS (./run.ts)
       },
       (data, input) => {
         const a = data.account.analytics.funnel;
@@ -317,6 +319,7 @@ export const exploreRoutes: RestRoute[] = [
             },
           },
         },
+        422: "problem", // a question past EXPLORE_TIMEOUT_MS (./run.ts)
       },
       (data, input) => {
         const a = data.account.analytics.retention;

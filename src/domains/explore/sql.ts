@@ -35,6 +35,15 @@ export type Dialect = "sqlite" | "postgres";
  * and a funnel's steps appear twice in its statement: 20 conditions of 1,000 values failed with a 500.
  */
 const MAX_BOUND_VALUES = 30_000;
+/**
+ * Days added to a wall clock (epoch ms) before a bucket key's integer division (Builder.bucketKey),
+ * so that it never divides a negative number: more than from 0000-01-01 (the earliest startDate)
+ * to 1970-01-01, and whole weeks. Both databases truncate toward zero where the bucket list
+ * (./buckets.ts keyOf) floors: an event in the first hours of 1970 in a zone west of UTC, still
+ * 1969-12-31 there, was counted on 1970-01-01 (and a window before 1970 got keys one off).
+ */
+const KEY_SHIFT_DAYS = 719_530;
+
 /** Values of an IN list bound one by one; a longer list is bound as one value (Builder.inList). */
 export const INLINE_LIST = 32;
 
@@ -112,18 +121,23 @@ export class Builder {
   }
   /** The bucket key of a wall-clock time (./buckets.ts keyOf): integer arithmetic, or the calendar month. */
   bucketKey(local: string, interval: Interval): string {
+    // Both databases' integer division truncates toward zero where keyOf floors: the wall clock is
+    // shifted to a non-negative number first (KEY_SHIFT_DAYS), then the shift taken off the key.
+    const shifted = `(${local} + ${KEY_SHIFT_DAYS * 86_400_000})`;
     switch (interval) {
       case "hour":
-        return `(${local} / 3600000)`;
+        return `(${shifted} / 3600000 - ${KEY_SHIFT_DAYS * 24})`;
       case "day":
-        return `(${local} / 86400000)`;
+        return `(${shifted} / 86400000 - ${KEY_SHIFT_DAYS})`;
       case "week":
-        // 1970-01-01 was a Thursday: (day + 3) % 7 is 0 on Mondays.
-        return `((${local} / 86400000) - (((${local} / 86400000) + 3) % 7))`;
-      case "month":
+        // 1970-01-01 was a Thursday, and the shift is whole weeks: (day + 3) % 7 is 0 on Mondays.
+        return `((${shifted} / 86400000) - (((${shifted} / 86400000) + 3) % 7) - ${KEY_SHIFT_DAYS})`;
+      case "month": {
+        const seconds = `(${shifted} / 1000 - ${KEY_SHIFT_DAYS * 86_400})`;
         return this.dialect === "postgres"
-          ? `CAST(EXTRACT(YEAR FROM to_timestamp(${local} / 1000) AT TIME ZONE 'UTC') * 12 + EXTRACT(MONTH FROM to_timestamp(${local} / 1000) AT TIME ZONE 'UTC') - 1 AS BIGINT)`
-          : `(CAST(strftime('%Y', ${local} / 1000, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%m', ${local} / 1000, 'unixepoch') AS INTEGER) - 1)`;
+          ? `CAST(EXTRACT(YEAR FROM to_timestamp(${seconds}) AT TIME ZONE 'UTC') * 12 + EXTRACT(MONTH FROM to_timestamp(${seconds}) AT TIME ZONE 'UTC') - 1 AS BIGINT)`
+          : `(CAST(strftime('%Y', ${seconds}, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%m', ${seconds}, 'unixepoch') AS INTEGER) - 1)`;
+      }
     }
   }
   /**

@@ -1,0 +1,166 @@
+// Explore against the contract's "Explore" section, rule by rule, where the other Explore tests left
+// a gap: what GET /openapi.json says the three routes answer (test/explore-cost.test.ts gets a real
+// 422 of a question past EXPLORE_TIMEOUT_MS on each database), CSV cell by cell against JSON, and
+// time buckets whose local start is before 1970 or in the years 0 to 99.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+
+let server: Server;
+let t: Tenant;
+const req = requester(() => server);
+const T = Date.UTC(2026, 4, 4, 10);
+const EARLY = [Date.UTC(1970, 0, 1, 1, 30), Date.UTC(1970, 0, 1, 4, 59, 59, 500)];
+
+beforeAll(async () => {
+  server = await startServer();
+  t = await tenant("explore-audit");
+  const schema = await req(`/api/v1/${t.accountId}/endUserSchema`, { method: "PUT", headers: t.headers, body: [{ name: "plan", type: "string" }] });
+  expect(schema.status, schema.text).toBeLessThan(300);
+  const users = await req(`/api/v1/${t.accountId}/endUsers`, {
+    method: "PUT",
+    headers: t.headers,
+    body: [
+      { id: "a", custom: { plan: '=HYPERLINK("x"),\n"gold"' } },
+      { id: "b", custom: { plan: "-5" } },
+    ],
+  });
+  expect(users.status, users.text).toBeLessThan(300);
+  const ev = (endUserId: string, dt: number, useful: boolean, flowId: string) => ({ type: "flow_feedback", time: T + dt, endUserId, flowId, useful });
+  const events = [
+    ev("a", 0, true, "f,1"),
+    ev("a", 1, false, 'f"2'),
+    ev("b", 2, true, "f,1"),
+    ev("c", 3, false, "@f3"),
+    // The first hours of 1970 in UTC: still 1969-12-31 in New York (20:30, and half a second before midnight).
+    { type: "user_action", time: EARLY[0], endUserId: "early", actionId: "open" },
+    { type: "user_action", time: EARLY[1], endUserId: "early", actionId: "open" },
+  ];
+  const posted = await req(`/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events });
+  expect(posted.status, posted.text).toBe(202);
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe("Explore in GET /openapi.json", () => {
+  it("documents the 422 problem each question answers past EXPLORE_TIMEOUT_MS", async () => {
+    const doc = (await req("/openapi.json")).body;
+    for (const name of ["query", "funnel", "retention"]) {
+      const response = doc.paths[`/v1/accounts/{accountId}/analytics/${name}`].post.responses[422];
+      expect(response, `${name}: 422 documented`).toBeDefined();
+      expect(response.description).toMatch(/EXPLORE_TIMEOUT_MS.*narrow it/);
+      expect(response.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
+      expect(response.content["application/problem+json"].example).toMatchObject({ type: "about:blank", title: "Unprocessable Entity", status: 422 });
+    }
+  });
+});
+
+/** RFC 4180 records (quoted fields with doubled quotes, CRLF between records). */
+function parseCsv(text: string): string[][] {
+  const records: string[][] = [];
+  let record: string[] = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted && ch === '"' && text[i + 1] === '"') {
+      field += '"';
+      i++;
+    } else if (ch === '"') {
+      quoted = !quoted;
+    } else if (!quoted && ch === ",") {
+      record.push(field);
+      field = "";
+    } else if (!quoted && ch === "\r" && text[i + 1] === "\n") {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = "";
+      i++;
+    } else {
+      field += ch;
+    }
+  }
+  return records;
+}
+
+describe("format=csv", () => {
+  it("holds the JSON's columns and rows, every cell as JSON has it: nulls empty, booleans as words, formula-leading text neutralised", async () => {
+    const body = {
+      metrics: ["events", "users", "avg:step"],
+      dimensions: ["user:plan", "event:flowId", "event:useful"],
+      startDate: "2026-05-04",
+      endDate: "2026-05-04",
+    };
+    const url = `/v1/accounts/${t.accountId}/analytics/query`;
+    const json = await req(url, { method: "POST", headers: t.headers, body });
+    expect(json.status, json.text).toBe(200);
+    expect(json.body.rows.length).toBe(4);
+    const csv = await req(`${url}?format=csv`, { method: "POST", headers: t.headers, body: { ...body, limit: 1 } });
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(csv.headers.get("content-disposition")).toBe('attachment; filename="explore_query.csv"');
+    expect(csv.text.endsWith("\r\n")).toBe(true);
+    const [header, ...rows] = parseCsv(csv.text);
+    expect(header).toEqual(json.body.columns);
+    // Every row (limit does not apply), in the same order; each cell as the JSON's.
+    const asCell = (v: unknown) => (v === null ? "" : typeof v === "string" && /^[=+\-@\t\r]/.test(v) ? `'${v}` : String(v));
+    expect(rows).toEqual(json.body.rows.map((r: unknown[]) => r.map(asCell)));
+    expect(rows.flat()).toContain(`'=HYPERLINK("x"),\n"gold"`);
+    expect(rows.flat()).toContain("'-5");
+    expect(rows.flat()).toContain("'@f3");
+  });
+});
+
+describe("time buckets far back", () => {
+  const ask = (path: string, body: unknown) => req(`/v1/accounts/${t.accountId}/analytics/${path}`, { method: "POST", headers: t.headers, body });
+
+  it("puts an event whose local time is before 1970 in its local bucket (the SQL floors, as the bucket list does)", async () => {
+    // New York is UTC-5: both events are on Wednesday 1969-12-31 there, at 20:30 and 23:59:59.5.
+    const w = { timeZone: "America/New_York", startDate: "1969-12-31 12:00", endDate: "1970-01-01 12:00" };
+    const byDay = await ask("query", { metrics: ["events"], interval: "day", ...w });
+    expect(byDay.status, byDay.text).toBe(200);
+    expect(byDay.body.rows).toEqual([
+      ["1969-12-31", 2],
+      ["1970-01-01", 0],
+    ]);
+    const cases: [string, unknown[][]][] = [
+      [
+        "hour",
+        [
+          ["1969-12-31T20:00", 1],
+          ["1969-12-31T23:00", 1],
+        ],
+      ],
+      ["day", [["1969-12-31", 2]]],
+      ["week", [["1969-12-29", 2]]],
+      ["month", [["1969-12-01", 2]]],
+    ];
+    for (const [interval, rows] of cases) {
+      const r = await ask("query", { metrics: ["events"], dimensions: ["event:endUserId"], interval, orderBy: [["time", "asc"]], ...w });
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.rows, interval).toEqual(rows.map(([time, n]) => [time, "early", n]));
+    }
+    const cohorts = await ask("retention", { startEvent: {}, period: "day", periods: 1, ...w });
+    expect(cohorts.status, cohorts.text).toBe(200);
+    expect(cohorts.body.cohorts).toEqual([{ start: "1969-12-31", users: 1, retained: [1, 0] }]);
+  });
+
+  it("lists every bucket of a window in the years 0 to 99 (wall clocks read with their full year)", async () => {
+    const r = await ask("query", { metrics: ["events"], interval: "day", startDate: "0050-01-01", endDate: "0050-01-02" });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.rows).toEqual([
+      ["0050-01-01", 0],
+      ["0050-01-02", 0],
+    ]);
+    const zero = await ask("query", { metrics: ["events"], interval: "month", timeZone: "Europe/Berlin", startDate: "0000-01-01", endDate: "0000-03-01" });
+    expect(zero.status, zero.text).toBe(200);
+    // (Berlin's local mean time then: 00:53:28 ahead of UTC.)
+    expect(zero.body.rows).toEqual([
+      ["0000-01-01", 0],
+      ["0000-02-01", 0],
+      ["0000-03-01", 0],
+    ]);
+  });
+});
