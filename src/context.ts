@@ -14,7 +14,7 @@ export interface RequestCost {
   points: number;
   /** The budget of the account charged first, after the charge; null while no account was charged. */
   throttle: RateDecision | null;
-  /** The refusal (429 over the budget, 400 over the hard maximum) when it was refused. */
+  /** The refusal (429 over the budget, 400 over the hard maximum, 403 for an account named past it) when it was refused. */
   refused?: Error;
 }
 

@@ -110,6 +110,41 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     expect(remaining(await gql(server, t, CHEAP))).toBe(99);
   });
 
+  it("GraphQL over the maximum about an account the key cannot use: its 403 first, as REST, not the cost's 400", async () => {
+    const t = await fresh("gacc");
+    const other = await fresh("gaccother");
+    const r = await gql(server, t, PAGE, { a: other.accountId, n: 900 });
+    expect([r.status, r.body.data, r.body.errors]).toEqual([
+      403,
+      undefined,
+      [
+        expect.objectContaining({
+          message: `The API key has no access to account '${other.accountId}'.`,
+          extensions: expect.objectContaining({ code: "FORBIDDEN" }),
+        }),
+      ],
+    ]);
+    // REST answers the same: access before the cost.
+    const rest = await call(`${server.url}/api/v1/${other.accountId}/content?limit=900`, { headers: t.headers });
+    expect([rest.status, rest.headers.get("content-type")]).toEqual([403, "application/problem+json; charset=utf-8"]);
+    // Named beside an account it may use, the foreign one still decides first; neither is charged.
+    const both = await gql(
+      server,
+      t,
+      `query($a: String!, $b: String!, $n: Int) { mine: account(id: $a) { id } theirs: account(id: $b) { contents(first: $n) { nodes { id tags { id } } } } }`,
+      {
+        b: other.accountId,
+        n: 900,
+      },
+    );
+    expect([both.status, both.body.errors?.[0]?.extensions?.code]).toEqual([403, "FORBIDDEN"]);
+    expect(remaining(await gql(server, t, CHEAP))).toBe(99);
+    expect(remaining(await gql(server, other, CHEAP))).toBe(99);
+    // Without a valid key both answer 401.
+    const anonymous = await call(`${server.url}/graphql`, { method: "POST", body: { query: PAGE, variables: { a: other.accountId, n: 900 } } });
+    expect(anonymous.status).toBe(401);
+  });
+
   it("a request that touches no account charges nothing: actualQueryCost 0, throttleStatus null", async () => {
     const t = await fresh("gview");
     const r = await gql(server, t, "{ viewer { email } }");

@@ -45,23 +45,28 @@ function charge(ctx: Context, accountId: string, identity: Identity): Promise<vo
 
 /**
  * Prices a request before it runs and charges the accounts it names: `units` from its operation's
- * cost plan (src/graphql/cost.ts). Past the hard maximum (RATE_LIMIT_MAX_REQUEST_POINTS) it is a
- * 400 that names its cost, charged nothing; past an account's remaining points a 429. An account the
- * key may not use is left to the field that names it (its 403, uncharged).
+ * cost plan (src/graphql/cost.ts). Access is decided first, as on REST (src/rest/router.ts authorizes
+ * before it charges): a request past the hard maximum (RATE_LIMIT_MAX_REQUEST_POINTS) that names an
+ * account the key may not use is that account's 403, not a 400 about its cost, so a caller learns
+ * nothing from asking about what it cannot see. Otherwise past the maximum it is a 400 that names
+ * its cost, charged nothing; past an account's remaining points a 429. An account the key may not
+ * use in a request within the maximum is left to the field that names it (its 403, uncharged; the
+ * other fields answer).
  */
 export async function chargeRequest(ctx: Context, units: number, accountIds: readonly string[], scopes: readonly KeyScope[] = ["integration"]): Promise<void> {
   const cost: RequestCost = (ctx.cost = { units, points: pointsOf(units), throttle: null });
-  const max = ctx.rateLimiter?.maxRequestPoints ?? Number.POSITIVE_INFINITY;
-  if (cost.points > max) throw (cost.refused = tooCostly(cost, max));
+  const allowed: [string, Identity][] = [];
+  let denied: AppError | undefined;
   for (const accountId of accountIds) {
-    let identity: Identity;
     try {
-      identity = authorize(await ctx.identity(), accountId, scopes);
-    } catch {
-      continue;
+      allowed.push([accountId, authorize(await ctx.identity(), accountId, scopes)]);
+    } catch (err) {
+      if (err instanceof AppError) denied ??= err;
     }
-    await charge(ctx, accountId, identity);
   }
+  const max = ctx.rateLimiter?.maxRequestPoints ?? Number.POSITIVE_INFINITY;
+  if (cost.points > max) throw (cost.refused = denied ?? tooCostly(cost, max));
+  for (const [accountId, identity] of allowed) await charge(ctx, accountId, identity);
 }
 
 function tooCostly(cost: RequestCost, max: number): AppError {
