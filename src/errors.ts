@@ -1,6 +1,7 @@
 // Expected failures carry their HTTP status and a stable code in one place: GraphQL errors'
 // `extensions`. Yoga uses `extensions.http.status` for GraphQL over HTTP; the REST layer turns the
 // same error into problem+json (src/rest/problem.ts). Anything else is unexpected and gets masked.
+import { STATUS_CODES } from "node:http";
 import { GraphQLError } from "graphql";
 import { ZodError } from "zod";
 import { dbErrorKind } from "./db/errors.js";
@@ -16,12 +17,25 @@ const CODES: Record<number, string> = {
   403: "FORBIDDEN",
   404: "NOT_FOUND",
   405: "METHOD_NOT_ALLOWED",
+  406: "NOT_ACCEPTABLE",
+  408: "REQUEST_TIMEOUT",
   409: "CONFLICT",
+  411: "LENGTH_REQUIRED",
   413: "PAYLOAD_TOO_LARGE",
   415: "UNSUPPORTED_MEDIA_TYPE",
+  422: "UNPROCESSABLE_CONTENT",
   429: "RATE_LIMITED",
+  500: "INTERNAL_SERVER_ERROR",
   503: "SERVICE_UNAVAILABLE",
 };
+
+/**
+ * The stable code of a status: ours above, else the status's own name (`GONE` for 410), so no
+ * error a client can branch on is a bare "ERROR". (body-parser's exposed failures pass any 4xx.)
+ */
+export function codeOf(status: number): string {
+  return CODES[status] ?? (STATUS_CODES[status] ?? `HTTP_${status}`).toUpperCase().replace(/[^A-Z0-9]+/g, "_");
+}
 
 /**
  * The one error type of expected failures: an HTTP status, a stable code, a message for the caller,
@@ -37,7 +51,7 @@ export class AppError extends GraphQLError {
   constructor(status: number, message: string, fieldErrors?: FieldError[], headers?: Record<string, string>, extensions?: Record<string, unknown>) {
     super(message, {
       extensions: {
-        code: CODES[status] ?? "ERROR",
+        code: codeOf(status),
         ...extensions,
         http: { status, ...(headers ? { headers } : {}) },
         ...(fieldErrors?.length ? { errors: fieldErrors } : {}),

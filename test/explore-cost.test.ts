@@ -78,6 +78,18 @@ describe("Explore's bounded cost", () => {
     try {
       const r = await ask(LONG);
       expectProblem(r, 422, /^The question took longer than the 100 ms allowed \(EXPLORE_TIMEOUT_MS\) and was stopped: narrow it \(a shorter window/);
+      // GraphQL: the same 422, with a code of its own (not the generic "ERROR").
+      const g = await gql(server, t, `query($a: String!, $input: AnalyticsQueryInput!) { account(id: $a) { analytics { query(input: $input) { totals } } } }`, {
+        a: t.accountId,
+        input: { ...LONG, filters: [{ op: "contains", dimension: "event:flowId", values: ["f"] }] },
+      });
+      expect(g.errors).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(/^The question took longer than the 100 ms allowed \(EXPLORE_TIMEOUT_MS\)/),
+          path: ["account", "analytics", "query"],
+          extensions: expect.objectContaining({ code: "EXPLORE_TIMEOUT" }),
+        }),
+      ]);
     } finally {
       delete process.env.EXPLORE_TIMEOUT_MS;
     }

@@ -53,6 +53,10 @@ const tooCostly = (ms: number) =>
   new AppError(
     422,
     `The question took longer than the ${ms} ms allowed (EXPLORE_TIMEOUT_MS) and was stopped: narrow it (a shorter window between startDate and endDate, fewer or coarser dimensions, a longer interval, or filters that match fewer events) and ask again.`,
+    undefined,
+    undefined,
+    // GraphQL's code of it: what a client branches on to narrow its question (REST: the 422 itself).
+    { code: "EXPLORE_TIMEOUT" },
   );
 
 /**
