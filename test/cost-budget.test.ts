@@ -6,6 +6,7 @@
 // Explore questions cost what they scan. Two instances sharing Redis share the points.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clock } from "../src/clock.js";
 import { REPORTS } from "../src/domains/reports/registry.js";
 import { JSON_BODY_LIMIT_BYTES } from "../src/rest/router.js";
 import { seedContents } from "./factories/content.js";
@@ -294,6 +295,36 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
       `query($a: String!) { account(id: $a) { analytics { query(input: { metrics: ["events"], startDate: "2026-01-01", endDate: "2026-01-30" }) { totals } } } }`,
     );
     expect(q.body.extensions.cost).toEqual({ requestedQueryCost: 3, actualQueryCost: 3, throttleStatus: throttle(100, 85) });
+  });
+
+  it("retention costs what it reads: its return events from startDate up to now, not the window alone", async () => {
+    const t = await fresh("ret");
+    const realNow = clock.now;
+    clock.now = () => new Date("2026-03-31T12:00:00Z");
+    try {
+      // A week in January, asked at the end of March: the return events of 89.5 days are read → 90 days, 900 units, 9 points (the week alone: 1).
+      const body = {
+        startEvent: { filters: [["is", "event:type", ["flow_step"]]] },
+        period: "day",
+        periods: 3,
+        startDate: "2026-01-01",
+        endDate: "2026-01-07",
+      };
+      const rest = await call(`${server.url}/v1/accounts/${t.accountId}/analytics/retention`, { method: "POST", headers: t.headers, body });
+      expect([rest.status, remaining(rest)]).toEqual([200, 91]);
+      const q = await gql(
+        server,
+        t,
+        `query($a: String!) { account(id: $a) { analytics { retention(input: { startEvent: { filters: [{ op: is, dimension: "event:type", values: ["flow_step"] }] }, period: day, periods: 3, startDate: "2026-01-01", endDate: "2026-01-07" }) { period } } } }`,
+      );
+      expect([q.status, q.body.extensions.cost]).toEqual([200, { requestedQueryCost: 9, actualQueryCost: 9, throttleStatus: throttle(100, 82) }]);
+      // A week ending now reads that week: 7 days, 70 units, 1 point.
+      clock.now = () => new Date("2026-01-08T00:00:00Z");
+      const recent = await call(`${server.url}/v1/accounts/${t.accountId}/analytics/retention`, { method: "POST", headers: t.headers, body });
+      expect([recent.status, remaining(recent)]).toEqual([200, 81]);
+    } finally {
+      clock.now = realNow;
+    }
   });
 });
 

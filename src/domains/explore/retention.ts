@@ -91,6 +91,13 @@ function statement(b: Builder, c: Checker, accountId: string, q: RetentionQuesti
   return b.finish(sql);
 }
 
+/**
+ * What a retention question reads: its start events in the window and its return events from
+ * startDate up to now (past endDate too), so a window far in the past reads every event since: the
+ * span priced before it runs (schema.ts, the budget's cost) and given the time to run here.
+ */
+export const retentionReadMs = (q: Pick<RetentionQuestion, "from" | "to">, now: number): number => Math.max(q.to, now) - q.from;
+
 /** A cohort key's local start (as UTC ms), the inverse of keyOf on period starts. */
 const localOfKey = (key: number, period: Period) => (period === "month" ? monthStart(key) : key * DAY);
 
@@ -104,7 +111,7 @@ export async function runRetention(
   const now = clock.now().getTime();
   const b = new Builder(dialect, users, c.style);
   const sql = statement(b, c, accountId, q, now);
-  const budget = budgetOf({ windowMs: Math.max(q.to, now) - q.from, dimensions: 0, userValues: sql.sql.includes('"EndUser"') });
+  const budget = budgetOf({ windowMs: retentionReadMs(q, now), dimensions: 0, userValues: sql.sql.includes('"EndUser"') });
   const [rows] = await runStatements([sql], budget, { hashJoins: true, hashAggregates: true });
   const cohorts = new Map<number, number[]>();
   for (const r of rows!) {

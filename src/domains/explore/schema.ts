@@ -3,6 +3,7 @@
 // `event:type` and `sum:step` are no GraphQL names; conditions as a typed input). Each input is
 // turned into the contract's JSON form (toWire*) and checked by the one parser (./input.ts) the REST
 // routes use; the REST routes map their bodies the other way (fromWire*) to run these fields.
+import { clock } from "../../clock.js";
 import { prisma } from "../../db/index.js";
 import { builder } from "../../schema/builder.js";
 import { Account } from "../accounts/schema.js";
@@ -29,7 +30,7 @@ import {
   parseRetention,
 } from "./input.js";
 import { type QueryAnswer, runQuery } from "./query.js";
-import { type RetentionAnswer, runRetention } from "./retention.js";
+import { type RetentionAnswer, retentionReadMs, runRetention } from "./retention.js";
 import { dialect, type Scan, scanCost } from "./run.js";
 import type { UserContext } from "./sql.js";
 
@@ -401,7 +402,8 @@ const AnalyticsRef = builder.objectRef<Analytics>("Analytics").implement({
       extensions: {
         cost: questionCost(({ input }: Args<RetentionInputShape>) => {
           const q = parseRetention(checker(), retentionToWire(input));
-          return { windowMs: q.to - q.from, dimensions: 0, userValues: readsUsers([], q.filters) };
+          // Priced by what it reads: the return events from startDate up to now, not the window alone.
+          return { windowMs: retentionReadMs(q, clock.now().getTime()), dimensions: 0, userValues: readsUsers([], q.filters) };
         }),
       },
       resolve: async (a, args) => {
