@@ -226,6 +226,47 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     expect(remaining(await gql(server, t, CHEAP))).toBe(99);
   });
 
+  it("/graphql asked for no media type it answers in (Accept: application/xml): a 406 with a body and the cost block, and nothing runs", async () => {
+    const t = await fresh("gacc406");
+    const none = { requestedQueryCost: 0, actualQueryCost: 0, throttleStatus: null };
+    const xml = { "content-type": "application/json", accept: "application/xml" };
+    const mutation = `mutation($a: String!) { upsertTags(accountId: $a, input: [{ name: "never" }]) { results { statusCode } } }`;
+    const r = await call(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { ...t.headers, ...xml },
+      body: { query: mutation, variables: { a: t.accountId } },
+    });
+    expect([r.status, r.headers.get("content-type"), r.body]).toEqual([
+      406,
+      "application/json; charset=utf-8",
+      {
+        errors: [
+          {
+            message:
+              "GraphQL answers in application/graphql-response+json or application/json (or text/event-stream, multipart/mixed); the Accept header (application/xml) takes none of them. Nothing was run.",
+            extensions: { code: "NOT_ACCEPTABLE" },
+          },
+        ],
+        extensions: { cost: none },
+      },
+    ]);
+    // Refused before it ran: no tag, nothing charged.
+    expect(await prisma.tag.count({ where: { accountId: t.accountId } })).toBe(0);
+    expect(remaining(await gql(server, t, CHEAP))).toBe(99);
+    // GET alike; without a key the 401 comes first, with a body too.
+    const get = await call(`${server.url}/graphql?query=${encodeURIComponent("{ __typename }")}`, { headers: { ...t.headers, accept: "application/xml" } });
+    expect([get.status, get.body.errors[0].extensions.code, get.body.extensions]).toEqual([406, "NOT_ACCEPTABLE", { cost: none }]);
+    const anonymous = await call(`${server.url}/graphql`, { method: "POST", headers: xml, body: { query: "{ __typename }" } });
+    expect([anonymous.status, anonymous.body.errors[0].extensions.code]).toEqual([401, "UNAUTHENTICATED"]);
+    // A wildcard or a JSON type among others is answered as usual.
+    const mixed = await call(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { ...t.headers, "content-type": "application/json", accept: "application/xml, application/*;q=0.5" },
+      body: { query: "{ __typename }" },
+    });
+    expect([mixed.status, mixed.body.data]).toEqual([200, { __typename: "Query" }]);
+  });
+
   it("/graphql answers refused for their body's form carry extensions.cost too: a media type it does not read (a 415 with a body), too large, too deep, an unknown coding", async () => {
     const t = await fresh("gform");
     const none = { requestedQueryCost: 0, actualQueryCost: 0, throttleStatus: null };

@@ -6,7 +6,7 @@
 // A POST in a media type no parser reads (text/plain) Yoga answers with a bare 415: no body, so no
 // error saying what to send and no `extensions.cost`, which every /graphql answer carries. It is
 // thrown as an error here instead, answered as the other request errors are (the 415 kept).
-import { createGraphQLError, type Plugin } from "graphql-yoga";
+import { createGraphQLError, type Plugin, processRegularResult } from "graphql-yoga";
 import { AppError } from "../errors.js";
 
 export function jsonRequestParams(): Plugin {
@@ -26,6 +26,49 @@ export function jsonRequestParams(): Plugin {
           throw createGraphQLError(`"variables" and "extensions" must be JSON: ${err.message}`, { extensions: { http: { status: 400 }, code: "BAD_REQUEST" } });
         }
       });
+    },
+  };
+}
+
+/**
+ * The media types Yoga answers a result in (its result processors: src/graphql/fastPath.ts
+ * regularMediaType for the regular ones), in its reading of Accept: utf-8 only, wildcards match.
+ */
+const ANSWERED = ["application/graphql-response+json", "application/json", "multipart/mixed", "text/event-stream"];
+
+/** Whether an Accept header lets Yoga answer in one of its media types (no header: any). */
+export function acceptsAnAnswer(accept: string | null): boolean {
+  for (const entry of (accept || "*/*").replace(/\s/g, "").toLowerCase().split(",")) {
+    const [type, ...params] = entry.split(";");
+    if (!type || (params.find((p) => p.includes("charset=")) ?? "charset=utf-8") !== "charset=utf-8") continue;
+    const [pre, suf] = type.split("/");
+    if (ANSWERED.some((offered) => (pre === "*" || offered.startsWith(`${pre}/`)) && (suf === "*" || offered.endsWith(`/${suf}`)))) return true;
+  }
+  return false;
+}
+
+/**
+ * A request whose Accept names no media type Yoga answers in (`Accept: application/xml`): Yoga ran
+ * it, mutations included, and then answered a bare 406 (no body, no `extensions.cost`). GraphQL over
+ * HTTP recommends a 406 that stops processing: it is refused here before anything runs (after the
+ * credentials' 401 and the body's 415, which the parser it wraps throws first), and any answer no
+ * processor takes (this 406, a 401 to the same Accept) is written as JSON, the errors of the other
+ * early refusals, so the client has a body saying what to send.
+ */
+export function acceptableAnswers(): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      if (acceptsAnAnswer(request.headers.get("accept"))) return;
+      setRequestParser(async (r) => {
+        await requestParser?.(r);
+        throw new AppError(
+          406,
+          `GraphQL answers in application/graphql-response+json or application/json (or text/event-stream, multipart/mixed); the Accept header (${request.headers.get("accept")}) takes none of them. Nothing was run.`,
+        );
+      });
+    },
+    onResultProcess({ resultProcessor, setResultProcessor }) {
+      if (!resultProcessor) setResultProcessor(processRegularResult, "application/json");
     },
   };
 }
