@@ -699,6 +699,36 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
     expect(g.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
   });
 
+  it("conditions nested past 4 levels of or / not: GraphQL names the input path as REST names the body path", async () => {
+    const leaf = { op: "is", dimension: "event:type", values: ["x"] };
+    const nots = (n: number, inner: unknown): unknown => (n ? { op: "not", condition: nots(n - 1, inner) } : inner);
+    const ors = (n: number, inner: unknown): unknown => (n ? { op: "or", conditions: [ors(n - 1, inner)] } : inner);
+    const wire = (c: any): unknown =>
+      c?.op === "not" ? ["not", wire(c.condition)] : c?.op === "or" ? ["or", c.conditions.map(wire)] : c?.op ? [c.op, c.dimension, c.values] : c;
+    const QUERY = `query($a: String!, $i: AnalyticsQueryInput!, $p: AnalyticsErrorPaths) { account(id: $a) { analytics { query(input: $i, errorPaths: $p) { columns } } } }`;
+    const deep = "conditions nest at most 4 levels deep";
+    const cases: [unknown, string, string][] = [
+      [nots(5, leaf), "filters[0][1][1][1][1][1]", "filters[0].condition.condition.condition.condition.condition"],
+      [ors(5, leaf), "filters[0][1][0][1][0][1][0][1][0][1][0]", "filters[0].conditions[0].conditions[0].conditions[0].conditions[0].conditions[0]"],
+      [nots(7, leaf), "filters[0][1][1][1][1][1]", "filters[0].condition.condition.condition.condition.condition"],
+      // Whatever is nested there, even what is no condition, is refused for its depth: never a 5xx.
+      [nots(4, { op: "or", conditions: [null, 5] }), "filters[0][1][1][1][1][1][0]", "filters[0].condition.condition.condition.condition.conditions[0]"],
+      [nots(4, { op: "not", condition: "x" }), "filters[0][1][1][1][1][1]", "filters[0].condition.condition.condition.condition.condition"],
+    ];
+    for (const [filter, bodyPath, inputPath] of cases) {
+      const body = { metrics: ["events"], filters: [wire(filter)] };
+      expectProblem(await ask(a, body), 400, `body.${bodyPath}: ${deep}`);
+      const g = await gql(server, a, QUERY, { a: a.accountId, i: { metrics: ["events"], filters: [filter] } });
+      expect([g.status, g.errors?.[0]?.message, g.errors?.[0]?.extensions?.code]).toEqual([400, `input.${inputPath}: ${deep}`, "BAD_REQUEST"]);
+      // Asked for body paths, GraphQL names REST's.
+      const asBody = await gql(server, a, QUERY, { a: a.accountId, i: { metrics: ["events"], filters: [filter] }, p: "body" });
+      expect(asBody.errors?.[0]?.message).toBe(`body.${bodyPath}: ${deep}`);
+    }
+    // Four levels are answered.
+    const four = await gql(server, a, QUERY, { a: a.accountId, i: { metrics: ["events"], filters: [nots(4, leaf)] } });
+    expect([four.status, four.errors]).toEqual([200, undefined]);
+  });
+
   it("keeps tenants apart: another account's key is a 403 and reads nothing", async () => {
     const r = await ask(a, { metrics: ["events"] }, "", other);
     expectProblem(r, 403);

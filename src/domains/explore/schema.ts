@@ -57,8 +57,10 @@ const CONDITION_DOC =
 
 /**
  * The condition types, one per nesting level (AnalyticsCondition, then AnalyticsConditionLevel2 …):
- * graphql-jit, which runs compiled documents, cannot coerce a self-referencing input type. The
- * deepest level has no `or` / `not`.
+ * graphql-jit, which runs compiled documents, cannot coerce a self-referencing input type. At the
+ * deepest level `conditions` / `condition` are JSON: whatever is nested there is refused by the one
+ * parser ("conditions nest at most 4 levels deep") with its `input.…` path, as REST names its body
+ * path, rather than by GraphQL's coercion ("Field "condition" is not defined by type …").
  */
 type ConditionRefType = ReturnType<ReturnType<typeof builder.inputRef<ConditionInput>>["implement"]>;
 function conditionType(level: number): ConditionRefType {
@@ -76,7 +78,11 @@ function conditionType(level: number): ConditionRefType {
             conditions: t.field({ type: [inner], required: false, description: "or: any of them holds." }),
             condition: t.field({ type: inner, required: false, description: "not: it does not hold." }),
           }
-        : {}),
+        : {
+            // (Typed as the levels above: conditionToWire passes what is not a condition through.)
+            conditions: t.field({ type: ["JSON"], required: { list: false, items: false }, description: `Refused: conditions nest at most ${MAX_DEPTH} levels deep.` }) as never,
+            condition: t.field({ type: "JSON", required: false, description: `Refused: conditions nest at most ${MAX_DEPTH} levels deep.` }) as never,
+          }),
     }),
   });
 }
@@ -84,6 +90,8 @@ const ConditionRef = conditionType(1);
 
 /** A typed condition in the contract's JSON form (`["is", "event:type", ["flow_started"]]`). */
 export function conditionToWire(x: ConditionInput): unknown[] {
+  // (Past the deepest level a condition is any JSON, left as it is for the parser to refuse.)
+  if (typeof x !== "object" || x === null) return x as never;
   switch (x.op) {
     case "is":
     case "isNot":
