@@ -80,7 +80,11 @@ function conditionType(level: number): ConditionRefType {
           }
         : {
             // (Typed as the levels above: conditionToWire passes what is not a condition through.)
-            conditions: t.field({ type: ["JSON"], required: { list: false, items: false }, description: `Refused: conditions nest at most ${MAX_DEPTH} levels deep.` }) as never,
+            conditions: t.field({
+              type: ["JSON"],
+              required: { list: false, items: false },
+              description: `Refused: conditions nest at most ${MAX_DEPTH} levels deep.`,
+            }) as never,
             condition: t.field({ type: "JSON", required: false, description: `Refused: conditions nest at most ${MAX_DEPTH} levels deep.` }) as never,
           }),
     }),
