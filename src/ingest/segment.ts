@@ -1,6 +1,7 @@
 // Segment's call format → what this service stores: `track` calls become engagement events (the
 // contract's shape, checked by the same rules as POST /events), `identify` calls end-user upserts.
 // Pure functions: src/ingest/router.ts authenticates, reads and stores.
+import { reservedEndUserIdProblem } from "../domains/events/erasure.js";
 import { EVENT_TYPES } from "../domains/events/validate.js";
 import { ownEntry } from "../lookup.js";
 import { checkListSafeName } from "../schema/bulk.js";
@@ -131,6 +132,9 @@ export function checkCall(raw: unknown, pathType: CallType | null): CheckedCall 
     // an id a track call could store but no REST route could name again would be a user nobody can erase.
     const listSafe = checkListSafeName(endUserId, named);
     if (listSafe) problems.push(listSafe);
+    // Nor a pseudonym of an erased end user (a track call would name it, an identify give it values).
+    const reserved = reservedEndUserIdProblem(endUserId, named);
+    if (reserved) problems.push(reserved);
   }
   const idProblem = messageIdProblem(raw.messageId, "messageId");
   if (idProblem) problems.push(idProblem);

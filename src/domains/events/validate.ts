@@ -5,6 +5,7 @@ import { domainToASCII, domainToUnicode } from "node:url";
 import { ownEntry } from "../../lookup.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { checkListSafeName } from "../../schema/bulk.js";
+import { reservedEndUserIdProblem } from "./erasure.js";
 
 export const WIDGETS = ["self_help", "task_list", "beacon", "guided_popup", "smart_tip", "popup", "direct"] as const;
 
@@ -113,6 +114,8 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
   if (typeof it.endUserId === "string" && it.endUserId.trim() !== "") {
     const listSafe = checkListSafeName(it.endUserId, "endUserId");
     if (listSafe) problems.push(listSafe);
+    const reserved = reservedEndUserIdProblem(it.endUserId, "endUserId");
+    if (reserved) problems.push(reserved);
   }
   if (it.widget != null && !(WIDGETS as readonly unknown[]).includes(it.widget)) problems.push(`widget must be one of ${WIDGETS.join(", ")}`);
   // Both are stored as 32-bit integers: the message gives the whole range, not only its lower end.
