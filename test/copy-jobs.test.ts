@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createAccount, createKey, createUser } from "../src/admin.js";
+import { createAccount, createKey, createUser, revokeKey } from "../src/admin.js";
 import { withTransaction } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
@@ -387,6 +387,64 @@ describe("copying", () => {
     expect(job.counts).toEqual({ total: 1, copied: 0, failed: 1, pending: 0 });
     const mail = mails.slice(before).find((m) => m.raw.includes(r.body.jobId))!;
     expect(mail.raw).toMatch(/Subject: Copy job \S+ failed: 0 of 1 copied/);
+  });
+});
+
+describe("access at run time", () => {
+  /** Queues a copy of three links with no worker running, changes access with `revoke`, then runs the job. */
+  async function runAfter(revoke: (w: World) => Promise<void>) {
+    const w = await world();
+    const ids = [1, 2, 3].map((i) => `${w.src}-acc${i}`);
+    await seed(
+      w.src,
+      ids.map((id) => ({ id, type: "link" })),
+    );
+    await worker.stop(); // the job is queued now and runs after the change
+    const before = mails.length;
+    try {
+      const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: ids });
+      expect(r.status, r.text).toBe(202);
+      await revoke(w);
+      await newWorker().runJob(r.body.jobId);
+    } finally {
+      worker = newWorker();
+      await worker.start();
+    }
+    const job = await prisma.copyJob.findFirstOrThrow({ where: { accountId: w.src }, include: { items: true } });
+    const mail = mails.slice(before).find((m) => m.raw.includes(job.id));
+    return { w, job, mail };
+  }
+
+  it("a key revoked between request and run: the job fails saying so (status, items, e-mail); nothing is copied", async () => {
+    const { w, job, mail } = await runAfter(async (w) => {
+      const key = await prisma.apiKey.findFirstOrThrow({ where: { user: { email: w.email } } });
+      await revokeKey(key.prefix);
+    });
+    expect(job).toMatchObject({
+      status: "failed",
+      copied: 0,
+      failed: 3,
+      error: `access lost: the API key ${w.email} asked for the copy with has been revoked`,
+    });
+    expect(job.notifiedAt).not.toBeNull();
+    expect(job.items.map((i) => [i.status, i.error])).toEqual(Array(3).fill(["failed", "not copied: the job was given up (access lost)"]));
+    expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(0);
+    expect(mail?.raw).toMatch(/Subject: Copy job \S+ failed: 0 of 3 copied/);
+    expect(mail?.raw).toContain(`Error: access lost: the API key ${w.email} asked for the copy with has been revoked`);
+  });
+
+  it("a membership removed between request and run (destination or source): the job fails naming the account", async () => {
+    for (const side of ["destination", "source"] as const) {
+      const { w, job, mail } = await runAfter(async (w) => {
+        const user = await prisma.user.findUniqueOrThrow({ where: { email: w.email } });
+        const accountId = side === "source" ? w.src : w.dst;
+        await withTransaction((tx) => tx.membership.delete({ where: { userId_accountId: { userId: user.id, accountId } } }));
+      });
+      const reason = `access lost: ${w.email} no longer has access to the ${side} account '${side === "source" ? w.src : w.dst}'`;
+      expect(job).toMatchObject({ status: "failed", copied: 0, failed: 3, error: reason });
+      expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(0);
+      expect(mail?.raw).toContain(`Error: ${reason}`);
+    }
   });
 });
 

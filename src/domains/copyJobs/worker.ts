@@ -20,6 +20,7 @@ import { sendMail } from "../../mail/index.js";
 import { setJobQueueDepth } from "../../observability/metrics.js";
 import { tracing } from "../../observability/tracing.js";
 import { emitCopyJobFinished } from "../webhooks/emit.js";
+import { ACCESS_CHECK_ITEMS, accessLost } from "./access.js";
 import { type CopyPlan, copyItem, jobStatusUrl } from "./copy.js";
 import { dispatch, onDispatch, pgBoss, QUEUE, startedBoss } from "./queue.js";
 
@@ -179,9 +180,13 @@ export class CopyJobWorker {
             await prisma.copyJob.updateMany({ where: { id: jobId, lockedBy: this.id }, data: { status: "running", startedAt: job.startedAt ?? new Date() } });
           }
           const done = await this.runItems(job, () => this.stopping || lost);
-          if (!done) return void (await this.release(jobId, 0)); // drained or lost: handed back
-          const counts = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, select: { copied: true, failed: true } });
-          await this.finish(job, counts.copied === 0 && counts.failed > 0 ? "failed" : "completed", null);
+          if (done === false) return void (await this.release(jobId, 0)); // drained or lost: handed back
+          if (typeof done === "string") {
+            await this.giveUp(job, done);
+          } else {
+            const counts = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, select: { copied: true, failed: true } });
+            await this.finish(job, counts.copied === 0 && counts.failed > 0 ? "failed" : "completed", null);
+          }
         }
       }
       await this.notify(jobId);
@@ -206,8 +211,12 @@ export class CopyJobWorker {
     });
   }
 
-  /** Copies the pending items in request order; false when it stopped early (draining, lease lost). */
-  private async runItems(job: CopyJob, stop: () => boolean): Promise<boolean> {
+  /**
+   * Copies the pending items in request order; false when it stopped early (draining, lease lost),
+   * or why the requesting user may no longer copy (checked before the first item and every
+   * ACCESS_CHECK_ITEMS items: src/domains/copyJobs/access.ts), which ends the job.
+   */
+  private async runItems(job: CopyJob, stop: () => boolean): Promise<boolean | string> {
     const plan: CopyPlan = {
       sourceAccountId: job.accountId,
       destinationAccountId: job.destinationAccountId,
@@ -215,8 +224,12 @@ export class CopyJobWorker {
       copyUserTags: job.copyUserTags,
     };
     const items = await prisma.copyJobItem.findMany({ where: { jobId: job.id, status: "pending" }, orderBy: { position: "asc" } });
-    for (const item of items) {
+    for (const [n, item] of items.entries()) {
       if (stop()) return false;
+      if (n % ACCESS_CHECK_ITEMS === 0) {
+        const lostAccess = await accessLost(job);
+        if (lostAccess) return lostAccess;
+      }
       await this.runItem(job, plan, item.sourceId, item.attempts);
     }
     return !stop() || (await prisma.copyJobItem.count({ where: { jobId: job.id, status: "pending" } })) === 0;
@@ -263,6 +276,22 @@ export class CopyJobWorker {
         await sleep(backoff(attempt));
       }
     }
+  }
+
+  /**
+   * Ends a job its user may no longer run: the items not copied yet fail with the reason, and the
+   * job fails with it (its status and completion e-mail say why). What was copied stays copied.
+   */
+  private async giveUp(job: CopyJob, reason: string): Promise<void> {
+    log.warn({ jobId: job.id, reason }, "copy job given up: access lost");
+    await withTransaction(async (tx) => {
+      const failed = await tx.copyJobItem.updateMany({
+        where: { jobId: job.id, status: "pending" },
+        data: { status: "failed", error: "not copied: the job was given up (access lost)", finishedAt: new Date() },
+      });
+      await tx.copyJob.update({ where: { id: job.id }, data: { failed: { increment: failed.count } } });
+    });
+    await this.finish(job, "failed", reason);
   }
 
   private async finish(job: CopyJob, status: "completed" | "failed", error: string | null): Promise<void> {
