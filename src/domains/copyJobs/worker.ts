@@ -304,10 +304,17 @@ export class CopyJobWorker {
 
   /** E-mails the initiating user once the job is final (at least once: a crash right after sending sends again). */
   private async notify(jobId: string): Promise<void> {
-    const job = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, include: { items: { orderBy: { position: "asc" } } } });
+    const job = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } });
     if (job.notifiedAt || (job.status !== "completed" && job.status !== "failed")) return;
+    // The first failures only (the e-mail lists no more): a 10,000-item job reads 100 rows, not 10,000.
+    const failures = await prisma.copyJobItem.findMany({
+      where: { jobId, status: "failed" },
+      orderBy: { position: "asc" },
+      take: MAIL_FAILURES_MAX,
+      select: { sourceId: true, error: true },
+    });
     try {
-      await sendMail({ id: job.id, to: job.requestedBy, ...jobMail(job) });
+      await sendMail({ id: job.id, to: job.requestedBy, ...jobMail(job, failures) });
     } catch (err) {
       // Retried with the job's backoff, unless SMTP refused the message for good (a 5xx reply: no
       // such mailbox, policy) or it failed on every take up to MAX_NOTIFY_ATTEMPTS: then it is
@@ -326,18 +333,34 @@ export class CopyJobWorker {
   }
 }
 
-/** The completion e-mail. */
-export function jobMail(job: CopyJob & { items: { sourceId: string; status: string; targetId: string | null; error: string | null }[] }) {
+/** The completion e-mail lists at most this many failed items; the status link has every item. */
+export const MAIL_FAILURES_MAX = 100;
+
+/**
+ * The completion e-mail: the counts, the job's error, the first MAIL_FAILURES_MAX failed items
+ * (`failures`, in request order) with "and N more", and the status link for every item's outcome.
+ * Copied items are not listed: a job of 10,000 would be a 10,000-line e-mail nobody reads.
+ */
+export function jobMail(job: CopyJob, failures: readonly { sourceId: string; error: string | null }[]) {
   const subject = `Copy job ${job.id} ${job.status}: ${job.copied} of ${job.total} copied to ${job.destinationAccountId}`;
+  const shown = failures.slice(0, MAIL_FAILURES_MAX);
+  const more = job.failed - shown.length;
   const lines = [
     `Your copy of ${job.total} item(s) from account ${job.accountId} to account ${job.destinationAccountId} has ${job.status}.`,
     "",
     `Copied: ${job.copied}`,
     `Failed: ${job.failed}`,
     ...(job.error ? [`Error: ${job.error}`] : []),
+    ...(shown.length
+      ? [
+          "",
+          job.failed > shown.length ? `The first ${shown.length} failed items:` : "Failed items:",
+          ...shown.map((i) => `  ${i.sourceId}${i.error ? `: ${i.error}` : ""}`),
+        ]
+      : []),
+    ...(more > 0 ? [`  ... and ${more} more`] : []),
     "",
-    ...job.items.map((i) => (i.status === "copied" ? `  ${i.sourceId} -> ${i.targetId}` : `  ${i.sourceId}: ${i.status}${i.error ? ` (${i.error})` : ""}`)),
-    "",
+    "Every item's outcome and the copies' ids:",
     `Status: GET ${jobStatusUrl(job.accountId, job.id)}`,
   ];
   return { subject, text: `${lines.join("\n")}\n` };
