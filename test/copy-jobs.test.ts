@@ -8,10 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createAccount, createKey, createUser } from "../src/admin.js";
+import { createAccount, createKey, createUser, revokeKey } from "../src/admin.js";
 import { withTransaction } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
+import { AppError } from "../src/errors.js";
 import { configureMail } from "../src/mail/index.js";
 import { configurePublicUrl } from "../src/publicUrl.js";
 import { prisma, requester, type Server, startServer } from "./helpers.js";
@@ -322,7 +323,10 @@ describe("copying", () => {
     expect(mine[0]!.to).toEqual([w.email]);
     expect(mine[0]!.from).toBe("jobs@guidegate.test");
     expect(mine[0]!.raw).toMatch(new RegExp(`Subject: Copy job ${jobId} completed: 3 of 3 copied to ${w.dst}`));
-    expect(mine[0]!.raw).toContain(`${s("folder")} -> ${folder.id}`);
+    // Counts and the status link; no line per copied item (the status lists them).
+    expect(mine[0]!.raw.split(/\r?\n/)).toEqual(expect.arrayContaining(["Copied: 3", "Failed: 0"]));
+    expect(mine[0]!.raw).not.toContain(folder.id);
+    expect(mine[0]!.raw.split(/\r?\n/)).toContain(`Status: GET /v1/accounts/${w.src}/jobs/${jobId}`);
   });
 
   it("without copyUserTags the copies carry no tags and no tag is created", async () => {
@@ -390,7 +394,100 @@ describe("copying", () => {
   });
 });
 
+describe("access at run time", () => {
+  /** Queues a copy of three links with no worker running, changes access with `revoke`, then runs the job. */
+  async function runAfter(revoke: (w: World) => Promise<void>) {
+    const w = await world();
+    const ids = [1, 2, 3].map((i) => `${w.src}-acc${i}`);
+    await seed(
+      w.src,
+      ids.map((id) => ({ id, type: "link" })),
+    );
+    await worker.stop(); // the job is queued now and runs after the change
+    const before = mails.length;
+    try {
+      const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: ids });
+      expect(r.status, r.text).toBe(202);
+      await revoke(w);
+      await newWorker().runJob(r.body.jobId);
+    } finally {
+      worker = newWorker();
+      await worker.start();
+    }
+    const job = await prisma.copyJob.findFirstOrThrow({ where: { accountId: w.src }, include: { items: true } });
+    const mail = mails.slice(before).find((m) => m.raw.includes(job.id));
+    return { w, job, mail };
+  }
+
+  it("a key revoked between request and run: the job fails saying so (status, items, e-mail); nothing is copied", async () => {
+    const { w, job, mail } = await runAfter(async (w) => {
+      const key = await prisma.apiKey.findFirstOrThrow({ where: { user: { email: w.email } } });
+      await revokeKey(key.prefix);
+    });
+    expect(job).toMatchObject({
+      status: "failed",
+      copied: 0,
+      failed: 3,
+      error: `access lost: the API key ${w.email} asked for the copy with has been revoked`,
+    });
+    expect(job.notifiedAt).not.toBeNull();
+    expect(job.items.map((i) => [i.status, i.error])).toEqual(Array(3).fill(["failed", "not copied: the job was given up (access lost)"]));
+    expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(0);
+    expect(mail?.raw).toMatch(/Subject: Copy job \S+ failed: 0 of 3 copied/);
+    expect(mail?.raw).toContain(`Error: access lost: the API key ${w.email} asked for the copy with has been revoked`);
+  });
+
+  it("a membership removed between request and run (destination or source): the job fails naming the account", async () => {
+    for (const side of ["destination", "source"] as const) {
+      const { w, job, mail } = await runAfter(async (w) => {
+        const user = await prisma.user.findUniqueOrThrow({ where: { email: w.email } });
+        const accountId = side === "source" ? w.src : w.dst;
+        await withTransaction((tx) => tx.membership.delete({ where: { userId_accountId: { userId: user.id, accountId } } }));
+      });
+      const reason = `access lost: ${w.email} no longer has access to the ${side} account '${side === "source" ? w.src : w.dst}'`;
+      expect(job).toMatchObject({ status: "failed", copied: 0, failed: 3, error: reason });
+      expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(0);
+      expect(mail?.raw).toContain(`Error: ${reason}`);
+    }
+  });
+});
+
 describe("the completion e-mail", () => {
+  it("stays short for a large job: the counts, the first 100 failures and how many more, the status link; no line per copied item", async () => {
+    const w = await world();
+    const ids = Array.from({ length: 105 }, (_, i) => `${w.src}-big${String(i).padStart(3, "0")}`);
+    await seed(
+      w.src,
+      ids.map((id) => ({ id, type: "link" })),
+    );
+    // Two items are copied; the others fail at once (a 4xx is not retried).
+    hooks.beforeItem = (id) => {
+      if (id !== ids[0] && id !== ids[50]) throw new AppError(409, `refused ${id.slice(-6)}`);
+    };
+    const before = mails.length;
+    const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: ids });
+    const job = await waitForJob(w, r.body.jobId);
+    expect(job.counts).toEqual({ total: 105, copied: 2, failed: 103, pending: 0 });
+    const mail = mails.slice(before).find((m) => m.raw.includes(r.body.jobId))!;
+    const body = mail.raw.slice(mail.raw.indexOf("Your copy of"));
+    const lines = body.split(/\r?\n/);
+    const failed = ids.filter((_, i) => i !== 0 && i !== 50);
+    expect(lines).toEqual([
+      `Your copy of 105 item(s) from account ${w.src} to account ${w.dst} has completed.`,
+      "",
+      "Copied: 2",
+      "Failed: 103",
+      "",
+      "The first 100 failed items:",
+      ...failed.slice(0, 100).map((id) => `  ${id}: refused ${id.slice(-6)}`),
+      "  ... and 3 more",
+      "",
+      "Every item's outcome and the copies' ids:",
+      `Status: GET /v1/accounts/${w.src}/jobs/${r.body.jobId}`,
+      "",
+    ]);
+  });
+
   it("refused for good by SMTP (550) is given up at once: the job's error says so, no retries", async () => {
     const w = await world();
     await seed(w.src, [{ id: `${w.src}-m`, type: "link" }]);

@@ -4,6 +4,7 @@
 // records the erasure without repeating the personal data; bulk deletes stay set-based.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../src/admin.js";
 import { dbKind } from "../src/db/index.js";
 import { REPORTS } from "../src/domains/reports/registry.js";
 import { catchUpRollups } from "../src/domains/reports/rollupWorker.js";
@@ -373,4 +374,76 @@ describe("erasure and ingest of the same end user at once", () => {
     },
     60_000,
   );
+});
+
+describe("the pseudonym prefix `erased_` is reserved for end-user ids", () => {
+  it("an event, a Segment call or an end-user write naming an `erased_…` id is refused per item (400 naming the field); nothing is named again", async () => {
+    const t = await tenant("erase-reserved");
+    const time = Date.now() - 60_000;
+    const posted = await req(`/v1/accounts/${t.accountId}/events`, {
+      method: "POST",
+      headers: t.headers,
+      body: [{ type: "user_action", time, endUserId: "carol", actionId: "export", userName: "Carol" }],
+    });
+    expect(posted.status, posted.text).toBe(202);
+    expect((await req(`/api/v1/${t.accountId}/endUsers/carol`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+    const [erased] = await prisma.event.findMany({ where: { accountId: t.accountId } });
+    const pseudonym = erased!.endUserId!;
+    expect(pseudonym).toMatch(/^erased_/);
+    const before = { events: await prisma.event.count({ where: { accountId: t.accountId } }) };
+    const reserved = (what: string) => `${what} must not begin with 'erased_': that prefix is reserved for the pseudonyms of erased end users`;
+
+    // POST /events: the item naming the pseudonym fails alone; the other is stored.
+    const events = await req(`/v1/accounts/${t.accountId}/events`, {
+      method: "POST",
+      headers: t.headers,
+      body: [
+        { type: "user_action", time, endUserId: pseudonym, actionId: "export", userName: "Carol Again" },
+        { type: "user_action", time, endUserId: "dave", actionId: "export" },
+      ],
+    });
+    expect(events.status, events.text).toBe(207);
+    expect(events.body.failure).toEqual([expect.objectContaining({ index: 0, statusCode: 400, errors: [reserved("endUserId")] })]);
+
+    // Segment: track and identify, by userId or anonymousId.
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const segment = await req("/segment/v1/batch", {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString("base64")}` },
+      body: {
+        batch: [
+          { type: "track", event: "Export", userId: pseudonym, context: { traits: { name: "Carol Again" } }, messageId: "r-1" },
+          { type: "track", event: "Export", anonymousId: "erased_made_up", properties: { userName: "Someone" }, messageId: "r-2" },
+          { type: "identify", userId: pseudonym, traits: { name: "Carol Again" }, messageId: "r-3" },
+        ],
+      },
+    });
+    expect(segment.status, segment.text).toBe(200);
+    expect(segment.body).toEqual({
+      success: true,
+      accepted: 0,
+      duplicates: 0,
+      rejected: [
+        { index: 0, errors: [reserved("userId")] },
+        { index: 1, errors: [reserved("anonymousId")] },
+        { index: 2, errors: [reserved("userId")] },
+      ],
+      ignoredTraits: 0,
+    });
+
+    // End-user writes: the bulk PUT and the GraphQL mutation.
+    const users = await req(`/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: pseudonym }] });
+    expect(users.status, users.text).toBe(400);
+    expect(JSON.stringify(users.body)).toContain(reserved("id"));
+    const g = await gql(server, t, `mutation($a: String!) { upsertEndUsers(accountId: $a, input: [{id: "erased_x"}]) { results { statusCode errors } } }`, {
+      a: t.accountId,
+    });
+    expect(g.data.upsertEndUsers.results).toEqual([{ statusCode: 400, errors: [reserved("id")] }]);
+
+    // Nothing names the pseudonym, no end user has a reserved id; only dave's event was added.
+    expect(await prisma.eventUserName.count({ where: { accountId: t.accountId } })).toBe(0);
+    expect(await prisma.event.count({ where: { accountId: t.accountId, userName: { not: null } } })).toBe(0);
+    expect((await prisma.endUser.findMany({ where: { accountId: t.accountId } })).map((u) => u.externalId)).toEqual(["dave"]);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(before.events + 1);
+  }, 60_000);
 });

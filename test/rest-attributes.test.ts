@@ -298,6 +298,44 @@ describe("records (B20, B21, B23)", () => {
     expectProblem(await get("/integrationAttributes?primaryAttrName=company&cursor=%%%", u), 400);
   });
 
+  it("lists double and timestamp primaries in numeric order (9 before 10, negatives first), across keyset pages; a text list's cursor is a 400 there", async () => {
+    const u = await withSchema("ianum");
+    const seats = [10, 9, -2.5, 100, 1e21, 0.5, -10, 2];
+    const times = [1_000_000_000_000, 200_000_000_000, -86_400_000, 99_999];
+    const written = await put("/integrationAttributes", u, [
+      ...seats.map((n) => ({ attributeName: "seats", attributeValue: n })),
+      ...times.map((n) => ({ attributeName: "renewal", attributeValue: String(n) })),
+      { attributeName: "company", attributeValue: "acme" },
+    ]);
+    expect(written.status, written.text).toBe(201);
+    const all = async (name: string, limit: number) => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Reply = await get(`/integrationAttributes?primaryAttrName=${name}&limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, u);
+        expect(page.status, page.text).toBe(200);
+        seen.push(...page.body.data.map((d: { attributeValue: string }) => d.attributeValue));
+        cursor = page.body.cursor;
+      } while (cursor);
+      return seen;
+    };
+    const numeric = (list: number[]) => [...list].sort((x, y) => x - y).map(String);
+    expect(await all("seats", 3)).toEqual(numeric(seats));
+    expect(await all("seats", 100)).toEqual(numeric(seats));
+    expect(await all("renewal", 3)).toEqual(numeric(times));
+    // The column holds the number (the index the list reads), not only the order of this page.
+    expect(
+      (await prisma.attributeRecord.findMany({ where: { accountId: u.accountId, attributeName: "seats" } })).map((r) => r.attributeNum).sort((x, y) => x! - y!),
+    ).toEqual([...seats].sort((x, y) => x - y));
+    expect((await prisma.attributeRecord.findFirstOrThrow({ where: { accountId: u.accountId, attributeName: "company" } })).attributeNum).toBeNull();
+    // A cursor of a text-ordered list does not belong to a numeric one, nor the other way round.
+    await put("/integrationAttributes", u, [{ attributeName: "company", attributeValue: "globex" }]);
+    const textCursor = (await get("/integrationAttributes?primaryAttrName=company&limit=1", u)).body.cursor;
+    expectProblem(await get(`/integrationAttributes?primaryAttrName=seats&cursor=${textCursor}`, u), 400, /cursor/);
+    const numCursor = (await get("/integrationAttributes?primaryAttrName=seats&limit=1", u)).body.cursor;
+    expectProblem(await get(`/integrationAttributes?primaryAttrName=company&cursor=${numCursor}`, u), 400, /cursor/);
+  });
+
   it("deletes by name__svc__value pairs: 204, 207 with malformed and unknown pairs, 404", async () => {
     const u = await withSchema("iadel");
     await put("/integrationAttributes", u, [

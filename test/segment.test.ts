@@ -252,7 +252,7 @@ describe("track calls", () => {
     expect(r.status, r.text).toBe(200);
     expect(r.body).toMatchObject({ success: true, accepted: 5, duplicates: 0 });
     expect(r.body.rejected).toEqual([
-      { index: 5, errors: ["widget is required for flow_started events"] },
+      { index: 5, errors: ["properties.widget is required for flow_started events"] },
       { index: 6, errors: ["timestamp must be an ISO 8601 date-time"] },
       { index: 7, errors: ["userId or anonymousId is required"] },
       { index: 8, errors: [expect.stringMatching(/^type must be one of/)] },
@@ -265,6 +265,53 @@ describe("track calls", () => {
     expect(rows[2]).toMatchObject({ searchTerm: "invoice", resultCount: 3, contentId: "c1" });
     expect(rows[3]).toMatchObject({ useful: false, comment: "meh", userName: "Kim", domain: "d.example" });
     expect(rows[4]).toMatchObject({ endUserId: "a9", actionId: "Clicked Buy", flowId: null });
+  });
+
+  it("a rejected track call's errors name the fields the call sent (timestamp, originalTimestamp, properties.step), not the event's", async () => {
+    const t = await tenant("segf");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const T = "2024-06-01T12:00:00.000Z";
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const track = (call: Record<string, unknown>) => ({ type: "track", userId: "u1", timestamp: T, messageId: mid(), ...call });
+    const r = await batch(
+      {
+        batch: [
+          track({ event: "Flow Step", properties: { flow_id: "f1", step: 0 } }),
+          track({ event: "Flow Step", properties: { flowId: "f1", step: 1 }, timestamp: later }),
+          track({ event: "Flow Step", properties: { flowId: "f1", step: 1 }, timestamp: undefined, originalTimestamp: later }),
+          track({ event: "Flow Started", properties: { flow_id: "f1", widget: "nowhere" } }),
+          track({ event: "Selfhelp Search", properties: { search_term: "x".repeat(501), result_count: 0, content_id: "c1" } }),
+          track({ event: "Flow Feedback", userId: undefined, anonymousId: "a".repeat(250), properties: { flowId: "f1", useful: "yes" } }),
+          track({ event: "Flow Step", properties: { flowId: "f1" } }),
+        ],
+      },
+      key,
+    );
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ success: true, accepted: 0, duplicates: 0 });
+    expect(r.body.rejected).toEqual([
+      { index: 0, errors: ["properties.step must be an integer from 1 to 2147483647"] },
+      { index: 1, errors: ["timestamp is more than 5 minutes in the future"] },
+      { index: 2, errors: ["originalTimestamp is more than 5 minutes in the future"] },
+      { index: 3, errors: ["properties.widget must be one of self_help, task_list, beacon, guided_popup, smart_tip, popup, direct"] },
+      {
+        index: 4,
+        errors: [
+          "properties.search_term must be at most 500 characters",
+          "a search with a clicked properties.content_id must have properties.result_count ≥ 1",
+        ],
+      },
+      { index: 5, errors: ["properties.useful must be true or false"] },
+      { index: 6, errors: ["properties.step is required for flow_step events"] },
+    ]);
+    expect(await eventsOf(t.accountId)).toEqual([]);
+    // A single call: the 400 problem names them too.
+    const one = await req("/segment/v1/track", {
+      method: "POST",
+      headers: basic(key),
+      body: track({ event: "Flow Step", properties: { flowId: "f1", step: 1.5 } }),
+    });
+    expectProblem(one, 400, /^properties\.step must be an integer from 1 to 2147483647$/);
   });
 
   it("corrects originalTimestamp for the client's clock skew with sentAt; no time at all is the time of receipt", async () => {

@@ -1,8 +1,10 @@
 // Segment's call format → what this service stores: `track` calls become engagement events (the
 // contract's shape, checked by the same rules as POST /events), `identify` calls end-user upserts.
 // Pure functions: src/ingest/router.ts authenticates, reads and stores.
+import { reservedEndUserIdProblem } from "../domains/events/erasure.js";
 import { EVENT_TYPES } from "../domains/events/validate.js";
 import { ownEntry } from "../lookup.js";
+import { MAX_TIMESTAMP } from "../schema/builder.js";
 import { checkListSafeName } from "../schema/bulk.js";
 import { findUnstorableText, unstorableTextError } from "../text.js";
 import { messageIdProblem } from "./idempotency.js";
@@ -70,6 +72,8 @@ export function isoTimeMs(text: string): number {
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 /** The first instant an event time can be: times are stored as epoch milliseconds, never negative. */
 const EPOCH = "1970-01-01T00:00:00Z";
+/** The last instant an event time can be (MAX_TIMESTAMP). */
+const LAST = "9999-12-31T23:59:59.999Z";
 
 /**
  * A call's time (epoch ms): `timestamp`, else `originalTimestamp` corrected by receivedAt − sentAt,
@@ -79,28 +83,35 @@ const EPOCH = "1970-01-01T00:00:00Z";
  * (Identify traits of timestamp fields still take a date alone: src/ingest/store.ts.) A time
  * before 1970 is refused naming the field the call sent, not the event's `time` it never saw.
  */
-export function callTime(call: Obj, batchSentAt: unknown, receivedAt: number): { time: number } | { problem: string } {
+export function callTime(
+  call: Obj,
+  batchSentAt: unknown,
+  receivedAt: number,
+): { time: number; from: "timestamp" | "originalTimestamp" | null } | { problem: string } {
   const parse = (v: unknown, name: string): number | null | { problem: string } => {
     if (v === undefined || v === null) return null;
     if (typeof v === "string" && DATE_ONLY.test(v.trim()))
       return { problem: `${name} must be an ISO 8601 date-time with a time of day (e.g. ${v.trim()}T00:00:00Z), not a date alone` };
     const t = typeof v === "string" ? isoTimeMs(v) : Number.NaN;
     if (!Number.isFinite(t)) return { problem: `${name} must be an ISO 8601 date-time` };
+    // (A year-9999 time with a negative offset lands past the last instant an event time can be.)
+    if (t > MAX_TIMESTAMP) return { problem: `${name} must not be after ${LAST}` };
     return t < 0 ? { problem: `${name} must not be before ${EPOCH}` } : t;
   };
   const timestamp = parse(call.timestamp, "timestamp");
   const original = parse(call.originalTimestamp, "originalTimestamp");
   const sentAt = parse(call.sentAt ?? batchSentAt, "sentAt");
   for (const v of [timestamp, original, sentAt]) if (v !== null && typeof v === "object") return v;
-  if (typeof timestamp === "number") return { time: timestamp };
+  if (typeof timestamp === "number") return { time: timestamp, from: "timestamp" };
   // The client's clock may be off: what it measured between the call and sending it is kept,
   // anchored on our clock at receipt (Segment's own correction).
   if (typeof original === "number") {
     const time = typeof sentAt === "number" ? original + (receivedAt - sentAt) : original;
     if (time < 0) return { problem: `originalTimestamp corrected by the client's clock skew (receipt − sentAt) falls before ${EPOCH}` };
-    return { time };
+    if (time > MAX_TIMESTAMP) return { problem: `originalTimestamp corrected by the client's clock skew (receipt − sentAt) falls after ${LAST}` };
+    return { time, from: "originalTimestamp" };
   }
-  return { time: receivedAt };
+  return { time: receivedAt, from: null };
 }
 
 export interface CheckedCall {
@@ -131,6 +142,9 @@ export function checkCall(raw: unknown, pathType: CallType | null): CheckedCall 
     // an id a track call could store but no REST route could name again would be a user nobody can erase.
     const listSafe = checkListSafeName(endUserId, named);
     if (listSafe) problems.push(listSafe);
+    // Nor a pseudonym of an erased end user (a track call would name it, an identify give it values).
+    const reserved = reservedEndUserIdProblem(endUserId, named);
+    if (reserved) problems.push(reserved);
   }
   const idProblem = messageIdProblem(raw.messageId, "messageId");
   if (idProblem) problems.push(idProblem);
@@ -149,9 +163,12 @@ export function endUserSource(c: CheckedCall): "userId" | "anonymousId" {
 
 /**
  * A track call as a POST /events item (checked afterwards by the same rules), and where in the call
- * each of the item's fields came from (`from.comment` = "properties.comment").
+ * each of the item's fields came from (`from.comment` = "properties.comment"): the item's errors
+ * name what the caller sent, not our field (`properties.step`, `timestamp`). A property field the
+ * call lacks is named where it would be read from (`properties.widget is required …`).
+ * `timeFrom`: the call's field that gave `time` (callTime), null for the time of receipt.
  */
-export function trackToEvent(c: CheckedCall, time: number, context: Obj): { event: Obj; from: Record<string, string> } {
+export function trackToEvent(c: CheckedCall, time: number, context: Obj, timeFrom: string | null): { event: Obj; from: Record<string, string> } {
   const props = isObject(c.call.properties) ? c.call.properties : {};
   const name = c.call.event as string;
   const normalized = normalizeEventName(name);
@@ -160,11 +177,12 @@ export function trackToEvent(c: CheckedCall, time: number, context: Obj): { even
   const prop = (f: string) => props[f] ?? props[snake(f)];
   const event: Obj = { type: known ? normalized : "user_action", time, endUserId: c.endUserId };
   const from: Record<string, string> = { type: "event", endUserId: endUserSource(c) };
+  if (timeFrom) from.time = timeFrom;
   if (known) {
     for (const f of PROPERTY_FIELDS) {
+      from[f] = `properties.${propName(f)}`;
       if (prop(f) === undefined || prop(f) === null) continue;
       event[f] = prop(f);
-      from[f] = `properties.${propName(f)}`;
     }
   } else {
     event.actionId = name;

@@ -31,23 +31,24 @@ export async function storeCalls(
   const reject = (index: number, errors: string[]) => out.rejected.push({ index, errors });
 
   // ---- track → engagement events
-  const tracks: { index: number; item: Obj; messageId: string | null }[] = [];
+  const tracks: { index: number; item: Obj; messageId: string | null; from: Record<string, string> }[] = [];
   for (const { index, call } of calls.filter((c) => c.call.type === "track")) {
     const time = callTime(call.call, batch.sentAt, receivedAt);
     if ("problem" in time) {
       reject(index, [time.problem]);
       continue;
     }
-    const { event, from } = trackToEvent(call, time.time, contextOf(call.call, batch.context));
+    const { event, from } = trackToEvent(call, time.time, contextOf(call.call, batch.context), time.from);
     const unstorable = unstorableStoredText({ ...event, messageId: call.messageId }, from);
     if (unstorable) reject(index, [unstorable]);
-    else tracks.push({ index, item: event, messageId: call.messageId });
+    else tracks.push({ index, item: event, messageId: call.messageId, from });
   }
   if (tracks.length) {
     const results = await recordEvents(
       accountId,
       tracks.map((t) => t.item),
-      { messageIds: tracks.map((t) => t.messageId) },
+      // The errors name the call's fields (`properties.step`, `timestamp`), not the event's.
+      { messageIds: tracks.map((t) => t.messageId), fieldNames: tracks.map((t) => t.from) },
     );
     results.forEach((r, i) => {
       const index = tracks[i]!.index;

@@ -87,6 +87,9 @@ export const IntegrationAttribute = builder.prismaObject("AttributeRecord", {
   }),
 });
 
+/** Primary types whose records B23 lists in numeric order, by "attributeNum" (a timestamp's epoch ms). */
+const NUMERIC_PRIMARY = new Set(["double", "timestamp"]);
+
 const unknownAttribute = (name: string, path: string) =>
   badRequest(`unknown integration attribute '${name.slice(0, 80)}' (add it to the integration-attribute schema first)`, [
     { path, message: "unknown attribute" },
@@ -100,22 +103,27 @@ builder.prismaObjectField(Account, "integrationAttributes", (t) =>
     args: { primaryAttrName: t.arg.string({ required: false }) },
     resolve: async (account, args, ctx, info) => {
       const limit = pageLimit(args, LIST_LIMITS.standard);
-      if (args.primaryAttrName != null && !(await schemaMap(account.id)).has(args.primaryAttrName))
-        throw unknownAttribute(args.primaryAttrName, "primaryAttrName");
+      const field = args.primaryAttrName != null ? (await schemaMap(account.id)).get(args.primaryAttrName) : undefined;
+      if (args.primaryAttrName != null && !field) throw unknownAttribute(args.primaryAttrName, "primaryAttrName");
+      // One numeric primary's records in numeric order ("9" before "10"); otherwise by the value's text.
+      const numeric = field !== undefined && NUMERIC_PRIMARY.has(field.type);
       const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       let after: Prisma.AttributeRecordWhereInput = {};
       if (args.after) {
         const [value, id] = decodeCursor(args.after);
-        if (typeof value !== "string") throw badRequest("cursor does not belong to this list", [{ path: "cursor", message: "cursor from another list" }]);
-        after = { OR: [{ attributeValue: { gt: value } }, { attributeValue: value, id: { gt: id } }] };
+        if (typeof value !== (numeric ? "number" : "string"))
+          throw badRequest("cursor does not belong to this list", [{ path: "cursor", message: "cursor from another list" }]);
+        after = numeric
+          ? { OR: [{ attributeNum: { gt: value as number } }, { attributeNum: value as number, id: { gt: id } }] }
+          : { OR: [{ attributeValue: { gt: value as string } }, { attributeValue: value as string, id: { gt: id } }] };
       }
       const rows = await prisma.attributeRecord.findMany({
         ...query,
         where: { AND: [{ accountId: account.id }, args.primaryAttrName != null ? { attributeName: args.primaryAttrName } : {}, after] },
-        orderBy: [{ attributeValue: "asc" }, { id: "asc" }],
+        orderBy: numeric ? [{ attributeNum: "asc" }, { id: "asc" }] : [{ attributeValue: "asc" }, { id: "asc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => r.attributeValue);
+      return connectionFrom(toPage(rows, limit), (r) => (numeric ? (r.attributeNum ?? Number(r.attributeValue)) : r.attributeValue));
     },
   }),
 );
@@ -265,7 +273,7 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
     // The schema cannot change under the check (schema writes hold the account lock exclusively).
     await lockAccount(tx, accountId, "share");
     const schema = await schemaMap(accountId, tx);
-    type Valid = { index: number; name: string; value: string; values: Map<string, StoredValue | null> };
+    type Valid = { index: number; name: string; value: string; num: number | null; values: Map<string, StoredValue | null> };
     const valid: Valid[] = [];
     const keys = items.map((it) => {
       const field = typeof it.attributeName === "string" ? schema.get(it.attributeName) : undefined;
@@ -300,7 +308,7 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
           }
       }
       if (problems.length) return fail(index, 400, problems, id);
-      valid.push({ index, name, value: primary.value, values });
+      valid.push({ index, name, value: primary.value, num: NUMERIC_PRIMARY.has(field.type) ? Number(primary.value) : null, values });
       return { index, statusCode: 0, id, errors: [] };
     });
     if (!valid.length) return results;
@@ -331,7 +339,16 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
       else {
         const nid = newId("ia");
         rowId.set(v, nid);
-        created.push({ id: nid, accountId, attributeName: v.name, attributeValue: v.value, createdAt: now, updatedAt: now, updatedBy: actor });
+        created.push({
+          id: nid,
+          accountId,
+          attributeName: v.name,
+          attributeValue: v.value,
+          attributeNum: v.num,
+          createdAt: now,
+          updatedAt: now,
+          updatedBy: actor,
+        });
       }
     }
     if ((await createRows("AttributeRecord", created, { skipDuplicates: true })) < created.length)

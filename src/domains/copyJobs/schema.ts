@@ -198,6 +198,7 @@ builder.mutationField("copyContents", (t) =>
               destinationAccountId: input.destinationAccountId,
               destinationUserId: user.id,
               requestedBy: identity.email,
+              requestedKeyId: identity.keyId,
               copyUserTags: input.copyUserTags ?? false,
               total: ids.length,
               // With tracing on, the job's trace links back to this request.

@@ -20,6 +20,7 @@ import { sendMail } from "../../mail/index.js";
 import { setJobQueueDepth } from "../../observability/metrics.js";
 import { tracing } from "../../observability/tracing.js";
 import { emitCopyJobFinished } from "../webhooks/emit.js";
+import { ACCESS_CHECK_ITEMS, accessLost } from "./access.js";
 import { type CopyPlan, copyItem, jobStatusUrl } from "./copy.js";
 import { dispatch, onDispatch, pgBoss, QUEUE, startedBoss } from "./queue.js";
 
@@ -179,9 +180,13 @@ export class CopyJobWorker {
             await prisma.copyJob.updateMany({ where: { id: jobId, lockedBy: this.id }, data: { status: "running", startedAt: job.startedAt ?? new Date() } });
           }
           const done = await this.runItems(job, () => this.stopping || lost);
-          if (!done) return void (await this.release(jobId, 0)); // drained or lost: handed back
-          const counts = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, select: { copied: true, failed: true } });
-          await this.finish(job, counts.copied === 0 && counts.failed > 0 ? "failed" : "completed", null);
+          if (done === false) return void (await this.release(jobId, 0)); // drained or lost: handed back
+          if (typeof done === "string") {
+            await this.giveUp(job, done);
+          } else {
+            const counts = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, select: { copied: true, failed: true } });
+            await this.finish(job, counts.copied === 0 && counts.failed > 0 ? "failed" : "completed", null);
+          }
         }
       }
       await this.notify(jobId);
@@ -206,8 +211,12 @@ export class CopyJobWorker {
     });
   }
 
-  /** Copies the pending items in request order; false when it stopped early (draining, lease lost). */
-  private async runItems(job: CopyJob, stop: () => boolean): Promise<boolean> {
+  /**
+   * Copies the pending items in request order; false when it stopped early (draining, lease lost),
+   * or why the requesting user may no longer copy (checked before the first item and every
+   * ACCESS_CHECK_ITEMS items: src/domains/copyJobs/access.ts), which ends the job.
+   */
+  private async runItems(job: CopyJob, stop: () => boolean): Promise<boolean | string> {
     const plan: CopyPlan = {
       sourceAccountId: job.accountId,
       destinationAccountId: job.destinationAccountId,
@@ -215,8 +224,12 @@ export class CopyJobWorker {
       copyUserTags: job.copyUserTags,
     };
     const items = await prisma.copyJobItem.findMany({ where: { jobId: job.id, status: "pending" }, orderBy: { position: "asc" } });
-    for (const item of items) {
+    for (const [n, item] of items.entries()) {
       if (stop()) return false;
+      if (n % ACCESS_CHECK_ITEMS === 0) {
+        const lostAccess = await accessLost(job);
+        if (lostAccess) return lostAccess;
+      }
       await this.runItem(job, plan, item.sourceId, item.attempts);
     }
     return !stop() || (await prisma.copyJobItem.count({ where: { jobId: job.id, status: "pending" } })) === 0;
@@ -265,6 +278,22 @@ export class CopyJobWorker {
     }
   }
 
+  /**
+   * Ends a job its user may no longer run: the items not copied yet fail with the reason, and the
+   * job fails with it (its status and completion e-mail say why). What was copied stays copied.
+   */
+  private async giveUp(job: CopyJob, reason: string): Promise<void> {
+    log.warn({ jobId: job.id, reason }, "copy job given up: access lost");
+    await withTransaction(async (tx) => {
+      const failed = await tx.copyJobItem.updateMany({
+        where: { jobId: job.id, status: "pending" },
+        data: { status: "failed", error: "not copied: the job was given up (access lost)", finishedAt: new Date() },
+      });
+      await tx.copyJob.update({ where: { id: job.id }, data: { failed: { increment: failed.count } } });
+    });
+    await this.finish(job, "failed", reason);
+  }
+
   private async finish(job: CopyJob, status: "completed" | "failed", error: string | null): Promise<void> {
     // With its copy_job.* webhook message, in one transaction: the message goes out if and only if the job is final.
     await withTransaction(async (tx) => {
@@ -275,10 +304,17 @@ export class CopyJobWorker {
 
   /** E-mails the initiating user once the job is final (at least once: a crash right after sending sends again). */
   private async notify(jobId: string): Promise<void> {
-    const job = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, include: { items: { orderBy: { position: "asc" } } } });
+    const job = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } });
     if (job.notifiedAt || (job.status !== "completed" && job.status !== "failed")) return;
+    // The first failures only (the e-mail lists no more): a 10,000-item job reads 100 rows, not 10,000.
+    const failures = await prisma.copyJobItem.findMany({
+      where: { jobId, status: "failed" },
+      orderBy: { position: "asc" },
+      take: MAIL_FAILURES_MAX,
+      select: { sourceId: true, error: true },
+    });
     try {
-      await sendMail({ id: job.id, to: job.requestedBy, ...jobMail(job) });
+      await sendMail({ id: job.id, to: job.requestedBy, ...jobMail(job, failures) });
     } catch (err) {
       // Retried with the job's backoff, unless SMTP refused the message for good (a 5xx reply: no
       // such mailbox, policy) or it failed on every take up to MAX_NOTIFY_ATTEMPTS: then it is
@@ -297,18 +333,34 @@ export class CopyJobWorker {
   }
 }
 
-/** The completion e-mail. */
-export function jobMail(job: CopyJob & { items: { sourceId: string; status: string; targetId: string | null; error: string | null }[] }) {
+/** The completion e-mail lists at most this many failed items; the status link has every item. */
+export const MAIL_FAILURES_MAX = 100;
+
+/**
+ * The completion e-mail: the counts, the job's error, the first MAIL_FAILURES_MAX failed items
+ * (`failures`, in request order) with "and N more", and the status link for every item's outcome.
+ * Copied items are not listed: a job of 10,000 would be a 10,000-line e-mail nobody reads.
+ */
+export function jobMail(job: CopyJob, failures: readonly { sourceId: string; error: string | null }[]) {
   const subject = `Copy job ${job.id} ${job.status}: ${job.copied} of ${job.total} copied to ${job.destinationAccountId}`;
+  const shown = failures.slice(0, MAIL_FAILURES_MAX);
+  const more = job.failed - shown.length;
   const lines = [
     `Your copy of ${job.total} item(s) from account ${job.accountId} to account ${job.destinationAccountId} has ${job.status}.`,
     "",
     `Copied: ${job.copied}`,
     `Failed: ${job.failed}`,
     ...(job.error ? [`Error: ${job.error}`] : []),
+    ...(shown.length
+      ? [
+          "",
+          job.failed > shown.length ? `The first ${shown.length} failed items:` : "Failed items:",
+          ...shown.map((i) => `  ${i.sourceId}${i.error ? `: ${i.error}` : ""}`),
+        ]
+      : []),
+    ...(more > 0 ? [`  ... and ${more} more`] : []),
     "",
-    ...job.items.map((i) => (i.status === "copied" ? `  ${i.sourceId} -> ${i.targetId}` : `  ${i.sourceId}: ${i.status}${i.error ? ` (${i.error})` : ""}`)),
-    "",
+    "Every item's outcome and the copies' ids:",
     `Status: GET ${jobStatusUrl(job.accountId, job.id)}`,
   ];
   return { subject, text: `${lines.join("\n")}\n` };

@@ -28,7 +28,7 @@ import {
 import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { lockEventOrder } from "../eventExport/order.js";
-import { anonymiseEvents, newPseudonym } from "../events/erasure.js";
+import { anonymiseEvents, newPseudonym, reservedEndUserIdProblem } from "../events/erasure.js";
 import { eraseEndUsersFromRollups } from "../reports/rollups.js";
 import { anonymiseWebhookMessages, emitEndUsersDeleted } from "../webhooks/emit.js";
 import { decodeValue, encodeValue, endUserSchema, type SchemaField, type StoredValue, withClearText } from "./fields.js";
@@ -280,6 +280,8 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
       if (externalId.length > ID_MAX) problems.push(`id must be at most ${ID_MAX} characters`);
       const comma = checkListSafeName(externalId, "id");
       if (comma) problems.push(comma);
+      const reserved = reservedEndUserIdProblem(externalId, "id");
+      if (reserved) problems.push(reserved);
       if (first.get(externalId) !== index) problems.push(`id '${externalId}' appears more than once in this request`);
       const values = new Map<string, StoredValue | null>();
       // A map as a whole has no empty value to clear to: null names no field, and would otherwise be ignored without a word.

@@ -7,8 +7,23 @@ import { randomBytes } from "node:crypto";
 import { dbKind, type Tx } from "../../db/index.js";
 import { keyValuePairs } from "../../db/insert.js";
 
+/** What every pseudonym of an erased end user begins with; reserved: no end-user id written by a client may begin with it. */
+export const PSEUDONYM_PREFIX = "erased_";
+
 /** A fresh pseudonym for an erased end user: random, so it cannot be traced back to the person. */
-export const newPseudonym = (): string => `erased_${randomBytes(12).toString("base64url")}`;
+export const newPseudonym = (): string => `${PSEUDONYM_PREFIX}${randomBytes(12).toString("base64url")}`;
+
+/**
+ * Why an end-user id a client sends (named `what` in the message) cannot be written, or null. The
+ * pseudonym prefix is reserved: an event, a Segment call or an end-user write naming `erased_…`
+ * would attach a name, values or new events to an erased person's pseudonym (or to an end user no
+ * one could tell from one), undoing the anonymisation in the reports.
+ */
+export function reservedEndUserIdProblem(id: string, what: string): string | null {
+  return id.startsWith(PSEUDONYM_PREFIX)
+    ? `${what} must not begin with '${PSEUDONYM_PREFIX}': that prefix is reserved for the pseudonyms of erased end users`
+    : null;
+}
 
 export interface ErasedUser {
   /** the end user's id as events carry it (the account's identification method) */

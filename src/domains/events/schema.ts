@@ -34,9 +34,15 @@ export type EventItemResult = ItemResult & { duplicate?: boolean };
  * reasons. One transaction, under the account's event-order lock: end users first seen here are
  * created (audited), the events inserted (PostgreSQL: one statement, the rows as one JSON parameter;
  * SQLite: ~2,000 rows a statement), the latest userName per end user upserted. The rollup worker counts the events a moment later.
- * An item's optional `id` (or `messageIds[index]`, given by the Segment ingest) is its idempotency key.
+ * An item's optional `id` (or `messageIds[index]`, given by the Segment ingest) is its idempotency key;
+ * `fieldNames[index]`, what the caller calls each of the item's fields (given by the Segment ingest),
+ * names them in the item's errors.
  */
-export async function recordEvents(accountId: string, items: unknown[], opts: { messageIds?: readonly (string | null)[] } = {}): Promise<EventItemResult[]> {
+export async function recordEvents(
+  accountId: string,
+  items: unknown[],
+  opts: { messageIds?: readonly (string | null)[]; fieldNames?: readonly Readonly<Record<string, string>>[] } = {},
+): Promise<EventItemResult[]> {
   const now = clock.now().getTime();
   const rows: EventRow[] = [];
   const keys: (string | null)[] = [];
@@ -51,7 +57,7 @@ export async function recordEvents(accountId: string, items: unknown[], opts: { 
       messageId = (id as string | null) ?? null;
       body = event;
     }
-    const checked = checkEvent(accountId, body, now);
+    const checked = checkEvent(accountId, body, now, opts.fieldNames?.[index]);
     if ("problems" in checked) return fail(index, 400, checked.problems);
     rows.push(checked.row);
     keys.push(messageId);

@@ -5,6 +5,7 @@ import { domainToASCII, domainToUnicode } from "node:url";
 import { ownEntry } from "../../lookup.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { checkListSafeName } from "../../schema/bulk.js";
+import { reservedEndUserIdProblem } from "./erasure.js";
 
 export const WIDGETS = ["self_help", "task_list", "beacon", "guided_popup", "smart_tip", "popup", "direct"] as const;
 
@@ -80,10 +81,20 @@ export interface EventRow {
 
 const known = new Set<string>(EVENT_FIELDS);
 
-/** Checks one request item; the row to store, or every reason it cannot be stored. */
-export function checkEvent(accountId: string, item: unknown, now: number): { row: EventRow } | { problems: string[] } {
+/**
+ * Checks one request item; the row to store, or every reason it cannot be stored. `names`: what the
+ * caller calls each field, where the item was made from something else (a Segment call's
+ * `properties.step`, `timestamp`, `userId`): its messages name what the caller sent.
+ */
+export function checkEvent(
+  accountId: string,
+  item: unknown,
+  now: number,
+  names: Readonly<Record<string, string>> = {},
+): { row: EventRow } | { problems: string[] } {
   if (item === null || typeof item !== "object" || Array.isArray(item)) return { problems: ["an event must be a JSON object"] };
   const it = item as Record<string, unknown>;
+  const n = (field: string) => ownEntry(names, field) ?? field;
   const problems: string[] = [];
   const unknown = Object.keys(it).filter((k) => !known.has(k));
   // (`id`, the optional idempotency key, is taken off the item before this check: src/domains/events/schema.ts.)
@@ -91,39 +102,42 @@ export function checkEvent(accountId: string, item: unknown, now: number): { row
 
   const type = it.type;
   const needs = typeof type === "string" ? ownEntry(EVENT_TYPES, type) : undefined;
-  if (type === undefined || type === null) problems.push("type is required");
-  else if (!needs) problems.push(`type must be one of ${Object.keys(EVENT_TYPES).join(", ")}`);
+  if (type === undefined || type === null) problems.push(`${n("type")} is required`);
+  else if (!needs) problems.push(`${n("type")} must be one of ${Object.keys(EVENT_TYPES).join(", ")}`);
 
   const time = it.time;
-  if (time === undefined || time === null) problems.push("time is required (epoch milliseconds)");
+  if (time === undefined || time === null) problems.push(`${n("time")} is required (epoch milliseconds)`);
   else if (typeof time !== "number" || !Number.isSafeInteger(time) || time < 0 || time > MAX_TIMESTAMP)
-    problems.push("time must be an integer of epoch milliseconds");
-  else if (time > now + MAX_FUTURE_MS) problems.push("time is more than 5 minutes in the future");
+    problems.push(`${n("time")} must be an integer of epoch milliseconds`);
+  else if (time > now + MAX_FUTURE_MS) problems.push(`${n("time")} is more than 5 minutes in the future`);
 
   for (const f of STRINGS) {
     const v = it[f];
     if (v === undefined || v === null) continue;
     const max = TEXT_MAX[f] ?? ID_MAX;
-    if (typeof v !== "string" || v.trim() === "") problems.push(`${f} must be a non-empty string`);
-    else if (v.length > max) problems.push(`${f} must be at most ${max} characters`);
+    if (typeof v !== "string" || v.trim() === "") problems.push(`${n(f)} must be a non-empty string`);
+    else if (v.length > max) problems.push(`${n(f)} must be at most ${max} characters`);
   }
   // End users are created from events: their ids obey the end-user rules (no comma, no white space
   // at either end: ids appear in the comma lists of deletes, which trim their entries), or a user
   // created here could never be updated or erased over REST.
   if (typeof it.endUserId === "string" && it.endUserId.trim() !== "") {
-    const listSafe = checkListSafeName(it.endUserId, "endUserId");
+    const listSafe = checkListSafeName(it.endUserId, n("endUserId"));
     if (listSafe) problems.push(listSafe);
+    const reserved = reservedEndUserIdProblem(it.endUserId, n("endUserId"));
+    if (reserved) problems.push(reserved);
   }
-  if (it.widget != null && !(WIDGETS as readonly unknown[]).includes(it.widget)) problems.push(`widget must be one of ${WIDGETS.join(", ")}`);
+  if (it.widget != null && !(WIDGETS as readonly unknown[]).includes(it.widget)) problems.push(`${n("widget")} must be one of ${WIDGETS.join(", ")}`);
   // Both are stored as 32-bit integers: the message gives the whole range, not only its lower end.
   if (it.step != null && (typeof it.step !== "number" || !Number.isInteger(it.step) || it.step < 1 || it.step > INT_MAX))
-    problems.push(`step must be an integer from 1 to ${INT_MAX}`);
+    problems.push(`${n("step")} must be an integer from 1 to ${INT_MAX}`);
   if (it.resultCount != null && (typeof it.resultCount !== "number" || !Number.isInteger(it.resultCount) || it.resultCount < 0 || it.resultCount > INT_MAX))
-    problems.push(`resultCount must be an integer from 0 to ${INT_MAX}`);
-  if (it.useful != null && typeof it.useful !== "boolean") problems.push("useful must be true or false");
-  for (const f of needs ?? []) if (it[f] === undefined || it[f] === null) problems.push(`${f} is required for ${String(type)} events`);
+    problems.push(`${n("resultCount")} must be an integer from 0 to ${INT_MAX}`);
+  if (it.useful != null && typeof it.useful !== "boolean") problems.push(`${n("useful")} must be true or false`);
+  for (const f of needs ?? []) if (it[f] === undefined || it[f] === null) problems.push(`${n(f)} is required for ${String(type)} events`);
   // A clicked result implies there were results: the three search outcomes stay a partition.
-  if (type === "selfhelp_search" && it.contentId != null && it.resultCount === 0) problems.push("a search with a clicked contentId must have resultCount ≥ 1");
+  if (type === "selfhelp_search" && it.contentId != null && it.resultCount === 0)
+    problems.push(`a search with a clicked ${n("contentId")} must have ${n("resultCount")} ≥ 1`);
   if (problems.length) return { problems };
 
   const s = (f: (typeof STRINGS)[number]) => (it[f] == null ? null : (it[f] as string));

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "CopyJob" ADD COLUMN "requestedKeyId" TEXT;
+
