@@ -99,7 +99,8 @@ const PAGE_CURSOR: JsonSchema = {
   // The examples' pages hold one record: the last page.
   example: null,
 };
-const ITEM_OUTCOME: JsonSchema = {
+/** One item of a 207's `success` (its `failure` items add `errors`). */
+export const ITEM_OUTCOME: JsonSchema = {
   type: "object",
   required: ["index", "id", "statusCode"],
   properties: { index: { type: "integer", minimum: 0 }, id: { type: ["string", "null"] }, statusCode: { type: "integer" } },

@@ -5,7 +5,7 @@ import { MESSAGE_ID_MAX } from "../../ingest/idempotency.js";
 import { B, type RestRoute, route, unchecked } from "../../rest/contract.js";
 import { graphql } from "../../rest/operation.js";
 import { pathParam } from "../../rest/params.js";
-import { bulkReply, MULTI_STATUS, multiStatusExample, reply } from "../../rest/responses.js";
+import { bulkReply, ITEM_OUTCOME, MULTI_STATUS, multiStatusExample, reply } from "../../rest/responses.js";
 import { MAX_BULK_ITEMS } from "../../schema/bulk.js";
 import { STORED } from "./schema.js";
 import { EVENT_TYPES, WIDGETS } from "./validate.js";
@@ -52,12 +52,10 @@ const EVENTS_MULTI_STATUS = {
     success: {
       type: "array",
       items: {
-        type: "object",
-        required: ["index", "id", "statusCode", "duplicate"],
+        ...ITEM_OUTCOME,
+        required: [...(ITEM_OUTCOME.required as string[]), "duplicate"],
         properties: {
-          index: { type: "integer", minimum: 0 },
-          id: { type: ["string", "null"] },
-          statusCode: { type: "integer" },
+          ...(ITEM_OUTCOME.properties as object),
           duplicate: { type: "boolean", description: "The item's `id` was seen before: accepted, not stored again." },
         },
       },
