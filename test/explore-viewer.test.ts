@@ -568,7 +568,15 @@ describe.skipIf(!available)("Explore in headless Chromium", () => {
     await page.keyboard.press("Enter");
     expect(await th.getAttribute("aria-sort")).toBe("ascending");
 
-    // The scroll box is the next tab stop after the toolbar, a named region the arrow keys scroll.
+    // The scroll box is the next tab stop after the toolbar, a named region the arrow keys scroll:
+    // a tab stop as soon as the table is drawn (not a frame later), so a Tab right after a sort reaches it.
+    const atOnce = await page.evaluate(() => {
+      (document.querySelector('#ex-table th button[data-sort="events"]') as HTMLButtonElement).click();
+      const el = document.querySelector("#ex-table .table-scroll") as HTMLElement;
+      return { tabIndex: el.tabIndex, role: el.getAttribute("role") };
+    });
+    expect(atOnce).toEqual({ tabIndex: 0, role: "region" });
+    expect(await th.getAttribute("aria-sort")).toBe("descending");
     await page.locator("#ex-endpoint-open").focus();
     await page.keyboard.press("Tab");
     const box = await page.evaluate(() => {

@@ -442,8 +442,8 @@ function tableView(box, { columns, rows, view, caption, text, decorate, onView }
       box.append(nav);
     }
     // A box that scrolls is a tab stop (and a named region), so the keyboard can scroll it; one that does not is none.
-    observers.get(box)?.disconnect();
-    const observer = new ResizeObserver(() => {
+    // Decided now (a Tab right after a sort must reach it, before the observer's first callback) and again on each resize.
+    const stop = () => {
       const scrolls = wrap.scrollWidth > wrap.clientWidth || wrap.scrollHeight > wrap.clientHeight;
       if (scrolls) {
         wrap.tabIndex = 0;
@@ -454,7 +454,10 @@ function tableView(box, { columns, rows, view, caption, text, decorate, onView }
         wrap.removeAttribute("role");
         wrap.removeAttribute("aria-label");
       }
-    });
+    };
+    stop();
+    observers.get(box)?.disconnect();
+    const observer = new ResizeObserver(stop);
     observer.observe(wrap);
     observers.set(box, observer);
     // After a click the focus stays on its control (a Next at the last page: Previous).
