@@ -92,4 +92,26 @@ describe("lists by name are in code-point order on every database", () => {
       .join(", ");
     expect(r.text).toContain(listed);
   });
+  it("end users changed since a time (updatedSince) by (lastUpdateTime, id): the users of one bulk write, one time, by id, page by page", async () => {
+    const t = await tenant("cp-updated");
+    const since = Date.now() - 1;
+    // One request: one lastUpdateTime for all; given in an order that is neither code-point nor linguistic.
+    const made = await call(`${server.url}/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: NAMES.map((id) => ({ id })) });
+    expect(made.status, made.text).toBe(201);
+    const seen: { id: string; lastUpdateTime: number }[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await call(
+        `${server.url}/api/v1/${t.accountId}/endUsers?updatedSince=${since}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        {
+          headers: t.headers,
+        },
+      );
+      expect(r.status, r.text).toBe(200);
+      seen.push(...r.body.data);
+      cursor = r.body.cursor;
+    } while (cursor);
+    expect(new Set(seen.map((u) => u.lastUpdateTime)).size).toBe(1);
+    expect(seen.map((u) => u.id)).toEqual(codePoint(NAMES));
+  });
 });

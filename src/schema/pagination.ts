@@ -64,13 +64,16 @@ export function cursorPosition(cursor: string | null | undefined, isDate: boolea
   return { sort: value, id };
 }
 
-/** Prisma `where` selecting the rows after the cursor in (field, id) order. */
-export function afterCursor(field: string, cursor: string | null | undefined, isDate: boolean, direction: "asc" | "desc" = "asc"): object {
+/**
+ * Prisma `where` selecting the rows after the cursor in (field, tie) order; `tie` is the unique column
+ * that breaks ties (the row's `id` unless the list orders by another, as the end users by update do).
+ */
+export function afterCursor(field: string, cursor: string | null | undefined, isDate: boolean, direction: "asc" | "desc" = "asc", tie = "id"): object {
   const position = cursorPosition(cursor, isDate);
   if (!position) return {};
   const { sort: value, id } = position;
   const op = direction === "asc" ? "gt" : "lt";
-  return { OR: [{ [field]: { [op]: value } }, { [field]: value, id: { [op]: id } }] };
+  return { OR: [{ [field]: { [op]: value } }, { [field]: value, [tie]: { [op]: id } }] };
 }
 
 function decodeCursorMismatch() {
@@ -87,9 +90,9 @@ export function toPage<T>(rows: T[], limit: number): Page<T> {
   return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
 }
 
-/** Relay connection shape for a keyset page. */
-export function connectionFrom<T extends { id: string }>(page: Page<T>, sortKey: (row: T) => SortValue | Date) {
-  const cursorOf = (node: T) => encodeCursor(sortKey(node), node.id);
+/** Relay connection shape for a keyset page; `tieKey`: the tie-breaking value a cursor holds (the row's id unless afterCursor names another). */
+export function connectionFrom<T extends { id: string }>(page: Page<T>, sortKey: (row: T) => SortValue | Date, tieKey: (row: T) => string = (row) => row.id) {
+  const cursorOf = (node: T) => encodeCursor(sortKey(node), tieKey(node));
   // An edge's cursor is encoded only when it is read: REST pages ask for `nodes` and `endCursor`
   // alone, and a 1,000-row page would otherwise encode 1,000 cursors nobody sends.
   const edges = page.rows.map((node) => ({

@@ -155,15 +155,19 @@ builder.prismaObjectField(Account, "endUsers", (t) =>
     },
     resolve: async (account, args, ctx, info) => {
       const limit = pageLimit(args, LIST_LIMITS.standard);
-      const field = args.orderBy === "UPDATED" ? "updatedAt" : "createdAt";
+      // By update: ties broken by the wire id, the contract's (lastUpdateTime, id) order (a bulk write
+      // gives thousands of users one time); by creation, by the internal id (creation order).
+      const updated = args.orderBy === "UPDATED";
+      const field = updated ? "updatedAt" : "createdAt";
+      const tie = updated ? "externalId" : "id";
       const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       const rows = await prisma.endUser.findMany({
         ...query,
-        where: { AND: [{ accountId: account.id }, await endUserWhere(account.id, args.filter), afterCursor(field, args.after, true)] },
-        orderBy: [{ [field]: "asc" }, { id: "asc" }],
+        where: { AND: [{ accountId: account.id }, await endUserWhere(account.id, args.filter), afterCursor(field, args.after, true, "asc", tie)] },
+        orderBy: [{ [field]: "asc" }, { [tie]: "asc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => r[field]);
+      return connectionFrom(toPage(rows, limit), (r) => r[field], (r) => r[tie]);
     },
   }),
 );
