@@ -167,7 +167,11 @@ builder.prismaObjectField(Account, "endUsers", (t) =>
         orderBy: [{ [field]: "asc" }, { [tie]: "asc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => r[field], (r) => r[tie]);
+      return connectionFrom(
+        toPage(rows, limit),
+        (r) => r[field],
+        (r) => r[tie],
+      );
     },
   }),
 );

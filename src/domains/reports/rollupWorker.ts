@@ -13,8 +13,8 @@
 // so every event is counted once. Erasure and the rebuild take the same lock.
 import { hostname } from "node:os";
 import { epochMs } from "../../db/columns.js";
-import { setLocalSql } from "../../db/localSettings.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
+import { setLocalSql } from "../../db/localSettings.js";
 import { logger } from "../../logger.js";
 import { setRollupLag } from "../../observability/metrics.js";
 import { tracing } from "../../observability/tracing.js";
