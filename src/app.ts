@@ -185,8 +185,10 @@ export function createApp(config: Config) {
   app.use(
     cors({
       origin: config.CORS_ORIGINS,
-      allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id", "x-retry-count", "idempotency-key"],
-      exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"],
+      // Range and If-Range: a browser's PDF viewer (pdf.js) reads a file download by ranges, and
+      // needs Accept-Ranges and Content-Range (and ETag, for If-Range) to see that it may.
+      allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id", "x-retry-count", "idempotency-key", "range", "if-range"],
+      exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Accept-Ranges", "Content-Range", "ETag"],
       maxAge: 600,
     }),
   );

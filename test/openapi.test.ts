@@ -50,6 +50,18 @@ describe("GET /openapi.json", () => {
     }
   });
 
+  it("documents the file download's byte ranges: Range and If-Range, 206 with Content-Range, 416, Accept-Ranges", () => {
+    const op = doc.paths["/v1/accounts/{accountId}/files/{fileId}"].get;
+    const headers = op.parameters.filter((p: any) => p.in === "header").map((p: any) => p.name);
+    expect(headers).toEqual(expect.arrayContaining(["Range", "If-Range", "If-None-Match"]));
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["200", "206", "304", "404", "416"]));
+    expect(Object.keys(op.responses["200"].headers)).toEqual(expect.arrayContaining(["ETag", "Accept-Ranges", "Content-Length"]));
+    expect(Object.keys(op.responses["206"].headers)).toEqual(expect.arrayContaining(["ETag", "Accept-Ranges", "Content-Range", "Content-Length"]));
+    expect(op.responses["206"].content["application/pdf"]).toBeDefined();
+    expect(Object.keys(op.responses["416"].headers)).toContain("Content-Range");
+    expect(op.responses["416"].content["application/problem+json"]).toBeDefined();
+  });
+
   it("declares both auth headers as apiKey schemes, required together", () => {
     expect(doc.components.securitySchemes).toEqual({
       integrationKey: expect.objectContaining({ type: "apiKey", in: "header", name: "x-service-integration-key" }),

@@ -101,6 +101,155 @@ function suite(name: string, setup: () => Promise<{ env: Record<string, string>;
       await stale.arrayBuffer();
     });
 
+    it("Range (RFC 9110): one byte range is a 206 read as a range from the store; past the end a 416; several, malformed or a stale If-Range the whole file", async () => {
+      const bytes = pdf(100_000);
+      const made = await (await upload(a, bytes, "flow-7/1/1/ranges.pdf")).json();
+      const url = server.url + made.url;
+      const etag = `"${sha(bytes)}"`;
+      const rowBefore = await prisma.storedFile.findUniqueOrThrow({ where: { id: made.id } });
+      const countBefore = await prisma.storedFile.count();
+      const store = blobStore();
+      const reads: unknown[] = [];
+      const get = store.get.bind(store);
+      store.get = (key, range) => {
+        reads.push(range ?? "whole");
+        return get(key, range);
+      };
+      try {
+        const dl = (headers: Record<string, string>, method = "GET") => fetch(url, { method, headers: { ...a.headers, ...headers } });
+
+        // The whole file says that ranges are served.
+        const whole = await dl({});
+        expect([whole.status, whole.headers.get("accept-ranges"), whole.headers.get("content-range")]).toEqual([200, "bytes", null]);
+        expect(Buffer.from(await whole.arrayBuffer()).equals(bytes)).toBe(true);
+        expect(reads.splice(0)).toEqual(["whole"]);
+
+        // One range: 206 with exactly those bytes, read as that range from the store.
+        for (const [range, start, end] of [
+          ["bytes=0-99", 0, 99],
+          ["bytes=0-0", 0, 0],
+          ["bytes=99000-", 99_000, 99_999],
+          ["bytes=-500", 99_500, 99_999],
+          ["bytes=99990-200000", 99_990, 99_999], // last-pos past the end: up to the end
+          ["bytes=-200000", 0, 99_999], // a suffix longer than the file: all of it
+          ["BYTES = 10-19 ,", 10, 19], // the unit is case-insensitive; an empty list element is no range
+        ] as const) {
+          const r = await dl({ range });
+          expect(r.status, range).toBe(206);
+          expect(r.headers.get("content-range"), range).toBe(`bytes ${start}-${end}/100000`);
+          expect(r.headers.get("content-length"), range).toBe(String(end - start + 1));
+          expect([r.headers.get("content-type"), r.headers.get("etag"), r.headers.get("accept-ranges")]).toEqual(["application/pdf", etag, "bytes"]);
+          expect(r.headers.get("content-disposition")).toMatch(/^attachment; filename="ranges.pdf"/);
+          expect(Buffer.from(await r.arrayBuffer()).equals(bytes.subarray(start, end + 1)), range).toBe(true);
+          expect(reads.splice(0), range).toEqual([{ start, end }]);
+        }
+
+        // Nothing of the file: 416 with the size, as problem+json naming the header; nothing read.
+        for (const range of ["bytes=100000-", "bytes=100000-100005", "bytes=-0"]) {
+          const r = await dl({ range });
+          const body = await r.json();
+          expect([r.status, r.headers.get("content-type"), r.headers.get("content-range")], range).toEqual([
+            416,
+            "application/problem+json; charset=utf-8",
+            "bytes */100000",
+          ]);
+          expect(body, range).toEqual({
+            type: "about:blank",
+            title: "Range Not Satisfiable",
+            status: 416,
+            detail: expect.stringContaining("which has 100000"),
+            errors: [{ path: "Range", message: expect.stringContaining("which has 100000") }],
+          });
+        }
+        expect(reads.splice(0)).toEqual([]);
+
+        // Ignored (RFC 9110 §14.2 allows it): several ranges, another unit, a malformed range, a
+        // stale or weak If-Range, a date in If-Range (no Last-Modified is sent): 200, the whole file.
+        for (const headers of [
+          { range: "bytes=0-9,20-29" },
+          { range: "bytes=0-9, 200000-" },
+          { range: "items=0-9" },
+          { range: "bytes=abc" },
+          { range: "bytes=9-0" },
+          { range: "bytes=1e3-" },
+          { range: "bytes 0-9" },
+          { range: "bytes=0-9", "if-range": '"other"' },
+          { range: "bytes=0-9", "if-range": `W/${etag}` },
+          { range: "bytes=0-9", "if-range": "Fri, 27 Nov 2026 00:00:00 GMT" },
+        ] as Record<string, string>[]) {
+          const r = await dl(headers);
+          expect([r.status, r.headers.get("content-length"), r.headers.get("content-range"), r.headers.get("accept-ranges")], JSON.stringify(headers)).toEqual([
+            200,
+            "100000",
+            null,
+            "bytes",
+          ]);
+          expect(Buffer.from(await r.arrayBuffer()).equals(bytes), JSON.stringify(headers)).toBe(true);
+        }
+        expect(reads.splice(0)).toEqual(Array(10).fill("whole"));
+
+        // If-Range naming the current tag keeps the range; If-None-Match naming it is a 304 first.
+        const kept = await dl({ range: "bytes=5-9", "if-range": etag });
+        expect([kept.status, kept.headers.get("content-range")]).toEqual([206, "bytes 5-9/100000"]);
+        expect(Buffer.from(await kept.arrayBuffer()).equals(bytes.subarray(5, 10))).toBe(true);
+        const notModified = await dl({ range: "bytes=5-9", "if-none-match": etag });
+        expect([notModified.status, notModified.headers.get("content-range"), await notModified.text()]).toEqual([304, null, ""]);
+        expect(reads.splice(0)).toEqual([{ start: 5, end: 9 }]);
+
+        // HEAD: the whole file's headers without a body; a Range is for GET only (§14.2).
+        for (const headers of [{}, { range: "bytes=0-99" }] as Record<string, string>[]) {
+          const r = await dl(headers, "HEAD");
+          expect([r.status, r.headers.get("content-length"), r.headers.get("accept-ranges"), r.headers.get("etag"), r.headers.get("content-range")]).toEqual([
+            200,
+            "100000",
+            "bytes",
+            etag,
+            null,
+          ]);
+          expect(await r.text()).toBe("");
+        }
+
+        // A browser's viewer on another origin may send Range and If-Range and read what answers them.
+        const preflight = await fetch(url, {
+          method: "OPTIONS",
+          headers: {
+            origin: "https://viewer.example",
+            "access-control-request-method": "GET",
+            "access-control-request-headers": "range,if-range,x-service-user",
+          },
+        });
+        expect((preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/\s*,\s*/)).toEqual(
+          expect.arrayContaining(["range", "if-range"]),
+        );
+        const cross = await dl({ range: "bytes=0-9", origin: "https://viewer.example" });
+        await cross.arrayBuffer();
+        expect((cross.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(/\s*,\s*/)).toEqual(
+          expect.arrayContaining(["accept-ranges", "content-range", "etag"]),
+        );
+        reads.splice(0);
+
+        // Another tenant learns nothing through a Range: 403 on A's path, 404 on its own.
+        expect((await fetch(url, { headers: { ...b.headers, range: "bytes=0-9" } })).status).toBe(403);
+        const viaB = await fetch(`${server.url}/v1/accounts/${b.accountId}/files/${made.id}`, { headers: { ...b.headers, range: "bytes=0-9" } });
+        expect([viaB.status, (await viaB.json()).status]).toEqual([404, 404]);
+      } finally {
+        store.get = get;
+      }
+      // Reads change nothing.
+      expect(await prisma.storedFile.findUniqueOrThrow({ where: { id: made.id } })).toEqual(rowBefore);
+      expect(await prisma.storedFile.count()).toBe(countBefore);
+    });
+
+    it("the store reads a range as a range: only those bytes, and the whole object's size", async () => {
+      const bytes = pdf(70_000);
+      await (await upload(a, bytes, "flow-8/1/1/store.pdf")).json();
+      const got = await blobStore().get(blobKeyOf(sha(bytes)), { start: 1000, end: 60_999 });
+      expect(got?.size).toBe(70_000);
+      const chunks: Buffer[] = [];
+      for await (const c of got!.body) chunks.push(c as Buffer);
+      expect(Buffer.concat(chunks).equals(bytes.subarray(1000, 61_000))).toBe(true);
+    });
+
     it("a file whose bytes the store lost answers 500 saying so (the service's fault, not an unknown file)", async () => {
       const bytes = pdf(5_123); // (bytes no other test uploads: the stored object is shared by equal bytes)
       const made = await (await upload(a, bytes, "flow-9/1/1/lost.pdf")).json();

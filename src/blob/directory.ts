@@ -6,7 +6,7 @@ import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { BlobStore } from "./store.js";
+import type { BlobRange, BlobStore } from "./store.js";
 
 export class DirectoryStore implements BlobStore {
   readonly kind = "directory";
@@ -44,11 +44,12 @@ export class DirectoryStore implements BlobStore {
     await rename(source, target);
   }
 
-  async get(key: string): Promise<{ body: Readable; size: number } | null> {
+  async get(key: string, range?: BlobRange): Promise<{ body: Readable; size: number } | null> {
     const p = this.path(key);
     try {
       const s = await stat(p);
-      return { body: createReadStream(p), size: s.size };
+      // (start and end are inclusive, as createReadStream takes them.)
+      return { body: createReadStream(p, range ? { start: range.start, end: range.end } : undefined), size: s.size };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw err;

@@ -41,7 +41,7 @@ function lazyS3(options: S3Options): BlobStore {
     kind: "s3",
     put: async (key, body, contentType) => (await s3()).put(key, body, contentType),
     move: async (from, to) => (await s3()).move(from, to),
-    get: async (key) => (await s3()).get(key),
+    get: async (key, range) => (await s3()).get(key, range),
     exists: async (key) => (await s3()).exists(key),
     delete: async (key) => (await s3()).delete(key),
     close: async () => {

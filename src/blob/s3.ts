@@ -7,7 +7,7 @@ import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCom
 import { Upload } from "@aws-sdk/lib-storage";
 import { AppError } from "../errors.js";
 import { logger } from "../logger.js";
-import type { BlobStore } from "./store.js";
+import type { BlobRange, BlobStore } from "./store.js";
 
 export interface S3Options {
   bucket: string;
@@ -78,10 +78,15 @@ export class S3Store implements BlobStore {
     await this.delete(from);
   }
 
-  async get(key: string): Promise<{ body: Readable; size: number } | null> {
+  async get(key: string, range?: BlobRange): Promise<{ body: Readable; size: number } | null> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
-      return { body: out.Body as Readable, size: Number(out.ContentLength ?? 0) };
+      // A ranged read is GetObject's own Range: only those bytes leave the store.
+      const out = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+      );
+      // A ranged answer's ContentLength is the range's; the object's size is Content-Range's `/size`.
+      const whole = /\/(\d+)$/.exec(out.ContentRange ?? "")?.[1];
+      return { body: out.Body as Readable, size: Number(whole ?? out.ContentLength ?? 0) };
     } catch (err) {
       if (isNotFound(err)) return null;
       throw unavailable(err);

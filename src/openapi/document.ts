@@ -31,6 +31,7 @@ const STATUS_TEXT: Record<number, string> = {
   201: "Created",
   202: "Accepted",
   204: "No Content",
+  206: "Partial Content: the one byte range the Range header asked for",
   304: "Not Modified: the ETag given in If-None-Match is current; no body",
   207: "Multi-Status: some items succeeded, some failed",
   400: "Bad request: malformed input, or no item of a bulk write succeeded (all failed validation, or failed with different statuses)",
@@ -40,6 +41,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: "Conflict with a concurrent change",
   413: `Body larger than ${JSON_BODY_LIMIT_BYTES / 1024 / 1024} MiB`,
   415: "Body is not JSON",
+  416: "Range Not Satisfiable: the range starts at or past the end (Content-Range: bytes */size)",
   422: "The question took longer than EXPLORE_TIMEOUT_MS and was stopped: narrow it (a shorter window, fewer or coarser dimensions, a longer interval, filters that match fewer events) and ask again",
   429: "The request costs more points than the account has left this minute (nothing ran); retry after Retry-After seconds",
   500: "Unexpected error; the request may succeed on retry",
@@ -290,6 +292,7 @@ function errorResponse(route: RestRoute, status: number, input: ReturnType<typeo
     for (const h of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) headers[h] = { $ref: `#/components/headers/${h}` };
   }
   if (status === 503) headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
+  if (status === 416) headers["Content-Range"] = { description: "`bytes */size`: the size of what the Range asked bytes of.", schema: { type: "string" } };
   const message = status === 500 ? "Unexpected error; the request may succeed on retry." : (STATUS_TEXT[status] ?? "Error");
   if (route.errorBody && route.errorSchema) {
     // The spec's own failure shape for this route instead of problem+json.

@@ -19,6 +19,8 @@ export interface RestInput {
   body: unknown;
   /** A request header (absent where there is no HTTP request, e.g. OpenAPI samples). */
   header?: (name: string) => string | undefined;
+  /** The request's method, upper case (HEAD is served by GET routes); absent where there is no HTTP request. */
+  method?: string;
 }
 
 /** A raw (non-JSON) request body, streamed by the route before its document runs (the PDF upload). */

@@ -54,6 +54,7 @@ export function restRouter(routes: readonly RestRoute[], execution: RouteExecuti
         query: req.query as Record<string, unknown>,
         body: req.body,
         header: (name) => req.get(name),
+        method: req.method,
       };
       try {
         const plan = { operation: execution.operations.get(route.document)!, cost: execution.costs.get(route.document)!, charge: execution.charge };
@@ -236,6 +237,11 @@ export async function runRoute(route: RestRoute, plan: RoutePlan, contextValue: 
       const bytes = await collect(body, res);
       if (bytes === null) return;
       return sendTagged(req, res, reply.status, bytes);
+    }
+    // HEAD: the headers alone (the body was opened only to know that it can be delivered).
+    if (req.method === "HEAD") {
+      body.destroy();
+      return void res.status(reply.status).end();
     }
     // Headers go with the first chunk: a failure after it can only cut the body short.
     res.status(reply.status);

@@ -2,12 +2,13 @@
 import { AppError } from "../../errors.js";
 import { ownEntry } from "../../lookup.js";
 import { noneMatchHas } from "../../rest/conditional.js";
-import { B, type RestInput, type RestRoute, route } from "../../rest/contract.js";
+import { B, type RestInput, type RestReply, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
 import { EXAMPLE_TIME, exampleId } from "../../rest/examples.js";
 import { graphql } from "../../rest/operation.js";
 import { cursorParam, intParam, limitParam, pathParam, stringParam } from "../../rest/params.js";
 import { problem } from "../../rest/problem.js";
+import { requestedRange } from "../../rest/ranges.js";
 import { reply } from "../../rest/responses.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
@@ -116,8 +117,22 @@ export const fileRoutes: RestRoute[] = [
     name: "downloadFile",
     method: "get",
     path: `${B}/files/:fileId`,
-    summary: "Download an uploaded file (ETag: its sha256; If-None-Match → 304)",
+    summary: "Download an uploaded file (ETag: its sha256; If-None-Match → 304; one byte range: Range → 206, If-Range)",
     params: { fileId: { description: "The file's id (from the upload or the list).", example: exampleId("f") } },
+    headers: {
+      Range: {
+        description:
+          "One byte range (RFC 9110 §14.2): `bytes=first-last`, `bytes=first-` or `bytes=-suffixLength` → 206 with those bytes and `Content-Range`; " +
+          "a range starting at or past the end (or `bytes=-0`) → 416 with `Content-Range: bytes */size`. " +
+          "Several ranges (`bytes=0-9,20-29`), another unit or a malformed value are ignored: 200 with the whole file. Ignored on HEAD.",
+        example: "bytes=0-65535",
+      },
+      "If-Range": {
+        description:
+          "The file's ETag (strong, as sent): the Range applies while it is current; any other value (a weak or other tag, a date: no Last-Modified is sent) → 200 with the whole file.",
+        example: '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+      },
+    },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), id: pathParam(i, "fileId") }),
     reply: reply.custom(
       {
@@ -125,30 +140,57 @@ export const fileRoutes: RestRoute[] = [
           binary: PDF_CONTENT_TYPE,
           headers: {
             ETag: "The file's sha256, quoted.",
+            "Accept-Ranges": "`bytes`: one byte range may be asked for with Range.",
             "Content-Disposition": "attachment, with the file name.",
             "Content-Length": "The file's size in bytes.",
           },
         },
+        206: {
+          binary: PDF_CONTENT_TYPE,
+          headers: {
+            ETag: "The file's sha256, quoted.",
+            "Accept-Ranges": "`bytes`.",
+            "Content-Range": "`bytes first-last/size`: the inclusive positions of the bytes sent, and the file's size.",
+            "Content-Disposition": "attachment, with the file name.",
+            "Content-Length": "The number of bytes sent (last - first + 1).",
+          },
+        },
         304: "empty",
         404: "problem",
+        416: "problem",
       },
-      (d, input) => {
+      (d, input): RestReply => {
         const f = d.account.file;
         if (!f) return { status: 404, problem: problem(404, `No file '${input.params.fileId}' in this account.`) };
         const etag = `"${f.sha256}"`;
         const cache = { ETag: etag, "Cache-Control": "private, no-cache" };
+        // If-None-Match comes before Range (RFC 9110 §13.2.2): a current tag is a 304 whatever the Range.
         if (noneMatchHas(input.header?.("if-none-match"), etag)) return { status: 304, headers: cache };
-        return {
-          status: 200,
-          headers: {
-            ...cache,
-            "Content-Type": f.contentType,
-            "Content-Length": String(f.size),
-            "Content-Disposition": contentDisposition(f.filename),
-            "X-Content-Type-Options": "nosniff",
-          },
-          stream: () => openFile(f.sha256),
+        const headers = {
+          ...cache,
+          "Accept-Ranges": "bytes",
+          "Content-Type": f.contentType,
+          "Content-Disposition": contentDisposition(f.filename),
+          "X-Content-Type-Options": "nosniff",
         };
+        const asked = requestedRange({ method: input.method, range: input.header?.("range"), ifRange: input.header?.("if-range") }, f.size, etag);
+        if (asked.kind === "unsatisfiable") {
+          const message = `must name bytes of the file, which has ${f.size}: the first position must be below ${f.size}, a suffix length above 0`;
+          return {
+            status: 416,
+            headers: { "Content-Range": `bytes */${f.size}`, "Accept-Ranges": "bytes" },
+            problem: problem(416, `Range ${message}.`, [{ path: "Range", message }]),
+          };
+        }
+        if (asked.kind === "partial") {
+          const { start, end } = asked.range;
+          return {
+            status: 206,
+            headers: { ...headers, "Content-Range": `bytes ${start}-${end}/${f.size}`, "Content-Length": String(end - start + 1) },
+            stream: () => openFile(f.sha256, asked.range),
+          };
+        }
+        return { status: 200, headers: { ...headers, "Content-Length": String(f.size) }, stream: () => openFile(f.sha256) };
       },
     ),
   }),

@@ -2,6 +2,7 @@
 // mutation that records a PDF whose bytes the REST route (B8) has already streamed to the store.
 
 import { blobStore } from "../../blob/index.js";
+import type { BlobRange } from "../../blob/store.js";
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest } from "../../errors.js";
 import type { StoredFile as FileRow } from "../../generated/sqlite/client.js";
@@ -157,9 +158,9 @@ builder.mutationField("uploadPdf", (t) =>
   }),
 );
 
-/** For the download route: the store's bytes of a file. */
-export async function openFile(sha256: string) {
-  const found = await blobStore().get(blobKeyOf(sha256));
+/** For the download route: the store's bytes of a file, or of one range of them (inclusive positions, read so from the store). */
+export async function openFile(sha256: string, range?: BlobRange) {
+  const found = await blobStore().get(blobKeyOf(sha256), range);
   // The record exists: missing bytes are the service's fault (a store that lost them, or instances
   // with FILES_DIRs of their own, docs/production.md), not an unknown file.
   if (!found) throw new AppError(500, "The file's bytes are missing from storage: several instances need one store (S3_BUCKET, or a shared FILES_DIR).");
