@@ -4,7 +4,7 @@
 // Names are chosen so that the two orders differ; lists are also walked a page at a time, since the
 // keyset cursor compares names in the database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, gql, pathB, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, gql, pathB, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 beforeAll(async () => {
@@ -101,7 +101,7 @@ describe("lists by name are in code-point order on every database", () => {
     const seen: { id: string; lastUpdateTime: number }[] = [];
     let cursor: string | null = null;
     do {
-      const r = await call(
+      const r: Reply = await call(
         `${server.url}/api/v1/${t.accountId}/endUsers?updatedSince=${since}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
         {
           headers: t.headers,
