@@ -43,7 +43,7 @@ import { traced, tracing } from "./observability/tracing.js";
 import { openApiRouter } from "./openapi/index.js";
 import { configurePublicUrl, publicBaseUrl } from "./publicUrl.js";
 import { createRateLimiter } from "./ratelimit.js";
-import { decodeContent, readBounded } from "./rest/bodyLimit.js";
+import { readBounded } from "./rest/bodyLimit.js";
 import { nestedPast, tooDeepError } from "./rest/jsonDepth.js";
 import { methodNotAllowed, problem, problemOf, sendProblem } from "./rest/problem.js";
 import { JSON_BODY_LIMIT_BYTES, restRouter } from "./rest/router.js";
@@ -228,7 +228,8 @@ export function createApp(config: Config) {
   // they do not authenticate has its body never read: Yoga answers its 401, src/graphql/
   // requireCredentials.ts), then the body, read whole up to the JSON limit of REST bodies (a 413
   // problem as soon as it passes it, however it is framed; a 400 past src/rest/jsonDepth.ts's nesting),
-  // decoded from gzip, deflate or br as REST bodies are (the limit holds for the decoded bytes too),
+  // decoded from gzip, deflate or br as it arrives, by the code that decodes REST and Segment bodies
+  // (src/rest/bodyLimit.ts: the limit holds for the decoded bytes too, and decoding stops there),
   // and handed to the fast path and Yoga.
   // (app.use with a method check, not app.post: a matched route would become the request's metrics label.)
   // A body refused here (413; 415 for a coding; 400 nested too deep or not decoding) is a problem as
@@ -243,19 +244,17 @@ export function createApp(config: Config) {
     if (req.method !== "POST") return next();
     authenticateBeforeBody(req).then(
       () =>
-        readBounded(req, res, JSON_BODY_LIMIT_BYTES)
-          .then((sent) => decodeContent(sent, req.headers["content-encoding"], JSON_BODY_LIMIT_BYTES))
-          .then(
-            (body) => {
-              if (/json/i.test(req.headers["content-type"] ?? "") && nestedPast(body)) return refuseBody(res, tooDeepError("body"));
-              // Decoded here, so the fast path and Yoga (which decodes none) read plain JSON.
-              delete req.headers["content-encoding"];
-              req.headers["content-length"] = String(body.length);
-              req.body = body;
-              next();
-            },
-            (err: unknown) => refuseBody(res, err),
-          ),
+        readBounded(req, res, JSON_BODY_LIMIT_BYTES).then(
+          (body) => {
+            if (/json/i.test(req.headers["content-type"] ?? "") && nestedPast(body)) return refuseBody(res, tooDeepError("body"));
+            // Decoded here, so the fast path and Yoga (which decodes none) read plain JSON.
+            delete req.headers["content-encoding"];
+            req.headers["content-length"] = String(body.length);
+            req.body = body;
+            next();
+          },
+          (err: unknown) => refuseBody(res, err),
+        ),
       () => {
         res.set("Connection", "close");
         next();

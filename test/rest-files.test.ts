@@ -303,8 +303,8 @@ function suite(name: string, setup: () => Promise<{ env: Record<string, string>;
       const rows = await prisma.storedFile.count();
       const stored = (await objects()).length;
       for (const [headers, body, status, detail] of [
-        [{ "content-encoding": "xyz" }, bytes, 415, /unsupported content encoding "xyz"/],
-        [{ "content-encoding": "gzip" }, bytes, 400, /The gzip body does not decode/],
+        [{ "content-encoding": "xyz" }, bytes, 415, /^Content-Encoding "xyz" is not supported: send the body as gzip, deflate, br or identity/],
+        [{ "content-encoding": "gzip" }, bytes, 400, /^The request body could not be decompressed \(gzip\): /],
         [{ "content-encoding": "gzip" }, gzipSync(Buffer.concat([bytes.subarray(0, 5), Buffer.alloc(26 * MiB)])), 413, /larger than the limit/],
       ] as const) {
         const res = await upload(a, body as Buffer, undefined, headers);

@@ -27,8 +27,9 @@ type Parsed = { ok: true; body: unknown } | { ok: false; error: AppError; empty?
 /** `rateLimiter`: the ingest budget (not the API's). */
 export function segmentRouter(rateLimiter: RateLimiter | undefined): Router {
   const router = express.Router({ strict: true });
-  // Any media type: Segment's browser and mobile libraries send JSON as text/plain too. Gzip is inflated.
-  // The limit holds however the body is framed (chunked too): src/rest/bodyLimit.ts.
+  // Any media type: Segment's browser and mobile libraries send JSON as text/plain too. Compressed bodies (gzip, deflate,
+  // br) are decoded, and the limit holds however the body is framed (chunked too) and for the
+  // decoded bytes: src/rest/bodyLimit.ts.
   const raw = bounded(express.raw({ type: () => true, limit: REQUEST_LIMIT_BYTES }), REQUEST_LIMIT_BYTES);
   // Each path named in full, and as Segment's browser library names it (`/t`, `/b`, …).
   const paths: [string, CallType | "batch"][] = [["batch", "batch"], ...CALL_TYPES.map((t) => [t, t] as [string, CallType]), ...Object.entries(BROWSER_PATHS)];
