@@ -8,12 +8,29 @@ import type { RestInput } from "./contract.js";
 
 const bad = (path: string, message: string) => new AppError(400, `${path} ${message}`, [{ path, message }] as FieldError[]);
 
+/** What a parameter sent without a value is told (`?limit=`): it is refused, never read as absent. */
+const EMPTY = "must not be empty (leave the parameter out instead)";
+
+/**
+ * The route's query parameters (those it declares: others are ignored, whatever their value) that
+ * were sent without a value (`?startDate=`, `?limit=`, `?fields=&fields=custom`): a 400 naming the
+ * first, as Stripe and GitHub answer, rather than the parameter's absence (a default, the whole
+ * list). The router checks every route's parameters here, before its variables() reads them.
+ */
+export function refuseEmptyQuery(query: Record<string, unknown>, names: Iterable<string>): void {
+  for (const name of names) {
+    const raw = query[name];
+    if (raw === "" || (Array.isArray(raw) && raw.includes(""))) throw bad(name, EMPTY);
+  }
+}
+
 export function intParam(query: Record<string, unknown>, name: string, opts: { min?: number; max?: number; required?: boolean } = {}): number | undefined {
   const raw = query[name];
-  if (raw === undefined || raw === "") {
+  if (raw === undefined) {
     if (opts.required) throw bad(name, "is required");
     return undefined;
   }
+  if (raw === "") throw bad(name, EMPTY);
   if (typeof raw !== "string" || !/^-?\d+$/.test(raw)) throw bad(name, "must be an integer");
   const n = Number(raw);
   if (!Number.isSafeInteger(n)) throw bad(name, "is out of range");
@@ -25,10 +42,11 @@ export function intParam(query: Record<string, unknown>, name: string, opts: { m
 
 export function stringParam(query: Record<string, unknown>, name: string, opts: { required?: boolean; oneOf?: readonly string[] } = {}): string | undefined {
   const raw = query[name];
-  if (raw === undefined || raw === "") {
+  if (raw === undefined) {
     if (opts.required) throw bad(name, "is required");
     return undefined;
   }
+  if (raw === "") throw bad(name, EMPTY);
   if (typeof raw !== "string") throw bad(name, "must be given once");
   if (opts.oneOf && !opts.oneOf.includes(raw)) throw bad(name, `must be one of ${opts.oneOf.join(", ")}`);
   return raw;

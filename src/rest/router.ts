@@ -25,6 +25,7 @@ import { bounded, decodedStream } from "./bodyLimit.js";
 import { collect, isRead, sendTagged } from "./conditional.js";
 import type { RawBody, RestReply, StagedBody } from "./contract.js";
 import { nestedPast, tooDeepError } from "./jsonDepth.js";
+import { refuseEmptyQuery } from "./params.js";
 import { methodNotAllowed, type Problem, problem, problemFromGraphQL, problemOf, sendProblem } from "./problem.js";
 import type { RestInput, RestRoute } from "./routes.js";
 
@@ -298,6 +299,8 @@ function checkedVariables(route: RestRoute, input: RestInput, req: Request): Rec
   // Path segments and query parameters are text too (`/endUsers/%00`).
   const badParam = findUnstorableText(input.params, "path") ?? findUnstorableText(input.query, "query");
   if (badParam) throw unstorableTextError(badParam);
+  // A parameter the route reads, sent without a value, is a 400 naming it (never read as absent).
+  refuseEmptyQuery(input.query, Object.keys(route.query ?? {}));
   // No body at all: no Content-Length (or `Content-Length: 0`, which fetch sends for a bodiless POST) and no chunked body.
   const noBody = Number(req.get("content-length") ?? 0) === 0 && !req.get("transfer-encoding");
   if (route.jsonBody && req.body === undefined && !(route.optionalBody && noBody)) {

@@ -319,7 +319,7 @@ describe("B4/B5 createdAfter / updatedAfter", () => {
     const missing = await req(base, { headers: t.headers });
     expectProblem(missing, 400, "fromTime is required");
     expect(missing.body.errors).toEqual([{ path: "fromTime", message: "is required" }]);
-    expectProblem(await req(`${base}?fromTime=`, { headers: t.headers }), 400, "fromTime is required");
+    expectProblem(await req(`${base}?fromTime=`, { headers: t.headers }), 400, "fromTime must not be empty (leave the parameter out instead)");
     expectProblem(await req(`${base}?fromTime=yesterday`, { headers: t.headers }), 400, "fromTime must be an integer");
     expectProblem(await req(`${base}?fromTime=-1`, { headers: t.headers }), 400, "fromTime must be between 0 and 253402300799999");
     expectProblem(await req(`${base}?fromTime=9000000000000000`, { headers: t.headers }), 400, /Timestamp|fromTime/);

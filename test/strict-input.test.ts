@@ -1,0 +1,75 @@
+// Strict reading of what a request names: a query parameter sent without a value is a 400 naming
+// it (never read as absent), on every route that reads it, B17's `attributeName=` included.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, expectProblem, pathA, pathB, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+
+let server: Server;
+let t: Tenant;
+beforeAll(async () => {
+  server = await startServer();
+  t = await tenant("strict");
+  const schema = await call(`${server.url}${pathB(t)}/integrationAttributeSchema`, {
+    method: "PUT",
+    headers: t.headers,
+    body: [{ name: "company", type: "string" }],
+  });
+  expect(schema.status, schema.text).toBe(200);
+});
+afterAll(() => server.close());
+
+const get = (path: string) => call(`${server.url}${path}`, { headers: t.headers });
+const EMPTY = "must not be empty (leave the parameter out instead)";
+
+/** A 400 problem naming `name` as empty, with x-request-id. */
+function expectEmpty(r: Reply, name: string) {
+  expectProblem(r, 400, `${name} ${EMPTY}`);
+  expect(r.body.errors).toEqual([{ path: name, message: EMPTY }]);
+  expect(r.headers.get("x-request-id")).toMatch(/\S/);
+}
+
+describe("a query parameter sent without a value is a 400 naming it", () => {
+  it.each([
+    ["limit", () => `${pathA(t)}/content?limit=`],
+    ["cursor", () => `${pathA(t)}/content?cursor=`],
+    ["limit", () => `${pathA(t)}/endUsers?limit=&cursor=`],
+    ["updatedSince", () => `${pathA(t)}/endUsers?updatedSince=`],
+    ["state", () => `${pathB(t)}/content?state=&stage=design`],
+    ["type", () => `${pathB(t)}/content/updatedAfter?fromTime=0&type=`],
+    ["fromTime", () => `${pathB(t)}/content/upload/cloud/pdf/listS3DirContent?fromTime=`],
+    ["startDate", () => `${pathB(t)}/reports/summary?startDate=`],
+    ["endDate", () => `${pathB(t)}/reports/summary?startDate=2024-06-01&endDate=`],
+    ["includeDomains", () => `${pathB(t)}/reports/summary?includeDomains=`],
+    ["format", () => `${pathB(t)}/reports/summary?format=`],
+    ["fields", () => `${pathB(t)}/endUsers/u1?fields=`],
+    ["fields", () => `${pathB(t)}/endUsers/u1?fields=&fields=custom`],
+    ["userid-type", () => `${pathB(t)}/endUsers/u1?userid-type=`],
+    ["userIdSrc", () => `${pathB(t)}/segments/s1/contentOrder?id=u1&userIdSrc=`],
+    ["type", () => `${pathB(t)}/events/export?type=`],
+    ["fieldName", () => `${pathB(t)}/endUserSchema?fieldName=`],
+    ["primaryAttrName", () => `${pathB(t)}/integrationAttributes?primaryAttrName=`],
+  ])("%s (%#)", async (name, path) => {
+    expectEmpty(await get(path()), name);
+  });
+
+  it("POST /auditlogs?limit= (a read with a body) is refused the same way", async () => {
+    const r = await call(`${server.url}${pathB(t)}/auditlogs?limit=`, { method: "POST", headers: t.headers, body: {} });
+    expectEmpty(r, "limit");
+  });
+
+  it("a parameter the route does not read is ignored, whatever its value; given values still work", async () => {
+    const r = await get(`${pathA(t)}/content?_=&limit=5`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual({ data: [], cursor: null });
+  });
+
+  it("B17: `attributeName=` is a 400 naming attributeName, not the whole schema; left out it is the whole schema", async () => {
+    expectEmpty(await get(`${pathB(t)}/integrationAttributeSchema?attributeName=`), "attributeName");
+    const whole = await get(`${pathB(t)}/integrationAttributeSchema`);
+    expect(whole.status, whole.text).toBe(200);
+    expect(whole.body.data.map((f: { name: string }) => f.name)).toContain("company");
+    const one = await get(`${pathB(t)}/integrationAttributeSchema?attributeName=company`);
+    expect([one.status, one.body.data.map((f: { name: string }) => f.name)]).toEqual([200, ["company"]]);
+    // Nothing was written by the refused reads.
+    expect(await prisma.attributeField.count({ where: { accountId: t.accountId } })).toBe(1);
+  });
+});
