@@ -1,7 +1,7 @@
 // Strict reading of what a request names: a query parameter sent without a value is a 400 naming
 // it (never read as absent), on every route that reads it, B17's `attributeName=` included.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, expectProblem, pathA, pathB, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, expectProblem, gql, pathA, pathB, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -71,5 +71,35 @@ describe("a query parameter sent without a value is a 400 naming it", () => {
     expect([one.status, one.body.data.map((f: { name: string }) => f.name)]).toEqual([200, ["company"]]);
     // Nothing was written by the refused reads.
     expect(await prisma.attributeField.count({ where: { accountId: t.accountId } })).toBe(1);
+  });
+});
+
+describe("segment names are stored trimmed, as tag names are", () => {
+  const CREATE = `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id name } }`;
+  const UPDATE = `mutation($a: String!, $id: String!, $input: SegmentInput!) { updateSegment(accountId: $a, id: $id, input: $input) { id name } }`;
+  const RULE = { field: "custom.plan", op: "exists" };
+
+  it("creates ` Gold ` as `Gold`, refuses `Gold\\t` as taken (409) and white space alone (400), renames trimmed; nothing else written", async () => {
+    const u = await tenant("strict-seg");
+    const field = await call(`${server.url}${pathB(u)}/endUserSchema`, { method: "PUT", headers: u.headers, body: [{ name: "plan", type: "string" }] });
+    expect(field.status, field.text).toBe(200);
+    const made = await gql(server, u, CREATE, { a: u.accountId, input: { name: "  Gold ", rule: RULE } });
+    expect(made.errors).toBeUndefined();
+    expect(made.data.createSegment.name).toBe("Gold");
+    const id = made.data.createSegment.id as string;
+
+    const taken = await gql(server, u, CREATE, { a: u.accountId, input: { name: "Gold\t", rule: RULE } });
+    expect(taken.errors?.[0]?.message).toBe(`a segment named 'Gold' already exists (${id})`);
+    expect(taken.errors?.[0]?.extensions?.code).toBe("CONFLICT");
+    const blank = await gql(server, u, CREATE, { a: u.accountId, input: { name: " \u00a0\t", rule: RULE } });
+    expect(blank.errors?.[0]?.message).toBe("name must be 1 to 200 characters");
+    expect(blank.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
+
+    const renamed = await gql(server, u, UPDATE, { a: u.accountId, id, input: { name: " Platinum  " } });
+    expect(renamed.errors).toBeUndefined();
+    expect(renamed.data.updateSegment).toEqual({ id, name: "Platinum" });
+
+    const rows = await prisma.segment.findMany({ where: { accountId: u.accountId }, select: { id: true, name: true } });
+    expect(rows).toEqual([{ id, name: "Platinum" }]);
   });
 });

@@ -204,11 +204,22 @@ builder.prismaObjectField(Account, "segment", (t) =>
 const SegmentInput = builder.inputType("SegmentInput", {
   description: "A segment to create, or the parts of one to change (absent fields stay).",
   fields: (t) => ({
-    name: t.string({ required: false, description: `Required on create; unique in the account; at most ${NAME_MAX} characters.` }),
+    name: t.string({
+      required: false,
+      description: `Required on create; stored trimmed (white space at either end is dropped); unique in the account; 1 to ${NAME_MAX} characters.`,
+    }),
     rule: t.field({ type: "JSON", required: false, description: `Required on create. ${RULE_DOC}` }),
     contentIds: t.stringList({ required: false, description: `The content shown to matching users, in order (at most ${MAX_CONTENTS}, each once).` }),
   }),
 });
+
+/**
+ * The input with its name stored trimmed, as tag names are (` Gold ` is the segment `Gold`, and
+ * takes that name: 409 when another segment has it); a name of white space alone is empty (400).
+ */
+function trimmedName<I extends { name?: string | null }>(input: I): I {
+  return input.name == null ? input : { ...input, name: input.name.trim() };
+}
 
 /** Checks a segment's parts against the account (schemas, content) inside the writing transaction. */
 async function checkInput(tx: Tx, accountId: string, input: typeof SegmentInput.$inferInput, creating: boolean) {
@@ -261,8 +272,9 @@ builder.mutationField("createSegment", (t) =>
     type: Segment,
     description: "Creates a segment. 400 names what is wrong (a rule's path, an unknown content id); 409 when the name is taken.",
     args: { accountId: t.arg.string({ required: true }), input: t.arg({ type: SegmentInput, required: true }) },
-    resolve: async (query, _root, { accountId, input }, ctx) => {
+    resolve: async (query, _root, { accountId, input: given }, ctx) => {
       await requireAccount(ctx, accountId);
+      const input = trimmedName(given);
       const id = await withTransaction(async (tx) => {
         await lockAccount(tx, accountId, "share");
         const { rule, ids } = await checkInput(tx, accountId, input, true);
@@ -283,8 +295,9 @@ builder.mutationField("updateSegment", (t) =>
     type: Segment,
     description: "Changes a segment's name, rule or content order (absent fields stay). 404 for an unknown segment.",
     args: { accountId: t.arg.string({ required: true }), id: t.arg.string({ required: true }), input: t.arg({ type: SegmentInput, required: true }) },
-    resolve: async (query, _root, { accountId, id, input }, ctx) => {
+    resolve: async (query, _root, { accountId, id, input: given }, ctx) => {
       await requireAccount(ctx, accountId);
+      const input = trimmedName(given);
       await withTransaction(async (tx) => {
         await lockAccount(tx, accountId, "share");
         const { rule, ids } = await checkInput(tx, accountId, input, false);
