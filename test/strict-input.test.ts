@@ -103,3 +103,74 @@ describe("segment names are stored trimmed, as tag names are", () => {
     expect(rows).toEqual([{ id, name: "Platinum" }]);
   });
 });
+
+describe("B21: a record named by two pairs of one request is deleted once; the later pair is a 400", () => {
+  it("`acme,acme` → 207 (204 and a 400 naming both), `seats 10 and 10.0` the same, unknown twice → 400; only the first pairs' records go", async () => {
+    const u = await tenant("strict-b21");
+    const B = `${server.url}${pathB(u)}`;
+    const schema = await call(`${B}/integrationAttributeSchema`, {
+      method: "PUT",
+      headers: u.headers,
+      body: [
+        { name: "company", type: "string" },
+        { name: "seats", type: "double" },
+      ],
+    });
+    expect(schema.status, schema.text).toBe(200);
+    const records = [
+      { attributeName: "company", attributeValue: "acme" },
+      { attributeName: "company", attributeValue: "globex" },
+      { attributeName: "seats", attributeValue: 10 },
+    ];
+    const put = await call(`${B}/integrationAttributes`, { method: "PUT", headers: u.headers, body: records });
+    expect(put.status, put.text).toBe(201);
+    const left = async () =>
+      (await prisma.attributeRecord.findMany({ where: { accountId: u.accountId }, select: { attributeName: true, attributeValue: true } }))
+        .map((r) => `${r.attributeName}=${r.attributeValue}`)
+        .sort();
+    const del = (pairs: string) => call(`${B}/integrationAttributes/${pairs}`, { method: "DELETE", headers: u.headers });
+
+    // Nothing found and a repeat: statuses differ (404, 400), so a 400 listing both; nothing deleted.
+    const none = await del("company__svc__nobody,company__svc__nobody");
+    expectProblem(none, 400);
+    expect(none.body.failure).toEqual([
+      { index: 0, id: "company__svc__nobody", statusCode: 404, errors: ["no integration attribute record 'company__svc__nobody'"] },
+      {
+        index: 1,
+        id: "company__svc__nobody",
+        statusCode: 400,
+        errors: ["company__svc__nobody appears more than once in this request (index 0: company__svc__nobody)"],
+      },
+    ]);
+    expect(await left()).toEqual(["company=acme", "company=globex", "seats=10"]);
+
+    const twice = await del("company__svc__acme,company__svc__acme");
+    expect(twice.status, twice.text).toBe(207);
+    expect(twice.body).toEqual({
+      success: [{ index: 0, id: "company__svc__acme", statusCode: 204 }],
+      failure: [
+        {
+          index: 1,
+          id: "company__svc__acme",
+          statusCode: 400,
+          errors: ["company__svc__acme appears more than once in this request (index 0: company__svc__acme)"],
+        },
+      ],
+    });
+    expect(await left()).toEqual(["company=globex", "seats=10"]);
+
+    // Two spellings of one double value name one record.
+    const spelled = await del("seats__svc__10.0,company__svc__globex,seats__svc__1e1");
+    expect(spelled.status, spelled.text).toBe(207);
+    expect(spelled.body.success).toEqual([
+      { index: 0, id: "seats__svc__10.0", statusCode: 204 },
+      { index: 1, id: "company__svc__globex", statusCode: 204 },
+    ]);
+    expect(spelled.body.failure).toEqual([
+      { index: 2, id: "seats__svc__1e1", statusCode: 400, errors: ["seats__svc__1e1 appears more than once in this request (index 0: seats__svc__10.0)"] },
+    ]);
+    expect(await left()).toEqual([]);
+    const audit = await prisma.auditLog.findMany({ where: { accountId: u.accountId, resourceType: "integrationAttribute", action: "delete" } });
+    expect(audit.map((e) => e.resourceId).sort()).toEqual(["company__svc__acme", "company__svc__globex", "seats__svc__10"]);
+  });
+});

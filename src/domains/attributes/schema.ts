@@ -411,7 +411,7 @@ builder.mutationField("deleteIntegrationAttributes", (t) =>
   t.field({
     type: DeletePayload,
     description:
-      "Deletes records by `name__svc__value` pairs, with their secondary attributes. Per-item status: 204 deleted, 400 malformed pair, 404 no such record.",
+      "Deletes records by `name__svc__value` pairs, with their secondary attributes. Per-item status: 204 deleted, 400 malformed pair or a record an earlier pair of the request names, 404 no such record.",
     args: { accountId: t.arg.string({ required: true }), pairs: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, pairs }, ctx) => {
       await requireAccount(ctx, accountId);
@@ -427,7 +427,17 @@ builder.mutationField("deleteIntegrationAttributes", (t) =>
         const typed = fromText(field, p.value);
         return "problem" in typed ? typed : { name: p.name, value: typed.canonical };
       });
-      const wanted = parsed.filter((p): p is { name: string; value: string } => "name" in p);
+      // A record named twice (`a__svc__x,a__svc__x`, or `seats__svc__10,seats__svc__10.0`: one record)
+      // is deleted once, by its first pair; a later pair naming it is a 400 of its own, as a repeated
+      // item of the upserts is, never a second 204.
+      const keys = parsed.map((p) => ("name" in p ? pairKey(p.name, p.value) : null));
+      const first = firstOccurrences(keys);
+      const repeatOf = (index: number): number | undefined => {
+        const key = keys[index] ?? null;
+        const at = key === null ? undefined : first.get(key);
+        return at !== undefined && at !== index ? at : undefined;
+      };
+      const wanted = parsed.filter((p, index): p is { name: string; value: string } => "name" in p && repeatOf(index) === undefined);
       const deleted = await withTransaction(async (tx) => {
         // Found after locking: a pair reported deleted was deleted by this request.
         await lockRows(
@@ -454,6 +464,9 @@ builder.mutationField("deleteIntegrationAttributes", (t) =>
       return {
         results: parsed.map((p, index) => {
           if ("problem" in p) return fail(index, 400, [p.problem], pairs[index]!);
+          const earlier = repeatOf(index);
+          if (earlier !== undefined)
+            return fail(index, 400, [`${pairs[index]} appears more than once in this request (index ${earlier}: ${pairs[earlier]})`], pairs[index]!);
           return deleted.has(pairKey(p.name, p.value))
             ? { index, statusCode: 204, id: pairs[index]!, errors: [] }
             : fail(index, 404, [`no integration attribute record '${pairs[index]}'`], pairs[index]!);
