@@ -178,7 +178,7 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     const r = await gql(server, t, PAGE, { n: 20_000 });
     expect([r.status, r.body.errors?.[0]?.message, r.body.extensions.cost]).toEqual([
       400,
-      "limit must be between 1 and 10000",
+      "first must be between 1 and 10000",
       { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: throttle(100, 99) },
     ]);
     for (const n of [0, -5]) expect((await gql(server, t, PAGE, { n })).body.extensions.cost.requestedQueryCost).toBe(1);
@@ -192,7 +192,7 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     const audit = await gql(server, t, "query($a: String!, $n: Int) { auditLogs(accountId: $a, first: $n) { nodes { id } } }", { n: 5000 });
     expect([audit.status, audit.body.errors?.[0]?.message, audit.body.extensions.cost]).toEqual([
       400,
-      "limit must be between 1 and 500",
+      "first must be between 1 and 500",
       { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: throttle(100, 99) },
     ]);
     // Connections page forward only: last: 5000 was priced at its size (50 points with the tags).

@@ -324,7 +324,7 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
     expect(remaining(big) - remaining(unknown)).toBe(1);
     // So does a page size no list takes: refused before anything is read (it was priced at 200 points).
     const refused = await run(a, "priced", "?first=20000");
-    expectProblem(refused, 400, /^limit must be between 1 and 10000/);
+    expectProblem(refused, 400, /^first must be between 1 and 10000/);
     expect(remaining(unknown) - remaining(refused)).toBe(1);
   });
 

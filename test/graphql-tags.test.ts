@@ -56,7 +56,7 @@ describe("errors say where", () => {
     });
     expect(r.errors).toEqual([
       expect.objectContaining({
-        message: "limit must be between 1 and 10000",
+        message: "first must be between 1 and 10000",
         path: ["account", "bad"],
         extensions: expect.objectContaining({ code: "BAD_REQUEST" }),
       }),

@@ -174,3 +174,29 @@ describe("B21: a record named by two pairs of one request is deleted once; the l
     expect(audit.map((e) => e.resourceId).sort()).toEqual(["company__svc__acme", "company__svc__globex", "seats__svc__10"]);
   });
 });
+
+describe("an out-of-range page size is named as the caller sent it: `first` over GraphQL, `limit` over REST", () => {
+  it.each([
+    ["tags", "query($a: String!, $n: Int) { account(id: $a) { tags(first: $n) { nodes { name } } } }", 0, 10_000],
+    ["contents", "query($a: String!, $n: Int) { account(id: $a) { contents(first: $n) { nodes { id } } } }", 10_001, 10_000],
+    ["auditLogs", "query($a: String!, $n: Int) { auditLogs(accountId: $a, first: $n) { nodes { id } } }", 501, 500],
+  ])("GraphQL %s, first out of range (%#)", async (_list, query, n, max) => {
+    const r = await gql(server, t, query, { a: t.accountId, n });
+    expect(r.status).toBe(400);
+    expect(r.errors).toEqual([
+      expect.objectContaining({
+        message: `first must be between 1 and ${max}`,
+        extensions: expect.objectContaining({ code: "BAD_REQUEST", errors: [{ path: "first", message: `must be between 1 and ${max}` }] }),
+      }),
+    ]);
+  });
+
+  it("REST keeps naming limit", async () => {
+    const r = await get(`${pathB(t)}/tags?limit=10001`);
+    expectProblem(r, 400, "limit must be between 1 and 10000");
+    expect(r.body.errors).toEqual([{ path: "limit", message: "must be between 1 and 10000" }]);
+    const audit = await call(`${server.url}${pathB(t)}/auditlogs?limit=501`, { method: "POST", headers: t.headers, body: {} });
+    expectProblem(audit, 400, "limit must be between 1 and 500");
+    expect(audit.body.errors).toEqual([{ path: "limit", message: "must be between 1 and 500" }]);
+  });
+});

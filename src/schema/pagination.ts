@@ -119,13 +119,15 @@ export function pageLimit(args: { first?: number | null; last?: number | null; b
   if (args.last != null || args.before != null) {
     throw badRequest("Only forward pagination is supported: use first and after.", [{ path: "last", message: "not supported" }]);
   }
-  return pageSize(args.first ?? limits.default, limits);
+  // Named as the GraphQL caller wrote it: `first` (REST's `limit` is checked, and named, before the
+  // operation runs: src/rest/params.ts).
+  return pageSize(args.first ?? limits.default, limits, "first");
 }
 
 /**
  * A page size within a list's limits: the one check of `limit` (REST) and `first` (GraphQL), with
- * the one message both answer, in REST's words since REST callers are the ones who see it most.
- * `name` is the argument the message names (the reports' GraphQL connections say `first`).
+ * the one message both answer. `name` is the argument or parameter the caller sent: `limit` over
+ * REST (and for GraphQL arguments named `limit`), `first` for GraphQL connections (pageLimit).
  */
 export function pageSize(size: number, limits: { max: number }, name = "limit"): number {
   if (!Number.isInteger(size) || size < 1 || size > limits.max) {
