@@ -32,6 +32,7 @@ import { storableText } from "./graphql/storableText.js";
 import { traceOperations } from "./graphql/tracing.js";
 import { trustDocuments } from "./graphql/trustedDocuments.js";
 import { releaseHeapAfterLargeRequests } from "./heapRelease.js";
+import { SECURITY_HEADERS } from "./httpServer.js";
 import { ingestOpenApi } from "./ingest/openapi.js";
 import { segmentRouter } from "./ingest/router.js";
 import { closeConnectionsWhileDraining, createLifecycle, slowTestRoute } from "./lifecycle.js";
@@ -153,12 +154,7 @@ export function createApp(config: Config) {
   // of ours is framed by another site (clickjacking GraphiQL, /docs or /reports), and no URL of
   // ours leaks to the sites a page links to. A page may tighten its own CSP (src/viewer/index.ts).
   app.use((_req, res, next) => {
-    res.set({
-      "X-Content-Type-Options": "nosniff",
-      "Content-Security-Policy": "frame-ancestors 'none'",
-      "X-Frame-Options": "DENY",
-      "Referrer-Policy": "no-referrer",
-    });
+    res.set(SECURITY_HEADERS);
     next();
   });
   app.use((req, res, next) => {

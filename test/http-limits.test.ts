@@ -49,6 +49,7 @@ describe("HTTP server limits", () => {
     c.socket.write("GET / HTTP/1.1\r\nHost: x\r\n");
     const took = await c.closed;
     expect(c.received()).toMatch(/^HTTP\/1\.1 408/);
+    expect(c.received()).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/);
     expect(JSON.parse(c.received().split("\r\n\r\n")[1]!)).toMatchObject({ status: 408, title: "Request Timeout" });
     expect(took).toBeGreaterThanOrEqual(350);
     expect(took).toBeLessThan(5_000);
@@ -67,6 +68,46 @@ describe("HTTP server limits", () => {
     await junk.closed;
     expect(junk.received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(JSON.parse(junk.received().split("\r\n\r\n")[1]!)).toMatchObject({ status: 400, title: "Bad Request" });
+  });
+
+  /** The head of a raw answer as header name (lower-cased) → value, and its JSON body. */
+  const parsed = (text: string) => {
+    const [head, body] = text.split("\r\n\r\n");
+    const [statusLine, ...lines] = head!.split("\r\n");
+    const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+    return { statusLine, headers, body: JSON.parse(body!) };
+  };
+
+  it("a B21 URL of 10,001 pairs, and headers past 16 KB: 431 problem+json with an x-request-id (a new one each time) and the headers of every answer", async () => {
+    const pairs = Array.from({ length: 10_001 }, (_, i) => `company__svc__acme${i}`).join(",");
+    const answers = [];
+    for (const request of [
+      `DELETE /v1/accounts/acme/integrationAttributes/${pairs} HTTP/1.1\r\nHost: x\r\nx-request-id: mine-1\r\n\r\n`,
+      `GET / HTTP/1.1\r\nHost: x\r\nx-request-id: mine-2\r\nX-Big: ${"b".repeat(20_000)}\r\n\r\n`,
+    ]) {
+      const c = await raw();
+      c.socket.write(request);
+      await c.closed;
+      const a = parsed(c.received());
+      expect(a.statusLine).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+      expect(a.headers["content-type"]).toBe("application/problem+json");
+      expect(a.headers["x-request-id"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(a.headers).toMatchObject({
+        "x-content-type-options": "nosniff",
+        "x-frame-options": "DENY",
+        "content-security-policy": "frame-ancestors 'none'",
+        "referrer-policy": "no-referrer",
+        connection: "close",
+      });
+      expect(a.body).toEqual({
+        type: "about:blank",
+        title: "Request Header Fields Too Large",
+        status: 431,
+        detail: "The request line and headers are larger than 16 KB: send long lists in a body, or in several requests.",
+      });
+      answers.push(a.headers["x-request-id"]);
+    }
+    expect(new Set(answers).size).toBe(2);
   });
 
   it("keeps an idle keep-alive connection for the keep-alive timeout, announces it, then closes it", async () => {
