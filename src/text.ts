@@ -54,3 +54,20 @@ export function unstorableLiteral(document: DocumentNode): AppError | null {
   });
   return found;
 }
+
+/**
+ * Orders strings by code point, as PostgreSQL's `COLLATE "C"` and SQLite's BINARY do on UTF-8 (the
+ * order the service answers names and keys in). `<` on JavaScript strings compares UTF-16 code
+ * units, which puts a character past U+FFFF (a surrogate pair, 0xD800-0xDFFF) before U+E000-U+FFFF.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+/** A code unit's rank in code point order: surrogates (code points past U+FFFF) after U+E000-U+FFFF. */
+const codePointRank = (unit: number) => (unit < 0xd800 ? unit : unit < 0xe000 ? unit + 0x2000 : unit - 0x800);

@@ -75,6 +75,33 @@ describe("lists by name are in code-point order on every database", () => {
     expect(await walk("/integrationAttributes?primaryAttrName=company", t, (x) => x.attributeValue)).toEqual(codePoint(NAMES));
   });
 
+  it("an end user's custom values and user actions (B14, and a bulk update's reply), whatever order they were stored in", async () => {
+    const t = await tenant("cp-values");
+    expect(
+      (
+        await put(
+          "/endUserSchema",
+          t,
+          FIELD_NAMES.map((name) => ({ name, type: "string" })),
+        )
+      ).status,
+    ).toBe(200);
+    // Stored in reverse code point order, one request each: their rows' order is not the answer's.
+    for (const [i, name] of [...codePoint(FIELD_NAMES)].reverse().entries()) {
+      const r = await put("/endUsers", t, [{ id: "u1", custom: { [name]: name }, userActionCount: { [[...codePoint(NAMES)].reverse()[i]!]: i } }]);
+      expect(r.status, r.text).toBe(i === 0 ? 201 : 200);
+    }
+    const one = await get("/endUsers/u1?fields=custom,useraction", t);
+    expect(one.status, one.text).toBe(200);
+    expect(Object.keys(one.body.custom)).toEqual(codePoint(FIELD_NAMES));
+    expect(Object.keys(one.body.userActionCount)).toEqual(codePoint(NAMES));
+    // A bulk update's reply reads the users it updated back (src/domains/endUsers/read.ts).
+    const again = await put("/endUsers", t, [{ id: "u1", custom: { c: "again" } }]);
+    expect(again.status, again.text).toBe(200);
+    expect(Object.keys(again.body.data[0].custom)).toEqual(codePoint(FIELD_NAMES));
+    expect(Object.keys(again.body.data[0].userActionCount)).toEqual(codePoint(NAMES));
+  });
+
   it("segment names, as a field's deletion lists the segments whose rules read it", async () => {
     const t = await tenant("cp-segments");
     expect((await put("/endUserSchema", t, [{ name: "plan", type: "string" }])).status).toBe(200);

@@ -3,6 +3,7 @@
 // in REST bodies, paths and query strings and in GraphQL variables and literals, with nothing
 // written; surrogate pairs (emoji) and an escaped backslash before `u0000` are ordinary text.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compareCodePoints } from "../src/text.js";
 import { call, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
@@ -69,5 +70,16 @@ describe("GraphQL over HTTP", () => {
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.data.upsertTags.results[0].statusCode).toBe(201);
     expect(await prisma.tag.findFirst({ where: { accountId: t.accountId, name: "g😀" } })).not.toBeNull();
+  });
+});
+
+describe("compareCodePoints", () => {
+  it('orders by code point, as COLLATE "C" and SQLite\'s BINARY do: past U+FFFF after U+E000-U+FFFF', () => {
+    const words = ["b", "a", "\u{1F600}", "\uFFFD", "\uE000", "ab", "", "\u00E9", "Z"];
+    const expected = ["", "Z", "a", "ab", "b", "\u00E9", "\uE000", "\uFFFD", "\u{1F600}"];
+    expect([...words].sort(compareCodePoints)).toEqual(expected);
+    // What `<` on UTF-16 code units gets wrong: the emoji's high surrogate 0xD83D sorts before 0xE000.
+    expect([...words].sort()).not.toEqual(expected);
+    expect(Buffer.compare(Buffer.from("\u{1F600}"), Buffer.from("\uFFFD"))).toBe(1);
   });
 });

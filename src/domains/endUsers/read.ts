@@ -5,17 +5,22 @@
 // reads on each page view of a customer's users.
 import { columnNames } from "../../db/columns.js";
 import { asPrismaRow, directDialect, directRead } from "../../db/direct.js";
+import { compareCodePoints } from "../../text.js";
 
 type Row = Record<string, unknown>;
 
 /** `many`: the end users whose external ids are the second parameter (an array on PostgreSQL, JSON text on SQLite). */
 function sql(dialect: "sqlite" | "postgres", values: boolean, actions: boolean, many: boolean): string {
-  const obj = (cols: string[], alias: string) =>
-    `${dialect === "postgres" ? "json_build_object" : "json_object"}(${cols.map((c) => `'${c}', ${alias}."${c}"`).join(", ")})`;
-  // Ordered by key (code points): the same answer on both databases, whatever the insertion order.
+  const obj = (cols: string[], alias: string) => `json_object(${cols.map((c) => `'${c}', ${alias}."${c}"`).join(", ")})`;
+  // Ordered by key in code points: the same answer on both databases, whatever the insertion order.
+  // SQLite reads them in that order from the primary key (BINARY is code point order for UTF-8).
+  // PostgreSQL aggregates each end user's rows unordered, as whole rows of a subquery (json_agg of
+  // a row, not json_build_object per row), and shaped() sorts them: an ORDER BY inside the
+  // aggregate is a sort per end user, and with json_build_object it took ~30 µs an end user, 0.3 s
+  // of a 10,000-user bulk write's reply; so ~15 µs.
   const agg = (table: string, alias: string, cols: string[], key: string) =>
     dialect === "postgres"
-      ? `COALESCE((SELECT json_agg(${obj(cols, alias)} ORDER BY ${alias}."${key}" COLLATE "C") FROM "${table}" ${alias} WHERE ${alias}."endUserId" = u."id"), '[]')::text`
+      ? `COALESCE((SELECT json_agg(s) FROM (SELECT ${cols.map((c) => `${alias}."${c}"`).join(", ")} FROM "${table}" ${alias} WHERE ${alias}."endUserId" = u."id") s), '[]')::text`
       : `(SELECT json_group_array(${obj(cols, "s")}) FROM (SELECT * FROM "${table}" ${alias} WHERE ${alias}."endUserId" = u."id" ORDER BY ${alias}."${key}") s)`;
   const p = (n: number) => (dialect === "postgres" ? `$${n}` : "?");
   // Every column of the three models (src/db/columns.ts): the rows Prisma's include would return.
@@ -48,13 +53,26 @@ function statement(with_: { values: boolean; actions: boolean }, many: boolean) 
   return stmt;
 }
 
-/** A row of the statement as Prisma returns it. SQLite's JSON has no booleans (0/1) and both carry times as text: converted by column type. */
+/**
+ * A row of the statement as Prisma returns it. SQLite's JSON has no booleans (0/1) and both carry
+ * times as text: converted by column type. Values by field and actions by action id, in code points.
+ */
 function shaped(row: Row, with_: { values: boolean; actions: boolean }): Row {
   asPrismaRow("EndUser", row);
-  if (with_.values) row.values = (JSON.parse(row.values as string) as Row[]).map((v) => asPrismaRow("EndUserValue", v));
-  if (with_.actions) row.actions = (JSON.parse(row.actions as string) as Row[]).map((a) => asPrismaRow("EndUserAction", a));
+  if (with_.values)
+    row.values = byKey(
+      (JSON.parse(row.values as string) as Row[]).map((v) => asPrismaRow("EndUserValue", v)),
+      "field",
+    );
+  if (with_.actions)
+    row.actions = byKey(
+      (JSON.parse(row.actions as string) as Row[]).map((a) => asPrismaRow("EndUserAction", a)),
+      "actionId",
+    );
   return row;
 }
+
+const byKey = (rows: Row[], key: string): Row[] => (rows.length < 2 ? rows : rows.sort((a, b) => compareCodePoints(a[key] as string, b[key] as string)));
 
 /** The end user `externalId` of the account, with `values` and/or `actions` as Prisma returns them; null when none. */
 export async function endUserWith(accountId: string, externalId: string, with_: { values: boolean; actions: boolean }): Promise<Row | null> {

@@ -35,9 +35,12 @@ const restMs = (countingMs: number, share: number) => countingMs * (1 / share - 
  * (ANALYZE before any event, a restore, a truncate) the planner costs a scan of it at nothing and
  * chose one per group instead, and in the same statement that fills it: each scan read the rows the
  * statement had inserted so far. The first batch of 50,000 events then took 82 s instead of 4.
+ * And no JIT compilation, as for the reports (registry.ts): the per-user statement's plan is costed
+ * past jit_above_cost, and compiling its 138 expressions took ~96 ms of every batch, for a plan
+ * that evaluates each of them once per group (no gain measurable).
  */
 export async function workerSettings(tx: Tx): Promise<void> {
-  if (dbKind() === "postgres") await tx.$queryRawUnsafe(setLocalSql({ enable_seqscan: "off" }));
+  if (dbKind() === "postgres") await tx.$queryRawUnsafe(setLocalSql({ enable_seqscan: "off", jit: "off" }));
 }
 
 /**
