@@ -545,7 +545,7 @@ builder.mutationField("deleteEndUsers", (t) =>
     description:
       "Deletes end users by id with their values and actions, and erases them from the engagement data and the audit log: " +
       "their events are kept under a random pseudonym without userName or comment (so report totals stay right), " +
-      "and audit entries about them name the pseudonym, without the values. Per-item status: 204, 404.",
+      "and audit entries about them name the pseudonym, without the values. Per-item status: 204, 404, 400 an id an earlier item of the request names.",
     args: { accountId: t.arg.string({ required: true }), ids: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, ids }, ctx) => {
       await requireAccount(ctx, accountId);
