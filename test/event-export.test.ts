@@ -307,4 +307,30 @@ describe("GET /api/v1/{accountId}/endUsers?updatedSince=", () => {
     expect((await list("")).data.map((u: any) => u.id)).toEqual(["old-1", "old-2", "new-1"]);
     expectProblem(await req(`/api/v1/${t.accountId}/endUsers?updatedSince=yesterday`, { headers: t.headers }), 400, /updatedSince/);
   });
+
+  it("a cursor of one order (creation, or updatedSince's update order) is a 400 in the other, as a malformed one is", async () => {
+    const t = await tenant("exo");
+    const put = (body: unknown) => req(`/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body });
+    const list = (query: string) => req(`/api/v1/${t.accountId}/endUsers?${query}`, { headers: t.headers });
+    expect((await put([{ id: "u1" }, { id: "u2" }, { id: "u3" }])).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await put([{ id: "u1", custom: { name: "Changed" } }])).status).toBe(200);
+    const byCreation = await list("limit=1");
+    const byUpdate = await list("updatedSince=0&limit=1");
+    expect([byCreation.body.data[0].id, byUpdate.body.data[0].id]).toEqual(["u1", "u2"]);
+    // Each order's cursor resumes its own walk.
+    expect((await list(`limit=5&cursor=${byCreation.body.cursor}`)).body.data.map((u: any) => u.id)).toEqual(["u2", "u3"]);
+    expect((await list(`updatedSince=0&limit=5&cursor=${byUpdate.body.cursor}`)).body.data.map((u: any) => u.id)).toEqual(["u3", "u1"]);
+    for (const query of [`updatedSince=0&cursor=${byCreation.body.cursor}`, `cursor=${byUpdate.body.cursor}`]) {
+      const r = await list(query);
+      expectProblem(r, 400, "cursor does not belong to this list");
+      expect(r.body.errors, query).toEqual([{ path: "cursor", message: "cursor from another list" }]);
+    }
+    expectProblem(await list("cursor=!!"), 400, /^cursor is malformed/);
+    // Before cursors named their order: read as creation cursors, refused with updatedSince.
+    const u1 = await prisma.endUser.findFirstOrThrow({ where: { accountId: t.accountId, externalId: "u1" } });
+    const legacy = Buffer.from(JSON.stringify([u1.createdAt.getTime(), u1.id])).toString("base64url");
+    expect((await list(`limit=5&cursor=${legacy}`)).body.data.map((u: any) => u.id)).toEqual(["u2", "u3"]);
+    expectProblem(await list(`updatedSince=0&cursor=${legacy}`), 400, "cursor does not belong to this list");
+  });
 });

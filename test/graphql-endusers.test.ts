@@ -323,6 +323,28 @@ describe("endUsers filters", () => {
     expect(ids(next)).toEqual(["f5", "f7", "f9"]);
   });
 
+  it("a cursor names its order: one of the other order is a BAD_REQUEST; one without (issued before) is a creation cursor", async () => {
+    const at = (orderBy: string, after: string) => gql(server, t, PAGE, { a: t.accountId, first: 2, after, orderBy });
+    const created = (await gql(server, t, PAGE, { a: t.accountId, first: 2 })).data.account.endUsers.pageInfo.endCursor;
+    const updated = (await gql(server, t, PAGE, { a: t.accountId, first: 2, orderBy: "UPDATED" })).data.account.endUsers.pageInfo.endCursor;
+    expect(ids(await at("CREATED", created))).toEqual(["f2", "f3"]);
+    expect(ids(await at("UPDATED", updated))).toEqual(["f7", "f6"]);
+    // Read in the other order, f1's creation time would skip f9…f2 by update, and f8's update time
+    // would skip every user by creation: both are refused.
+    for (const [orderBy, after] of [
+      ["UPDATED", created],
+      ["CREATED", updated],
+    ] as const) {
+      const r = await at(orderBy, after);
+      expect([r.status, r.errors?.[0]?.extensions?.code, r.errors?.[0]?.message], orderBy).toEqual([400, "BAD_REQUEST", "cursor does not belong to this list"]);
+      expect(r.data).toBeNull();
+    }
+    // An untagged cursor, as every cursor was before: a position by creation; refused by update.
+    const legacy = Buffer.from(JSON.stringify([T0 + MIN, `${t.accountId}-f1`])).toString("base64url");
+    expect(ids(await at("CREATED", legacy))).toEqual(["f2", "f3"]);
+    expect((await at("UPDATED", legacy)).errors?.[0]?.message).toBe("cursor does not belong to this list");
+  });
+
   it("an encrypted field cannot be filtered on: BAD_REQUEST", async () => {
     const r = await page({ custom: [{ field: "ssn", equals: "s1" }] });
     expect(r.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");

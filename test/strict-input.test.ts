@@ -200,3 +200,120 @@ describe("an out-of-range page size is named as the caller sent it: `first` over
     expect(audit.body.errors).toEqual([{ path: "limit", message: "must be between 1 and 500" }]);
   });
 });
+
+describe("the other comma-list deletes: an entry repeating an earlier one is a 400 naming it, as in B21", () => {
+  const del = (u: Tenant, path: string) => call(`${server.url}${path}`, { method: "DELETE", headers: u.headers });
+  const deletions = async (u: Tenant, resourceType: string) =>
+    (await prisma.auditLog.findMany({ where: { accountId: u.accountId, resourceType, action: "delete" }, select: { resourceId: true } })).map(
+      (e) => e.resourceId,
+    );
+  const repeat = (entry: string, index: number, earlier: number) => ({
+    index,
+    id: entry,
+    statusCode: 400,
+    errors: [`${entry} appears more than once in this request (index ${earlier}: ${entry})`],
+  });
+
+  it("DELETE /tags/t1,t1,t2,t1 → 207: t1 and t2 deleted once each, audited once each, the repeats 400s", async () => {
+    const u = await tenant("strict-tags");
+    const put = await call(`${server.url}${pathB(u)}/tags`, { method: "PUT", headers: u.headers, body: [{ name: "t1" }, { name: "t2" }, { name: "t3" }] });
+    expect(put.status, put.text).toBe(201);
+    const ids = new Map((await prisma.tag.findMany({ where: { accountId: u.accountId } })).map((r) => [r.name, r.id]));
+    const r = await del(u, `${pathB(u)}/tags/t1,t1,t2,t1`);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body).toEqual({
+      success: [
+        { index: 0, id: ids.get("t1"), statusCode: 204 },
+        { index: 2, id: ids.get("t2"), statusCode: 204 },
+      ],
+      failure: [repeat("t1", 1, 0), repeat("t1", 3, 0)],
+    });
+    expect((await prisma.tag.findMany({ where: { accountId: u.accountId } })).map((x) => x.name)).toEqual(["t3"]);
+    expect((await deletions(u, "tag")).sort()).toEqual([ids.get("t1"), ids.get("t2")].sort());
+
+    // Nothing found and a repeat: statuses differ (404, 400), so a 400 problem listing both; nothing deleted.
+    const none = await del(u, `${pathB(u)}/tags/nope,nope`);
+    expectProblem(none, 400);
+    expect(none.body.failure).toEqual([{ index: 0, id: "nope", statusCode: 404, errors: ["no tag named 'nope'"] }, repeat("nope", 1, 0)]);
+    expect((await prisma.tag.findMany({ where: { accountId: u.accountId } })).map((x) => x.name)).toEqual(["t3"]);
+    expect(await deletions(u, "tag")).toHaveLength(2);
+  });
+
+  it("DELETE /content/X,X → 207: the content deleted once, audited once", async () => {
+    const u = await tenant("strict-content");
+    const made = await call(`${server.url}${pathB(u)}/content`, {
+      method: "POST",
+      headers: u.headers,
+      body: [
+        { title: "One", type: "link", url: "https://x.com/1" },
+        { title: "Two", type: "link", url: "https://x.com/2" },
+      ],
+    });
+    expect(made.status, made.text).toBe(201);
+    const [x, y] = made.body.data.map((c: { id: string }) => c.id);
+    const r = await del(u, `${pathA(u)}/content/${x},${x}`);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body).toEqual({ success: [{ index: 0, id: x, statusCode: 204 }], failure: [repeat(x, 1, 0)] });
+    expect((await prisma.content.findMany({ where: { accountId: u.accountId } })).map((c) => c.id)).toEqual([y]);
+    expect(await deletions(u, "content")).toEqual([x]);
+  });
+
+  it("DELETE /endUsers/u1,u1 → 207: the end user erased once, audited once", async () => {
+    const u = await tenant("strict-users");
+    const put = await call(`${server.url}${pathA(u)}/endUsers`, { method: "PUT", headers: u.headers, body: [{ id: "u1" }, { id: "u2" }] });
+    expect(put.status, put.text).toBe(201);
+    const r = await del(u, `${pathA(u)}/endUsers/u1,u1`);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body).toEqual({ success: [{ index: 0, id: "u1", statusCode: 204 }], failure: [repeat("u1", 1, 0)] });
+    expect((await prisma.endUser.findMany({ where: { accountId: u.accountId } })).map((e) => e.externalId)).toEqual(["u2"]);
+    // The deletion's entry names a pseudonym (erasure): one of them.
+    expect(await deletions(u, "endUser")).toEqual([expect.stringMatching(/^erased_/)]);
+  });
+
+  it("DELETE /endUserSchema/plan,plan (both path styles' route) → 207: the field deleted once, audited once", async () => {
+    const u = await tenant("strict-fields");
+    const put = await call(`${server.url}${pathA(u)}/endUserSchema`, {
+      method: "PUT",
+      headers: u.headers,
+      body: [
+        { name: "plan", type: "string" },
+        { name: "seats", type: "double" },
+      ],
+    });
+    expect(put.status, put.text).toBe(200);
+    const r = await del(u, `${pathA(u)}/endUserSchema/plan,plan`);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body).toEqual({ success: [{ index: 0, id: "plan", statusCode: 204 }], failure: [repeat("plan", 1, 0)] });
+    expect((await prisma.endUserField.findMany({ where: { accountId: u.accountId } })).map((f) => f.name)).toEqual(["seats"]);
+    expect(await deletions(u, "endUserField")).toEqual(["plan"]);
+    // A default field named twice: its own 400, and the repeat's.
+    const defaults = await del(u, `${pathB(u)}/endUserSchema/email,email`);
+    expectProblem(defaults, 400);
+    expect(defaults.body.failure).toEqual([
+      { index: 0, id: "email", statusCode: 400, errors: ["'email' is a default field and cannot be deleted"] },
+      repeat("email", 1, 0),
+    ]);
+  });
+
+  it("GraphQL deleteSegments: a repeated id is a 400 item; the segment deleted once", async () => {
+    const u = await tenant("strict-segments");
+    const made = await gql(server, u, `mutation($a: String!, $input: SegmentInput!) { createSegment(accountId: $a, input: $input) { id } }`, {
+      a: u.accountId,
+      input: { name: "S", rule: { field: "custom.email", op: "exists" }, contentIds: [] },
+    });
+    expect(made.errors, JSON.stringify(made.errors)).toBeUndefined();
+    const id = made.data.createSegment.id;
+    const r = await gql(
+      server,
+      u,
+      `mutation($a: String!, $ids: [String!]!) { deleteSegments(accountId: $a, ids: $ids) { results { index statusCode id errors } } }`,
+      {
+        a: u.accountId,
+        ids: [id, id],
+      },
+    );
+    expect(r.data.deleteSegments.results).toEqual([{ index: 0, statusCode: 204, id, errors: [] }, repeat(id, 1, 0)]);
+    expect(await prisma.segment.count({ where: { accountId: u.accountId } })).toBe(0);
+    expect(await deletions(u, "segment")).toEqual([id]);
+  });
+});

@@ -354,6 +354,58 @@ describe("delivery", () => {
     expect(d.log[2].nextAttemptTime).toBeNull();
   });
 
+  it("every attempt of a delivery sends the same bytes, signed, under one webhook-id; after an erasure, the same bytes but for the erased fields", async () => {
+    // One retry, an hour after a failure: each test below makes it due when it has looked.
+    configureWebhooks(loadConfig({ ...process.env, ...ENV, WEBHOOK_RETRY_SCHEDULE: "1h" }));
+    const t = await tenant("whb");
+    const c = await create(t, { url: `${rcv.url}/bytes`, events: ["engagement.flow_started", "engagement.flow_feedback"] });
+    rcv.answer = (path, _n, k) => (path === "/bytes" && k === 0 ? 500 : 200);
+    expect((await req(`/api/v1/${t.accountId}/endUsers`, { method: "PUT", headers: t.headers, body: [{ id: "alice" }, { id: "bob" }] })).status).toBe(201);
+    const T = Date.now() - 1_000;
+    // Keys in an order neither sorted nor by length (PostgreSQL's jsonb would reorder them), and text
+    // beyond ASCII.
+    const sent = [
+      { type: "flow_started", time: T, endUserId: "bob", flowId: "f1", widget: "self_help", userName: "Bob Ünal", domain: "app.x.com" },
+      { type: "flow_feedback", time: T + 1, endUserId: "alice", flowId: "f1", useful: false, comment: "too long — «non»", domain: "app.x.com" },
+    ];
+    expect((await events(t, sent)).status).toBe(202);
+    const firsts = await until("both first attempts", async () => {
+      const got = rcv.received.filter((x) => x.path === "/bytes");
+      return got.length === 2 ? got : null;
+    });
+    await until("both failures logged", async () => ((await deliveries(t, c.body.id)).every((d) => d.attempts === 1) ? true : null));
+    const first = new Map(firsts.map((x) => [x.headers["webhook-id"], x.body]));
+    const idOf = (userId: string) => [...first].find(([, body]) => JSON.parse(body).data.endUserId === userId)![0] as string;
+    const [bob, alice] = [idOf("bob"), idOf("alice")];
+    // Alice is erased between her message's first attempt and its retry.
+    expect((await req(`/api/v1/${t.accountId}/endUsers/alice`, { method: "DELETE", headers: t.headers })).status).toBe(204);
+    await prisma.webhookDelivery.updateMany({ where: { webhookId: c.body.id }, data: { nextAttemptAt: new Date() } });
+    const seconds = await until("both retries", async () => {
+      const got = rcv.received.filter((x) => x.path === "/bytes");
+      return got.length === 4 ? got.slice(2) : null;
+    });
+    const second = new Map(seconds.map((x) => [x.headers["webhook-id"], x]));
+    expect(new Set(second.keys())).toEqual(new Set([bob, alice]));
+    for (const x of [...firsts, ...seconds]) verify(c.body.secret, x);
+    // Bob's retry: byte for byte his first attempt.
+    expect(second.get(bob)!.body).toBe(first.get(bob));
+    // Alice's: her first attempt's bytes with the pseudonym for her id and no comment, nothing else
+    // changed (key order, spacing, the other values' text), on both databases.
+    const erased = JSON.parse(second.get(alice)!.body);
+    expect(erased.data.endUserId).toMatch(/^erased_/);
+    const { comment: _comment, ...kept } = JSON.parse(first.get(alice)!).data;
+    expect(second.get(alice)!.body).toBe(JSON.stringify({ ...JSON.parse(first.get(alice)!), data: { ...kept, endUserId: erased.data.endUserId } }));
+    const stored = await until("both delivered", async () => {
+      const rows = await prisma.webhookDelivery.findMany({ where: { webhookId: c.body.id }, orderBy: { id: "asc" } });
+      return rows.every((d) => d.status !== "pending") ? rows : null;
+    });
+    expect(new Map(stored.map((d) => [d.id, d.payload]))).toEqual(new Map(seconds.map((x) => [x.headers["webhook-id"], x.body])));
+    expect(stored.map((d) => [d.status, d.attempts])).toEqual([
+      ["delivered", 2],
+      ["delivered", 2],
+    ]);
+  });
+
   it("an endpoint that fails for the whole schedule is disabled; replay needs it enabled, then sends the same message again", async () => {
     const t = await tenant("whx");
     const c = await create(t, { url: `${rcv.url}/down`, events: ["*"] });

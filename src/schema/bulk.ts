@@ -58,13 +58,34 @@ export const fail = (index: number, statusCode: number, errors: string[], id: st
 });
 
 /** Index of a value's first occurrence, to flag repeats in one request. */
-export function firstOccurrences<T>(values: T[]): Map<T, number> {
+export function firstOccurrences<T>(values: readonly T[]): Map<T, number> {
   const seen = new Map<T, number>();
   values.forEach((v, i) => {
     if (!seen.has(v)) seen.set(v, i);
   });
   return seen;
 }
+
+/**
+ * The index of the earlier item of a request naming what the item at `index` names (`keys`: what
+ * each item names, null for an item naming nothing, as a malformed one), or undefined.
+ */
+export function repeatsOf<T>(keys: readonly (T | null)[]): (index: number) => number | undefined {
+  const first = firstOccurrences(keys);
+  return (index) => {
+    const key = keys[index] ?? null;
+    const at = key === null ? undefined : first.get(key);
+    return at !== undefined && at !== index ? at : undefined;
+  };
+}
+
+/**
+ * The 400 of an entry of a delete's list naming what the entry at `earlier` named: the record is
+ * deleted (and audited) once, by the earlier entry, and every entry has one outcome of its own
+ * (never a second 204 for one deletion).
+ */
+export const repeatedEntry = (entries: readonly string[], index: number, earlier: number): ItemResult<never> =>
+  fail(index, 400, [`${entries[index]} appears more than once in this request (index ${earlier}: ${entries[earlier]})`], entries[index]!);
 
 /**
  * A name the comma-separated path lists of deletes can carry: no comma, and no white space at either
@@ -101,7 +122,7 @@ export async function inChunks<V, T>(values: Iterable<V>, run: (chunk: V[]) => P
 /**
  * A bulk delete by natural keys (ids, names): in one audited transaction, locks the account's rows
  * with those keys (`target`: table and key column), finds them, deletes them, and answers 204 for
- * each key found and 404 (`missing(key)`) for the others. Finding inside the transaction, after the
+ * each key found and 404 (`missing(key)`) for the others, 400 for a key an earlier one repeats. Finding inside the transaction, after the
  * lock, means a key reported deleted was deleted by this request. `target.before`: a lock the
  * delete takes first, before its rows (an erasure's event-order lock).
  */
@@ -114,6 +135,7 @@ export async function deleteByKeys(
   /** what a success reports as `id`: the record's id, or the key it was asked for (end users' own ids) */
   report: "id" | "key" = "id",
 ): Promise<{ results: ItemResult[] }> {
+  const repeatOf = repeatsOf(keys);
   const found = await withTransaction(async (tx) => {
     await target.before?.(tx);
     await lockRows(tx, target.table, target.column, keys, { accountId: target.accountId, mode: "delete" });
@@ -123,6 +145,8 @@ export async function deleteByKeys(
   });
   return {
     results: keys.map((key, index) => {
+      const earlier = repeatOf(index);
+      if (earlier !== undefined) return repeatedEntry(keys, index, earlier);
       const id = found.get(key);
       return id ? { index, statusCode: 204, id: report === "id" ? id : key, errors: [] } : fail(index, 404, [missing(key)], key);
     }),

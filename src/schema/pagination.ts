@@ -1,6 +1,9 @@
 // Keyset pagination shared by every list: rows are ordered by (sort key, id) and the opaque cursor
 // holds the last row's pair, so a walk returns every row once even while rows are inserted.
-// Cursors are base64url JSON; anything that does not decode to the expected pair is a 400.
+// Cursors are base64url JSON; anything that does not decode to the expected pair is a 400. A list
+// read in more than one order (the end users: by creation, or by update) adds the order's name as a
+// third element, so that a cursor of one order is refused by the other instead of being read there
+// as a position in another order (it would skip or repeat rows).
 import { badRequest } from "../errors.js";
 
 /** Defaults and maxima of `limit` / `first`, from the spec's Limits table. */
@@ -28,19 +31,36 @@ export const CONNECTION_RECORDS: string[][] = [["nodes"], ["edges", "node"]];
 
 export type SortValue = string | number;
 
-export function encodeCursor(sort: SortValue | Date, id: string): string {
-  const v = sort instanceof Date ? sort.getTime() : sort;
-  return Buffer.from(JSON.stringify([v, id])).toString("base64url");
+/**
+ * The order a cursor belongs to, for a list read in several orders: `name` is written into the
+ * cursors of that order; `untagged` reads a cursor without a name (one issued before the list named
+ * its orders) as one of this order.
+ */
+export interface CursorOrder {
+  readonly name: string;
+  readonly untagged?: boolean;
 }
 
+export function encodeCursor(sort: SortValue | Date, id: string, order?: string): string {
+  const v = sort instanceof Date ? sort.getTime() : sort;
+  return Buffer.from(JSON.stringify(order === undefined ? [v, id] : [v, id, order])).toString("base64url");
+}
+
+/** The (sort value, id) pair of a cursor of a list read in one order; a cursor naming an order is another list's. */
 export function decodeCursor(cursor: string): [SortValue, string] {
+  const [sort, id, order] = decodeOrderedCursor(cursor);
+  if (order !== undefined) throw decodeCursorMismatch();
+  return [sort, id];
+}
+
+function decodeOrderedCursor(cursor: string): [SortValue, string, string | undefined] {
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
     // (Text holding NUL would reach the database, which refuses it: a 500, not a 400.)
     const text = (x: unknown) => typeof x === "string" && !x.includes("\u0000");
-    if (Array.isArray(v) && v.length === 2 && (text(v[0]) || typeof v[0] === "number") && text(v[1])) {
-      return [v[0], v[1]];
+    if (Array.isArray(v) && (v.length === 2 || (v.length === 3 && typeof v[2] === "string")) && (text(v[0]) || typeof v[0] === "number") && text(v[1])) {
+      return [v[0], v[1], v[2]];
     }
   } catch {
     // fall through
@@ -52,10 +72,14 @@ function malformedCursor() {
   return badRequest("cursor is malformed: pass the cursor value of a previous page unchanged", [{ path: "cursor", message: "malformed cursor" }]);
 }
 
-/** The (sort value, id) pair a cursor holds, checked against the list's kind of sort key; null without a cursor. */
-export function cursorPosition(cursor: string | null | undefined, isDate: boolean): { sort: SortValue | Date; id: string } | null {
+/**
+ * The (sort value, id) pair a cursor holds, checked against the list's kind of sort key and, for a
+ * list read in several orders, against the order read (`order`); null without a cursor.
+ */
+export function cursorPosition(cursor: string | null | undefined, isDate: boolean, order?: CursorOrder): { sort: SortValue | Date; id: string } | null {
   if (!cursor) return null;
-  const [sort, id] = decodeCursor(cursor);
+  const [sort, id, name] = decodeOrderedCursor(cursor);
+  if (name === undefined ? order !== undefined && !order.untagged : name !== order?.name) throw decodeCursorMismatch();
   if (isDate !== (typeof sort === "number")) throw decodeCursorMismatch();
   const value = isDate ? new Date(sort as number) : sort;
   // A time a Date cannot hold (|ms| > 8.64e15) would reach the database as an Invalid Date: a 500.
@@ -68,8 +92,15 @@ export function cursorPosition(cursor: string | null | undefined, isDate: boolea
  * Prisma `where` selecting the rows after the cursor in (field, tie) order; `tie` is the unique column
  * that breaks ties (the row's `id` unless the list orders by another, as the end users by update do).
  */
-export function afterCursor(field: string, cursor: string | null | undefined, isDate: boolean, direction: "asc" | "desc" = "asc", tie = "id"): object {
-  const position = cursorPosition(cursor, isDate);
+export function afterCursor(
+  field: string,
+  cursor: string | null | undefined,
+  isDate: boolean,
+  direction: "asc" | "desc" = "asc",
+  tie = "id",
+  order?: CursorOrder,
+): object {
+  const position = cursorPosition(cursor, isDate, order);
   if (!position) return {};
   const { sort: value, id } = position;
   const op = direction === "asc" ? "gt" : "lt";
@@ -90,9 +121,18 @@ export function toPage<T>(rows: T[], limit: number): Page<T> {
   return { rows: rows.slice(0, limit), hasNextPage: rows.length > limit };
 }
 
-/** Relay connection shape for a keyset page; `tieKey`: the tie-breaking value a cursor holds (the row's id unless afterCursor names another). */
-export function connectionFrom<T extends { id: string }>(page: Page<T>, sortKey: (row: T) => SortValue | Date, tieKey: (row: T) => string = (row) => row.id) {
-  const cursorOf = (node: T) => encodeCursor(sortKey(node), tieKey(node));
+/**
+ * Relay connection shape for a keyset page; `tieKey`: the tie-breaking value a cursor holds (the
+ * row's id unless afterCursor names another); `order`: the name of the order read, for a list read
+ * in several (the one afterCursor is given).
+ */
+export function connectionFrom<T extends { id: string }>(
+  page: Page<T>,
+  sortKey: (row: T) => SortValue | Date,
+  tieKey: (row: T) => string = (row) => row.id,
+  order?: string,
+) {
+  const cursorOf = (node: T) => encodeCursor(sortKey(node), tieKey(node), order);
   // An edge's cursor is encoded only when it is read: REST pages ask for `nodes` and `endCursor`
   // alone, and a 1,000-row page would otherwise encode 1,000 cursors nobody sends.
   const edges = page.rows.map((node) => ({

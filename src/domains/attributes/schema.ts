@@ -14,7 +14,19 @@ import { badRequest } from "../../errors.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
-import { bulkArg, chunksOf, DeletePayload, fail, firstOccurrences, type ItemResult, ItemResultInterface, inTurn, payloadType } from "../../schema/bulk.js";
+import {
+  bulkArg,
+  chunksOf,
+  DeletePayload,
+  fail,
+  firstOccurrences,
+  type ItemResult,
+  ItemResultInterface,
+  inTurn,
+  payloadType,
+  repeatedEntry,
+  repeatsOf,
+} from "../../schema/bulk.js";
 import { CONNECTION_RECORDS, connectionFrom, decodeCursor, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import {
@@ -430,13 +442,7 @@ builder.mutationField("deleteIntegrationAttributes", (t) =>
       // A record named twice (`a__svc__x,a__svc__x`, or `seats__svc__10,seats__svc__10.0`: one record)
       // is deleted once, by its first pair; a later pair naming it is a 400 of its own, as a repeated
       // item of the upserts is, never a second 204.
-      const keys = parsed.map((p) => ("name" in p ? pairKey(p.name, p.value) : null));
-      const first = firstOccurrences(keys);
-      const repeatOf = (index: number): number | undefined => {
-        const key = keys[index] ?? null;
-        const at = key === null ? undefined : first.get(key);
-        return at !== undefined && at !== index ? at : undefined;
-      };
+      const repeatOf = repeatsOf(parsed.map((p) => ("name" in p ? pairKey(p.name, p.value) : null)));
       const wanted = parsed.filter((p, index): p is { name: string; value: string } => "name" in p && repeatOf(index) === undefined);
       const deleted = await withTransaction(async (tx) => {
         // Found after locking: a pair reported deleted was deleted by this request.
@@ -465,8 +471,7 @@ builder.mutationField("deleteIntegrationAttributes", (t) =>
         results: parsed.map((p, index) => {
           if ("problem" in p) return fail(index, 400, [p.problem], pairs[index]!);
           const earlier = repeatOf(index);
-          if (earlier !== undefined)
-            return fail(index, 400, [`${pairs[index]} appears more than once in this request (index ${earlier}: ${pairs[earlier]})`], pairs[index]!);
+          if (earlier !== undefined) return repeatedEntry(pairs, index, earlier);
           return deleted.has(pairKey(p.name, p.value))
             ? { index, statusCode: 204, id: pairs[index]!, errors: [] }
             : fail(index, 404, [`no integration attribute record '${pairs[index]}'`], pairs[index]!);

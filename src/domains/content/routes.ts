@@ -197,7 +197,10 @@ export const contentRoutes: RestRoute[] = [
     summary: "Delete content by comma-separated ids",
     // One path per URL pattern (the spec calls this list contentIDArray): GET /content/{id} shares it.
     params: {
-      id: { description: "One content id, or several comma-separated (the spec's contentIDArray).", example: `${exampleId("c")},${exampleId("c", 1)}` },
+      id: {
+        description: "One content id, or several comma-separated (the spec's contentIDArray). An entry repeating an earlier one is a 400 item naming it.",
+        example: `${exampleId("c")},${exampleId("c", 1)}`,
+      },
     },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), ids: commaList(i.params.id, "id") }),
     reply: reply.bulk((d) => d.deleteContents.results, null, {

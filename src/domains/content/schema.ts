@@ -472,7 +472,7 @@ function namedFields(it: ContentInputShape): Prisma.ContentUncheckedUpdateInput 
 builder.mutationField("deleteContents", (t) =>
   t.field({
     type: DeletePayload,
-    description: "Deletes contents by id. Per-item status: 204 deleted, 404 not found.",
+    description: "Deletes contents by id. Per-item status: 204 deleted, 404 not found, 400 an id an earlier item of the request names.",
     args: {
       accountId: t.arg.string({ required: true }),
       ids: t.arg.stringList({ required: true, validate: bulkArg }),

@@ -8,7 +8,17 @@ import { dbKind, prisma, type Reader, type Tx, withTransaction } from "../../db/
 import { lockAccount } from "../../db/locks.js";
 import type { EndUserField as FieldRow } from "../../generated/sqlite/client.js";
 import { builder } from "../../schema/builder.js";
-import { bulkArg, checkListSafeName, DeletePayload, fail, type ItemResult, ItemResultInterface, payloadType } from "../../schema/bulk.js";
+import {
+  bulkArg,
+  checkListSafeName,
+  DeletePayload,
+  fail,
+  type ItemResult,
+  ItemResultInterface,
+  payloadType,
+  repeatedEntry,
+  repeatsOf,
+} from "../../schema/bulk.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { fieldsOf, type Rule } from "../segments/rules.js";
 
@@ -274,7 +284,7 @@ builder.mutationField("deleteEndUserFields", (t) =>
   t.field({
     type: DeletePayload,
     description:
-      "Deletes custom fields and every end user's value of them. Default fields cannot be deleted (400), nor fields a segment's rule reads (409). Per-item status: 204, 400, 404, 409.",
+      "Deletes custom fields and every end user's value of them. Default fields cannot be deleted (400), nor fields a segment's rule reads (409). Per-item status: 204, 400 (a default field, or a name an earlier item of the request names), 404, 409.",
     args: { accountId: t.arg.string({ required: true }), names: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, names }, ctx) => {
       await requireAccount(ctx, accountId);
@@ -312,8 +322,11 @@ builder.mutationField("deleteEndUserFields", (t) =>
       });
       const inUse = (name: string, segments: string[]) =>
         `custom field '${name}' is used by the rule of segment${segments.length > 1 ? "s" : ""} ${segments.map((s) => `'${s}'`).join(", ")}: change or delete ${segments.length > 1 ? "them" : "it"} first`;
+      const repeatOf = repeatsOf(names);
       return {
         results: names.map((name, index) => {
+          const earlier = repeatOf(index);
+          if (earlier !== undefined) return repeatedEntry(names, index, earlier);
           if (DEFAULT_BY_NAME.has(name)) return fail(index, 400, [`'${name}' is a default field and cannot be deleted`], name);
           const segments = usedBy.get(name);
           if (segments) return fail(index, 409, [inUse(name, segments)], name);

@@ -173,7 +173,12 @@ const schemaRows = (
     method: "delete",
     path: `${prefix}/endUserSchema/:fieldName`,
     summary: "Delete custom fields by comma-separated names (default fields cannot be deleted)",
-    params: { fieldName: { description: "One field name, or several comma-separated (the spec's fieldsToDelete).", example: "plan,region" } },
+    params: {
+      fieldName: {
+        description: "One field name, or several comma-separated (the spec's fieldsToDelete). An entry repeating an earlier one is a 400 item naming it.",
+        example: "plan,region",
+      },
+    },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), names: commaList(i.params.fieldName, "fieldName") }),
     reply: reply.bulk((d) => d.deleteEndUserFields.results, null, {
       success: [204],
@@ -250,7 +255,12 @@ export const endUserRoutes: RestRoute[] = [
     method: "delete",
     path: `${A}/endUsers/:id`,
     summary: "Delete end users by comma-separated ids",
-    params: { id: { description: "One end-user id, or several comma-separated.", example: "user-42,user-43" } },
+    params: {
+      id: {
+        description: "One end-user id, or several comma-separated. An entry repeating an earlier one is a 400 item naming it.",
+        example: "user-42,user-43",
+      },
+    },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), ids: commaList(i.params.id, "id") }),
     reply: reply.bulk((d) => d.deleteEndUsers.results, null, {
       success: [204],

@@ -160,10 +160,15 @@ builder.prismaObjectField(Account, "endUsers", (t) =>
       const updated = args.orderBy === "UPDATED";
       const field = updated ? "updatedAt" : "createdAt";
       const tie = updated ? "externalId" : "id";
+      // A cursor names its order: one of the other order is a 400, not a position read in this one.
+      // Cursors issued before they named it are read as creation cursors (all of them were, but
+      // those of updatedSince walks, which cannot be told apart): an untagged cursor is refused by
+      // the update order and a sync resumes from its last lastUpdateTime (docs/events-in-and-out.md).
+      const order = updated ? { name: "UPDATED" } : { name: "CREATED", untagged: true };
       const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       const rows = await prisma.endUser.findMany({
         ...query,
-        where: { AND: [{ accountId: account.id }, await endUserWhere(account.id, args.filter), afterCursor(field, args.after, true, "asc", tie)] },
+        where: { AND: [{ accountId: account.id }, await endUserWhere(account.id, args.filter), afterCursor(field, args.after, true, "asc", tie, order)] },
         orderBy: [{ [field]: "asc" }, { [tie]: "asc" }],
         take: limit + 1,
       });
@@ -171,6 +176,7 @@ builder.prismaObjectField(Account, "endUsers", (t) =>
         toPage(rows, limit),
         (r) => r[field],
         (r) => r[tie],
+        order.name,
       );
     },
   }),
@@ -539,7 +545,7 @@ builder.mutationField("deleteEndUsers", (t) =>
     description:
       "Deletes end users by id with their values and actions, and erases them from the engagement data and the audit log: " +
       "their events are kept under a random pseudonym without userName or comment (so report totals stay right), " +
-      "and audit entries about them name the pseudonym, without the values. Per-item status: 204, 404.",
+      "and audit entries about them name the pseudonym, without the values. Per-item status: 204, 404, 400 an id an earlier item of the request names.",
     args: { accountId: t.arg.string({ required: true }), ids: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, ids }, ctx) => {
       await requireAccount(ctx, accountId);

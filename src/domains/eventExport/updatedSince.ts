@@ -9,7 +9,8 @@ import { MAX_TIMESTAMP } from "../../schema/builder.js";
 
 export const updatedSinceQuery: Record<string, QueryParamDoc> = {
   updatedSince: {
-    description: "Epoch ms: only end users changed at or after it, ordered by (lastUpdateTime, id). Resume a sync from the last lastUpdateTime seen.",
+    description:
+      "Epoch ms: only end users changed at or after it, ordered by (lastUpdateTime, id). Resume a sync from the last lastUpdateTime seen. A cursor belongs to its order: one taken without updatedSince is a 400 with it, and the other way round.",
     schema: { type: "integer", minimum: 0, maximum: MAX_TIMESTAMP },
     example: 1718000000000,
   },

@@ -317,7 +317,7 @@ builder.mutationField("updateSegment", (t) =>
 builder.mutationField("deleteSegments", (t) =>
   t.field({
     type: DeletePayload,
-    description: "Deletes segments by id. Per-item status: 204, 404.",
+    description: "Deletes segments by id. Per-item status: 204, 404, 400 an id an earlier item of the request names.",
     args: { accountId: t.arg.string({ required: true }), ids: t.arg.stringList({ required: true, validate: bulkArg }) },
     resolve: async (_root, { accountId, ids }, ctx) => {
       await requireAccount(ctx, accountId);

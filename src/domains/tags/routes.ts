@@ -54,7 +54,7 @@ export const tagRoutes: RestRoute[] = [
     method: "delete",
     path: `${B}/tags/:names`,
     summary: "Delete content tags by comma-separated names",
-    params: { names: { description: "Comma-separated tag names.", example: "onboarding,billing" } },
+    params: { names: { description: "Comma-separated tag names. An entry repeating an earlier one is a 400 item naming it.", example: "onboarding,billing" } },
     variables: (i) => ({ accountId: pathParam(i, "accountId"), names: commaList(i.params.names, "names") }),
     reply: reply.bulk((d) => d.deleteTags.results, null, {
       success: [204],

@@ -262,7 +262,7 @@ builder.mutationField("upsertTags", (t) =>
 builder.mutationField("deleteTags", (t) =>
   t.field({
     type: DeletePayload,
-    description: "Deletes tags of any type by name. Per-item status: 204 deleted, 404 not found.",
+    description: "Deletes tags of any type by name. Per-item status: 204 deleted, 404 not found, 400 a name an earlier item of the request names.",
     args: {
       accountId: t.arg.string({ required: true }),
       names: t.arg.stringList({ required: true, validate: bulkArg }),

@@ -175,10 +175,20 @@ export async function anonymiseWebhookMessages(tx: Tx, accountId: string, users:
     dialect,
     users.map((u) => [u.endUserId, u.pseudonym] as const),
   );
+  // The body keeps its bytes but for those fields: the same keys in the same order, compact, each
+  // other value's text as it was, so a retry after the erasure differs from the attempts before it
+  // only in what was erased, on both databases. SQLite's json_set/json_remove keep the text so;
+  // PostgreSQL's jsonb would not (it sorts keys by length and spaces them), hence its `json` (the
+  // text as stored) taken apart with json_each in order and joined back.
   const sql =
     dialect === "postgres"
-      ? `UPDATE "WebhookDelivery" d SET "payload" = (jsonb_set(d."payload"::jsonb, '{data,endUserId}', to_jsonb(m.v)) #- '{data,userName}' #- '{data,comment}')::text
-         FROM ${m.from} m WHERE d."accountId" = $2 AND d."type" LIKE 'engagement.%' AND (d."payload"::jsonb #>> '{data,endUserId}') = m.k`
+      ? `UPDATE "WebhookDelivery" d SET "payload" = (
+           SELECT '{' || string_agg(to_json(o.k)::text || ':' || CASE WHEN o.k = 'data' THEN (
+               SELECT '{' || string_agg(to_json(i.k)::text || ':' || CASE WHEN i.k = 'endUserId' THEN to_json(m.v)::text ELSE i.v::text END, ',' ORDER BY i.n) || '}'
+               FROM json_each(o.v) WITH ORDINALITY AS i(k, v, n) WHERE i.k NOT IN ('userName', 'comment')
+             ) ELSE o.v::text END, ',' ORDER BY o.n) || '}'
+           FROM json_each(d."payload"::json) WITH ORDINALITY AS o(k, v, n))
+         FROM ${m.from} m WHERE d."accountId" = $2 AND d."type" LIKE 'engagement.%' AND (d."payload"::json #>> '{data,endUserId}') = m.k`
       : `UPDATE "WebhookDelivery" SET "payload" = json_remove(json_set("payload", '$.data.endUserId', m.v), '$.data.userName', '$.data.comment')
          FROM ${m.from} AS m WHERE "WebhookDelivery"."accountId" = ? AND "WebhookDelivery"."type" LIKE 'engagement.%'
          AND json_extract("WebhookDelivery"."payload", '$.data.endUserId') = m.k`;
