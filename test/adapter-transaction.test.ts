@@ -7,7 +7,8 @@ import { getLogs } from "@prisma/debug";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRows, updateRows } from "../src/audit/recorder.js";
 import { adapterTransactionOf } from "../src/db/adapterTransaction.js";
-import { withTransaction } from "../src/db/index.js";
+import { dbKind, withTransaction } from "../src/db/index.js";
+import { deleteWhere, selectWhere } from "../src/db/insert.js";
 import { newId } from "../src/ids.js";
 import { prisma, type Tenant, tenant } from "./helpers.js";
 
@@ -90,5 +91,35 @@ describe("bulk statements on the adapter's transaction", () => {
       await createRows("Tag", [{ id: newId("t"), accountId: t.accountId, name: `${marker.slice(0, 150)}-2` }], { skipDuplicates: true });
     });
     expect(getLogs(10_000_000)).not.toContain(marker.slice(0, 150));
+  });
+});
+
+describe("reads and deletes by lists of ids in one statement (src/db/insert.ts selectWhere, deleteWhere)", () => {
+  it("match exactly what Prisma's where would, answer null for a where they do not take, and delete inside the transaction", async () => {
+    const rows = tags("where", 5);
+    await withTransaction((tx) => tx.tag.createMany({ data: rows }));
+    const ids = rows.map((r) => r.id);
+    const where = { accountId: t.accountId, id: { in: [ids[0]!, ids[2]!, "no-such-id", ids[2]!] } };
+    const viaPrisma = (await prisma.tag.findMany({ where, select: { id: true, name: true } })).map((r) => r.name).sort();
+    const direct = await withTransaction((tx) => selectWhere(tx, dbKind(), "Tag", ["id", "name"], where));
+    expect(direct!.map((r) => r.name).sort()).toEqual(viaPrisma);
+    expect(viaPrisma).toEqual(["where-0", "where-2"]);
+    // Another shape (an operator other than `in`, a number, a column that is no String, an empty where): null.
+    for (const other of [{ name: { startsWith: "where" } }, { id: { in: [1] } }, { createdAt: "x" }, {}, null]) {
+      expect(await withTransaction((tx) => selectWhere(tx, dbKind(), "Tag", ["id"], other))).toBeNull();
+      expect(await withTransaction((tx) => deleteWhere(tx, dbKind(), "Tag", other))).toBeNull();
+    }
+    // An empty list matches nothing, as Prisma's `in: []`.
+    expect(await withTransaction((tx) => selectWhere(tx, dbKind(), "Tag", ["id"], { accountId: t.accountId, id: { in: [] } }))).toEqual([]);
+    // A delete rolled back with its transaction deletes nothing; committed, exactly the rows named.
+    await expect(
+      withTransaction(async (tx) => {
+        expect(await deleteWhere(tx, dbKind(), "Tag", { accountId: t.accountId, id: { in: [ids[1]!] } })).toBe(1);
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    expect(await names("where")).toEqual(["where-0", "where-1", "where-2", "where-3", "where-4"]);
+    expect(await withTransaction((tx) => deleteWhere(tx, dbKind(), "Tag", { accountId: t.accountId, id: { in: [ids[1]!, ids[3]!] } }))).toBe(2);
+    expect(await names("where")).toEqual(["where-0", "where-2", "where-4"]);
   });
 });

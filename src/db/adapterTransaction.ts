@@ -89,10 +89,15 @@ export function adapterTransactionOf(db: unknown): AdapterTransaction | undefine
 
 const TEXT_ARG = { scalarType: "string", arity: "scalar" } as const;
 
-/** A statement whose one parameter is a JSON text: on the adapter's transaction when it may, else through Prisma. */
-export async function executeWithJson(db: RawClient, sql: string, json: string): Promise<number> {
+/**
+ * A statement whose one parameter is a JSON text: on the adapter's transaction when it may, else
+ * through Prisma. `uses`: how many times SQLite's text names it (`?` is positional there; PostgreSQL
+ * names `$1` again instead).
+ */
+export async function executeWithJson(db: RawClient, sql: string, json: string, uses = 1): Promise<number> {
   const direct = adapterTransactionOf(db);
-  return direct ? direct.executeRaw({ sql, args: [json], argTypes: [TEXT_ARG] }) : db.$executeRawUnsafe(sql, json);
+  const args = Array<string>(uses).fill(json);
+  return direct ? direct.executeRaw({ sql, args, argTypes: args.map(() => TEXT_ARG) }) : db.$executeRawUnsafe(sql, ...args);
 }
 
 /**
@@ -100,10 +105,11 @@ export async function executeWithJson(db: RawClient, sql: string, json: string):
  * driver's (PostgreSQL int8 as text, for one), not Prisma's deserialized ones: callers compare
  * them as strings (insertRows' RETURNING of the identity columns).
  */
-export async function queryWithJson(db: RawClient, sql: string, json: string): Promise<Record<string, unknown>[]> {
+export async function queryWithJson(db: RawClient, sql: string, json: string, uses = 1): Promise<Record<string, unknown>[]> {
   const direct = adapterTransactionOf(db);
-  if (!direct) return (await db.$queryRawUnsafe(sql, json)) as Record<string, unknown>[];
-  const { columnNames, rows } = await direct.queryRaw({ sql, args: [json], argTypes: [TEXT_ARG] });
+  const args = Array<string>(uses).fill(json);
+  if (!direct) return (await db.$queryRawUnsafe(sql, ...args)) as Record<string, unknown>[];
+  const { columnNames, rows } = await direct.queryRaw({ sql, args, argTypes: args.map(() => TEXT_ARG) });
   return rows.map((r) => Object.fromEntries(columnNames.map((c, i) => [c, r[i]])));
 }
 

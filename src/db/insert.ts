@@ -234,3 +234,57 @@ export async function keyValuePairs(tx: RawTx, dialect: Dialect, pairs: readonly
   await tx.$executeRawUnsafe('INSERT OR REPLACE INTO temp."gg_pairs" ("k", "v") SELECT value->>0, value->>1 FROM json_each(?)', json);
   return { from: 'temp."gg_pairs"', params: [] };
 }
+
+// ---- simple filters --------------------------------------------------------------------------------
+// Bulk writes also read and delete by lists of ids (`{ endUserId: { in: ids }, field: { in: names } }`,
+// chunk after chunk). Through Prisma's client each such call copies its arguments (query extensions
+// deep-clone them) and builds a query of thousands of values: about a fifth of the garbage of a
+// 10,000-user update. These take the whole list as one JSON parameter instead.
+
+/**
+ * A Prisma `where` that only compares String columns of `model` with a string (`col: "x"`) or a
+ * list of strings (`col: { in: [...] }`), as SQL conditions on the table reading one JSON parameter
+ * (the `where` with its lists flattened), named `uses` times; null for any other shape: the caller
+ * goes through Prisma then.
+ */
+function simpleWhere(dialect: Dialect, model: string, where: unknown): { conditions: string; json: string; uses: number } | null {
+  if (!where || typeof where !== "object" || Array.isArray(where)) return null;
+  const conditions: string[] = [];
+  const flat: Record<string, string | string[]> = {};
+  const param = dialect === "postgres" ? "$1::json" : "?";
+  for (const [column, test] of Object.entries(where as Row)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(column) || fieldType(model, column) !== "String") return null;
+    if (typeof test === "string") {
+      conditions.push(`"${column}" = (${param} ->> ${dialect === "postgres" ? `'${column}'` : `'$.${column}'`})`);
+      flat[column] = test;
+    } else if (test && typeof test === "object" && !Array.isArray(test) && Object.keys(test).length === 1 && Array.isArray((test as { in?: unknown }).in)) {
+      const list = (test as { in: unknown[] }).in;
+      if (!list.every((v) => typeof v === "string")) return null;
+      conditions.push(
+        dialect === "postgres"
+          ? `"${column}" IN (SELECT json_array_elements_text(${param} -> '${column}'))`
+          : `"${column}" IN (SELECT value FROM json_each(${param}, '$.${column}'))`,
+      );
+      flat[column] = list as string[];
+    } else return null;
+  }
+  if (!conditions.length) return null;
+  return { conditions: conditions.join(" AND "), json: JSON.stringify(flat), uses: dialect === "postgres" ? 1 : conditions.length };
+}
+
+/** `deleteMany({ where })` of a simple where (simpleWhere) in one statement; null for another shape. */
+export async function deleteWhere(db: RawClient, dialect: Dialect, model: string, where: unknown): Promise<number | null> {
+  const w = simpleWhere(dialect, model, where);
+  return w ? executeWithJson(db, `DELETE FROM "${model}" WHERE ${w.conditions}`, w.json, w.uses) : null;
+}
+
+/**
+ * `findMany({ where, select })` of a simple where (simpleWhere), `columns` of each row, in one
+ * statement; null for another shape. Values as the driver gives them on the adapter's path
+ * (queryWithJson: PostgreSQL's bigint as text): for String and Int columns they are Prisma's.
+ */
+export async function selectWhere(db: RawClient, dialect: Dialect, model: string, columns: readonly string[], where: unknown): Promise<Row[] | null> {
+  const w = simpleWhere(dialect, model, where);
+  if (!w) return null;
+  return queryWithJson(db, `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${model}" WHERE ${w.conditions}`, w.json, w.uses);
+}

@@ -4,12 +4,13 @@
 
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
-import { createRows, eraseAuditTrail } from "../../audit/recorder.js";
+import { createRows, eraseAuditTrail, updateRows } from "../../audit/recorder.js";
 import type { Context } from "../../context.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
+import { selectWhere } from "../../db/insert.js";
 import { ConcurrentChange, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
-import type { EndUserAction, Prisma } from "../../generated/sqlite/client.js";
+import type { Prisma } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import {
@@ -238,6 +239,14 @@ const EndUserResult = builder.objectRef<EndUserItem>("EndUserResult").implement(
 });
 const EndUsersPayload = payloadType<EndUserItem>("EndUsersPayload", EndUserResult);
 
+/** An end user's stored action as the bulk write reads it (selectWhere: PostgreSQL's bigint `value` comes as text). */
+interface StoredAction {
+  endUserId: string;
+  actionId: string;
+  count: number;
+  value: string | number | bigint | null;
+}
+
 interface WriteItem {
   id?: unknown;
   custom?: unknown;
@@ -342,11 +351,13 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
       { accountId },
     );
     {
+      // Read by one JSON list each (src/db/insert.ts selectWhere), not by Prisma's findMany per chunk of ids.
       const existing = new Map<string, string>();
-      for (const part of chunksOf(valid.map((v) => v.externalId))) {
-        for (const r of await tx.endUser.findMany({ where: { accountId, externalId: { in: part } }, select: { id: true, externalId: true } }))
-          existing.set(r.externalId, r.id);
-      }
+      for (const r of (await selectWhere(tx, dbKind(), "EndUser", ["id", "externalId"], {
+        accountId,
+        externalId: { in: valid.map((v) => v.externalId) },
+      }))!)
+        existing.set(r.externalId as string, r.id as string);
       const created: (Prisma.EndUserCreateManyInput & { createdAt: Date; updatedAt: Date })[] = [];
       const rowId = new Map<string, string>();
       for (const v of valid) {
@@ -364,7 +375,14 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
         throw new ConcurrentChange("an end user was created by a concurrent request");
       // A new user's reply is exactly what this transaction writes (below): no read-back.
       const fresh = new Map<string, NewUser>(created.map((u) => [u.id, { ...u, values: [], actions: [] }]));
-      for (const part of chunksOf([...existing.values()])) await tx.endUser.updateMany({ where: { id: { in: part } }, data: { updatedAt: now } });
+      // The users that existed are updated now (their audit entries: `update` of updatedAt), in one
+      // statement from a JSON parameter (src/db/insert.ts updateRows): an updateMany per chunk of
+      // ids went through Prisma's client twice (the audit's read of the records, then the update),
+      // which deep-copies and plans arguments of thousands of ids each time.
+      await updateRows(
+        "EndUser",
+        [...existing].map(([externalId, id]) => ({ id, accountId, externalId, updatedAt: now })),
+      );
 
       // Custom values: replace exactly the (user, field) pairs named; null leaves the pair empty.
       const valueKeys = valid.flatMap((v) => [...v.values.keys()].map((field) => ({ endUserId: rowId.get(v.externalId)!, field })));
@@ -394,9 +412,10 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
           const ids = users.map((v) => rowId.get(v.externalId)!);
           return chunksOf([...new Set(users.flatMap(actionIdsOf))]).map((actionIds) => ({ ids, actionIds }));
         });
-        const stored = new Map<string, EndUserAction>();
+        const stored = new Map<string, StoredAction>();
         for (const b of blocks) {
-          for (const r of await tx.endUserAction.findMany({ where: { endUserId: { in: b.ids }, actionId: { in: b.actionIds } } }))
+          const where = { endUserId: { in: b.ids }, actionId: { in: b.actionIds } };
+          for (const r of (await selectWhere(tx, dbKind(), "EndUserAction", ["endUserId", "actionId", "count", "value"], where))! as unknown as StoredAction[])
             stored.set(`${r.endUserId}\u0000${r.actionId}`, r);
         }
         const rows: Prisma.EndUserActionCreateManyInput[] = [];
