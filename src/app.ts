@@ -185,8 +185,38 @@ export function createApp(config: Config) {
       origin: config.CORS_ORIGINS,
       // Range and If-Range: a browser's PDF viewer (pdf.js) reads a file download by ranges, and
       // needs Accept-Ranges and Content-Range (and ETag, for If-Range) to see that it may.
-      allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id", "x-retry-count", "idempotency-key", "range", "if-range"],
-      exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Accept-Ranges", "Content-Range", "ETag"],
+      // If-None-Match: the ETag a page read is sent back for its 304 (conditional GETs, saved
+      // endpoints). Content-Encoding: a compressed body. traceparent/tracestate: a browser's
+      // OpenTelemetry continues its trace here. Exposed, what an answer carries in headers only: the
+      // NDJSON export's resume cursor (X-Next-Cursor, X-Has-More) and a CSV's file name.
+      allowedHeaders: [
+        "content-type",
+        "authorization",
+        KEY_HEADER,
+        USER_HEADER,
+        "x-request-id",
+        "x-retry-count",
+        "idempotency-key",
+        "range",
+        "if-range",
+        "if-none-match",
+        "content-encoding",
+        "traceparent",
+        "tracestate",
+      ],
+      exposedHeaders: [
+        "x-request-id",
+        "RateLimit-Limit",
+        "RateLimit-Remaining",
+        "RateLimit-Reset",
+        "Retry-After",
+        "Accept-Ranges",
+        "Content-Range",
+        "ETag",
+        "X-Next-Cursor",
+        "X-Has-More",
+        "Content-Disposition",
+      ],
       maxAge: 600,
     }),
   );
