@@ -1,6 +1,7 @@
 // The app factory: Express with GraphQL Yoga at /graphql and the REST route table beside it.
 // It does not listen; src/main.ts does. Tests, the CLI and the bench build the same app.
 
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import cors from "cors";
@@ -51,6 +52,7 @@ import { JSON_BODY_LIMIT_BYTES, restRouter } from "./rest/router.js";
 import { routes } from "./rest/routes.js";
 import { rejectUndecodableUrls } from "./rest/urlDecoding.js";
 import { schema } from "./schema/index.js";
+import { notUtf8Error } from "./text.js";
 import { textCache } from "./textCache.js";
 import { reportViewerRouter } from "./viewer/index.js";
 
@@ -183,8 +185,38 @@ export function createApp(config: Config) {
       origin: config.CORS_ORIGINS,
       // Range and If-Range: a browser's PDF viewer (pdf.js) reads a file download by ranges, and
       // needs Accept-Ranges and Content-Range (and ETag, for If-Range) to see that it may.
-      allowedHeaders: ["content-type", "authorization", KEY_HEADER, USER_HEADER, "x-request-id", "x-retry-count", "idempotency-key", "range", "if-range"],
-      exposedHeaders: ["x-request-id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Accept-Ranges", "Content-Range", "ETag"],
+      // If-None-Match: the ETag a page read is sent back for its 304 (conditional GETs, saved
+      // endpoints). Content-Encoding: a compressed body. traceparent/tracestate: a browser's
+      // OpenTelemetry continues its trace here. Exposed, what an answer carries in headers only: the
+      // NDJSON export's resume cursor (X-Next-Cursor, X-Has-More) and a CSV's file name.
+      allowedHeaders: [
+        "content-type",
+        "authorization",
+        KEY_HEADER,
+        USER_HEADER,
+        "x-request-id",
+        "x-retry-count",
+        "idempotency-key",
+        "range",
+        "if-range",
+        "if-none-match",
+        "content-encoding",
+        "traceparent",
+        "tracestate",
+      ],
+      exposedHeaders: [
+        "x-request-id",
+        "RateLimit-Limit",
+        "RateLimit-Remaining",
+        "RateLimit-Reset",
+        "Retry-After",
+        "Accept-Ranges",
+        "Content-Range",
+        "ETag",
+        "X-Next-Cursor",
+        "X-Has-More",
+        "Content-Disposition",
+      ],
       maxAge: 600,
     }),
   );
@@ -228,7 +260,7 @@ export function createApp(config: Config) {
   // (src/rest/bodyLimit.ts: the limit holds for the decoded bytes too, and decoding stops there),
   // and handed to the fast path and Yoga.
   // (app.use with a method check, not app.post: a matched route would become the request's metrics label.)
-  // A body refused here (413; 415 for a coding; 400 nested too deep or not decoding) is a problem as
+  // A body refused here (413; 415 for a coding; 400 nested too deep, not decoding or not UTF-8) is a problem as
   // on REST, and carries the `extensions.cost` every /graphql answer carries: nothing priced or charged.
   const refuseBody = (res: Response, err: unknown) => {
     const known = knownError(err);
@@ -242,7 +274,9 @@ export function createApp(config: Config) {
       () =>
         readBounded(req, res, JSON_BODY_LIMIT_BYTES).then(
           (body) => {
-            if (/json/i.test(req.headers["content-type"] ?? "") && nestedPast(body)) return refuseBody(res, tooDeepError("body"));
+            const type = req.headers["content-type"] ?? "";
+            if (/json/i.test(type) && !/charset=(?!"?utf-8)/i.test(type) && !isUtf8(body)) return refuseBody(res, notUtf8Error("body"));
+            if (/json/i.test(type) && nestedPast(body)) return refuseBody(res, tooDeepError("body"));
             // Decoded here, so the fast path and Yoga (which decodes none) read plain JSON.
             delete req.headers["content-encoding"];
             req.headers["content-length"] = String(body.length);

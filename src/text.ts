@@ -44,6 +44,13 @@ export const unstorableTextError = (path: string): AppError =>
     { path, message: "contains NUL or an unpaired surrogate" },
   ]);
 
+/**
+ * A JSON body whose bytes are not UTF-8 (RFC 8259's only encoding of JSON text), such as "café" sent
+ * in Latin-1: decoded, it would hold U+FFFD where the client sent other text, and be stored so.
+ */
+export const notUtf8Error = (path: string): AppError =>
+  new AppError(400, `${path} is not valid UTF-8: send JSON text encoded as UTF-8`, [{ path, message: "is not valid UTF-8" }]);
+
 /** The first string literal of a GraphQL document that cannot be stored as sent, as an error; or null. */
 export function unstorableLiteral(document: DocumentNode): AppError | null {
   let found: AppError | null = null;

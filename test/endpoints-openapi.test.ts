@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, expectProblem, pathB, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, expectProblem, pathB, prisma, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -130,6 +130,15 @@ describe("GET /v1/accounts/{accountId}/endpoints/openapi.json", () => {
     expectProblem(await call(`${server.url}${pathB(t)}/endpoints/openapi.json`), 401);
     const empty = await call(`${server.url}${pathB(other)}/endpoints/openapi.json`, { headers: other.headers });
     expect([empty.status, empty.body.paths]).toEqual([200, {}]);
+  });
+
+  it("is a literal path: another method on it is a 405 naming GET, not the endpoint named openapi.json", async () => {
+    for (const method of ["PUT", "DELETE", "POST", "PATCH"]) {
+      const r = await call(`${server.url}${pathB(t)}/endpoints/openapi.json`, { method, headers: t.headers, body: { document: "{ __typename }" } });
+      expectProblem(r, 405, /allowed: GET, HEAD, OPTIONS/);
+      expect(r.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+    }
+    expect(await prisma.savedEndpoint.count({ where: { accountId: t.accountId, name: "openapi.json" } })).toBe(0);
   });
 
   it("passes Redocly's recommended rules with no errors and no warnings", async () => {

@@ -5,12 +5,13 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { type GraphQLSchema, getOperationAST, parse } from "graphql";
 import { getVariableValues } from "graphql/execution/values.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../src/admin.js";
 import { endpointsOpenApiExtra } from "../src/domains/endpoints/openapi.js";
 import { AppError } from "../src/errors.js";
 import { openApiPath, sampleInput } from "../src/openapi/requestDocs.js";
 import { type RestInput, type RestRoute, routes } from "../src/rest/routes.js";
 import { schema } from "../src/schema/index.js";
-import { call, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { call, httpGet, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -60,6 +61,41 @@ describe("GET /openapi.json", () => {
     expect(op.responses["206"].content["application/pdf"]).toBeDefined();
     expect(Object.keys(op.responses["416"].headers)).toContain("Content-Range");
     expect(op.responses["416"].content["application/problem+json"]).toBeDefined();
+  });
+
+  it("documents what the routes served outside the table answer: Segment's 415, a saved endpoint's 413 and 415, the endpoints document's 304", async () => {
+    const writeKey = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    const segment = await call(`${server.url}/segment/v1/batch`, {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString("base64")}`, "content-encoding": "compress" },
+      body: { batch: [] },
+    });
+    expect(segment.status, segment.text).toBe(415);
+    for (const path of Object.keys(doc.paths).filter((p) => p.startsWith("/segment/")))
+      expect(Object.keys(doc.paths[path].post.responses), path).toEqual(expect.arrayContaining(["200", "400", "401", "403", "413", "415", "429"]));
+
+    const put = await call(`${server.url}/v1/accounts/${t.accountId}/endpoints/oasTypename`, {
+      method: "PUT",
+      headers: t.headers,
+      body: { document: "{ __typename }" },
+    });
+    expect(put.status, put.text).toBe(201);
+    const run = `${server.url}/v1/accounts/${t.accountId}/run/oasTypename`;
+    const big = await fetch(run, {
+      method: "POST",
+      headers: { ...t.headers, "content-type": "application/json" },
+      body: `{"x":"${"a".repeat(10 * 1024 * 1024)}"}`,
+    });
+    expect(big.status).toBe(413);
+    const plain = await call(run, { method: "POST", headers: { ...t.headers, "content-type": "text/plain" }, raw: "{}" });
+    expect(plain.status, plain.text).toBe(415);
+    expect(Object.keys(doc.paths["/v1/accounts/{accountId}/run/{name}"].post.responses)).toEqual(expect.arrayContaining(["200", "413", "415"]));
+
+    const own = `${server.url}/v1/accounts/${t.accountId}/endpoints/openapi.json`;
+    const first = await call(own, { headers: t.headers });
+    const again = await httpGet(own, { ...t.headers, "if-none-match": first.headers.get("etag")! });
+    expect(again.status).toBe(304);
+    expect(Object.keys(doc.paths["/v1/accounts/{accountId}/endpoints/openapi.json"].get.responses)).toEqual(expect.arrayContaining(["200", "304"]));
   });
 
   it("declares both auth headers as apiKey schemes, required together", () => {

@@ -653,6 +653,28 @@ describe("limits and shape", () => {
 });
 
 describe("text that cannot be stored (NUL, unpaired surrogates)", () => {
+  it("a body whose bytes are not UTF-8 is a 400, not calls stored with U+FFFD in place of what was sent", async () => {
+    const t = await tenant("segu");
+    const key = (await createKey(t.email, { scope: "ingest", accountId: t.accountId })).key;
+    // "Café" in Latin-1 (the é a lone 0xE9 byte), as text/plain the way the browser library posts.
+    const text = JSON.stringify({ batch: [{ type: "track", userId: "u1", event: "Caf\u00e9 opened", messageId: "latin1-1" }] });
+    const r = await fetch(`${server.url}/segment/v1/batch`, {
+      method: "POST",
+      headers: { ...basic(key), "content-type": "text/plain" },
+      body: Buffer.from(text, "latin1"),
+    });
+    expect(r.status).toBe(400);
+    const p = await r.json();
+    expect(p.detail).toMatch(/not valid UTF-8/);
+    expect(p.errors).toEqual([{ path: "body", message: "is not valid UTF-8" }]);
+    expect(await eventsOf(t.accountId)).toEqual([]);
+    expect(await prisma.ingestMessage.count({ where: { accountId: t.accountId } })).toBe(0);
+    // The same call in UTF-8 is stored as sent.
+    const ok = await batch(JSON.parse(text), key);
+    expect(ok.status, ok.text).toBe(200);
+    expect((await eventsOf(t.accountId)).map((e) => e.actionId)).toEqual(["Café opened"]);
+  });
+
   const nul = "a\u0000b";
   const lone = "x\uD800y";
   const refused = (path: string) => `${path}: text must not contain NUL (\\u0000) or unpaired surrogates (\\uD800–\\uDFFF without their pair)`;

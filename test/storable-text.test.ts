@@ -42,6 +42,31 @@ describe("REST", () => {
     expect400(await rest("GET", `/api/v1/${t.accountId}/content?cursor=%00`), "query.cursor");
   });
 
+  it("a body whose bytes are not UTF-8 is a 400, not text with U+FFFD in place of what was sent; nothing is written", async () => {
+    // "café" in Latin-1: the é is the lone byte 0xE9.
+    const latin1 = Buffer.from(`[{"title":"caf\u00e9","type":"link","url":"https://e.com/latin1"}]`, "latin1");
+    const r = await fetch(`${server.url}/api/v1/${t.accountId}/content`, {
+      method: "POST",
+      headers: { ...t.headers, "content-type": "application/json" },
+      body: latin1,
+    });
+    expect(r.status).toBe(400);
+    expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    const p = await r.json();
+    expect(p.detail).toMatch(/not valid UTF-8/);
+    expect(p.errors).toEqual([{ path: "body", message: "is not valid UTF-8" }]);
+    expect(await prisma.content.count({ where: { accountId: t.accountId } })).toBe(0);
+    // The same bytes as UTF-8 are stored as sent.
+    const ok = await fetch(`${server.url}/api/v1/${t.accountId}/content`, {
+      method: "POST",
+      headers: { ...t.headers, "content-type": "application/json; charset=utf-8" },
+      body: Buffer.from(latin1.toString("latin1"), "utf8"),
+    });
+    expect(ok.status).toBe(201);
+    expect((await ok.json()).data[0].title).toBe("café");
+    expect((await prisma.content.findMany({ where: { accountId: t.accountId }, select: { title: true } })).map((c) => c.title)).toEqual(["café"]);
+  });
+
   it("surrogate pairs, escaped or not, and a literal backslash-u0000 are stored exactly", async () => {
     const raw = `[{"id":"emoji","custom":{"plan":"\\ud83d\\ude00 😀 \\\\u0000"}}]`;
     const r = await rest("PUT", `/api/v1/${t.accountId}/endUsers`, undefined, raw);
@@ -59,6 +84,18 @@ describe("GraphQL over HTTP", () => {
     expect400(r, "variables.input[1].name");
     expect(r.body.errors[0].extensions.code).toBe("BAD_REQUEST");
     expect(await prisma.tag.count({ where: { accountId: t.accountId, name: "g1" } })).toBe(0);
+  });
+
+  it("a body whose bytes are not UTF-8 is a 400; nothing is written", async () => {
+    const text = JSON.stringify({ query: UPSERT, variables: { a: t.accountId, input: [{ name: "caf\u00e9" }] } });
+    const r = await fetch(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { ...t.headers, "content-type": "application/json" },
+      body: Buffer.from(text, "latin1"),
+    });
+    expect(r.status).toBe(400);
+    expect((await r.json()).errors).toEqual([{ path: "body", message: "is not valid UTF-8" }]);
+    expect(await prisma.tag.count({ where: { accountId: t.accountId, name: { startsWith: "caf" } } })).toBe(0);
   });
 
   it("a NUL in a string literal is a 400 (graphql-js refuses unpaired surrogates itself); an escaped surrogate pair is ordinary text", async () => {

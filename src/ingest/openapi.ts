@@ -62,6 +62,7 @@ const responses = {
   401: problem("No write key, or an unknown, expired or revoked one."),
   403: problem("A key of another scope, or its owner lost access to the account."),
   413: problem("Over 500 KB a request or 32 KB a call."),
+  415: problem("A Content-Encoding other than gzip, deflate, br or identity."),
   429: problem("The account's ingest rate limit (INGEST_RATE_LIMIT_PER_MINUTE; not the API's budget)."),
 };
 const op = (operationId: string, summary: string, schema: unknown, example: unknown) => ({

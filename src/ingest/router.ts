@@ -6,6 +6,7 @@
 // cannot be read gets the body's 400 or 413 (its key, if any, was in that body). The ingest budget is
 // not the API's (INGEST_RATE_LIMIT_PER_MINUTE, its own limiter): write keys are public, and a request
 // they send, accepted or not, is charged to it alone.
+import { isUtf8 } from "node:buffer";
 import express, { type Request, type Response, type Router } from "express";
 import { currentScope } from "../audit/requestScope.js";
 import { clock } from "../clock.js";
@@ -15,6 +16,7 @@ import { type RateLimiter, rateLimited, rateLimitHeaders } from "../ratelimit.js
 import { bounded } from "../rest/bodyLimit.js";
 import { nestedPast, tooDeepError } from "../rest/jsonDepth.js";
 import { problem, problemOf, sendProblem } from "../rest/problem.js";
+import { notUtf8Error } from "../text.js";
 import { authenticateWriteKey, writeKeyOf } from "./auth.js";
 import { BROWSER_PATHS, CALL_LIMIT_BYTES, CALL_TYPES, type CallType, type CheckedCall, checkCall, MAX_BATCH_CALLS, REQUEST_LIMIT_BYTES } from "./segment.js";
 import { storeCalls } from "./store.js";
@@ -62,6 +64,8 @@ function parse(req: Request, err: unknown): Parsed {
   const buf = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   if (!buf.length) return { ok: false, error: new AppError(400, "The body is empty: send a JSON object."), empty: true };
   if (nestedPast(buf)) return { ok: false, error: tooDeepError("body") };
+  // Read as UTF-8 whatever the Content-Type says; bytes that are not would be stored as U+FFFD (src/text.ts).
+  if (!isUtf8(buf)) return { ok: false, error: notUtf8Error("body") };
   try {
     return { ok: true, body: JSON.parse(buf.toString("utf8")) };
   } catch (e) {

@@ -6,6 +6,7 @@
 // answers an ETag and honours If-None-Match (src/rest/conditional.ts): JSON through Express's own
 // res.json, long pages and streamed bodies tagged here over their bytes, except a streamed body
 // whose reply gives a tag of its own (the event export), which is sent as it is read.
+import { isUtf8 } from "node:buffer";
 import { pipeline } from "node:stream/promises";
 import express, { type Request, type Response, type Router } from "express";
 import type { ExecutionResult } from "graphql";
@@ -20,7 +21,7 @@ import { inOperationSpan } from "../graphql/tracing.js";
 import { logger } from "../logger.js";
 import { countOperation } from "../observability/metrics.js";
 import { tracing } from "../observability/tracing.js";
-import { findUnstorableText, mayCarryUnstorableText, unstorableTextError } from "../text.js";
+import { findUnstorableText, mayCarryUnstorableText, notUtf8Error, unstorableTextError } from "../text.js";
 import { bounded, decodedStream } from "./bodyLimit.js";
 import { collect, isRead, sendTagged } from "./conditional.js";
 import type { RawBody, RestReply, StagedBody } from "./contract.js";
@@ -115,8 +116,11 @@ export function jsonBodyParser(): (req: Request, res: Response, next: () => void
       type: ["application/json", "application/*+json"],
       // Text a database cannot store as sent only arrives as a `\u` escape: walk the parsed body for it then.
       // (body-parser hands verify the response parseBody passed it: Express's, with its locals.)
-      verify: (_req, res: Response, raw) => {
-        if (nestedPast(raw)) res.locals.tooDeep = true;
+      verify: (_req, res: Response, raw, encoding) => {
+        // Bytes that are not UTF-8 would decode to U+FFFD and be stored so (src/text.ts). A declared
+        // utf-16 or utf-32 charset is body-parser's to decode.
+        if (encoding === "utf-8" && !isUtf8(raw)) res.locals.notUtf8 = true;
+        else if (nestedPast(raw)) res.locals.tooDeep = true;
         else if (raw.includes("\\u") && mayCarryUnstorableText(raw.toString("latin1"))) res.locals.mayCarryUnstorableText = true;
       },
     }),
@@ -126,6 +130,7 @@ export function jsonBodyParser(): (req: Request, res: Response, next: () => void
   return (req: Request, res: Response, next: () => void) =>
     json(req, res, (err?: unknown) => {
       if (err) res.locals.bodyProblem = problemOf(knownError(err) ?? new AppError(400, "The request body could not be read."))[0];
+      else if (res.locals.notUtf8) res.locals.bodyProblem = problemOf(notUtf8Error("body"))[0];
       else if (res.locals.tooDeep) res.locals.bodyProblem = problemOf(tooDeepError("body"))[0];
       else if (res.locals.mayCarryUnstorableText) {
         const path = findUnstorableText(req.body, "body");
@@ -162,6 +167,8 @@ declare global {
     interface Locals {
       /** The body could not be read or holds text no database stores: answered after authentication. */
       bodyProblem?: Problem;
+      /** The raw body is not UTF-8: decoded, it would hold U+FFFD where the client sent other text. */
+      notUtf8?: boolean;
       /** The raw body has a `\u` escape that may decode to such text: the parsed body is walked for it. */
       mayCarryUnstorableText?: boolean;
     }

@@ -189,6 +189,26 @@ describe("CORS", () => {
     expect((res.headers.get("access-control-allow-methods") ?? "").split(",")).toContain(method);
   });
 
+  it("a page on another origin may send back an ETag, a compressed body and its trace, and read the NDJSON export's cursor and a CSV's file name", async () => {
+    const t = await tenant();
+    const preflight = await fetch(`${server.url}${pathB(t)}/events/export`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "x-service-integration-key,x-service-user,if-none-match,content-encoding,traceparent,tracestate",
+      },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    expect(allowed).toEqual(expect.arrayContaining(["if-none-match", "content-encoding", "traceparent", "tracestate"]));
+    const ndjson = await req(`${pathB(t)}/events/export?format=ndjson`, { headers: { ...t.headers, origin: "https://app.example" } });
+    expect(ndjson.status, ndjson.text).toBe(200);
+    expect(ndjson.headers.get("x-next-cursor")).toMatch(/\S/);
+    const exposed = (ndjson.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(",");
+    expect(exposed).toEqual(expect.arrayContaining(["x-next-cursor", "x-has-more", "content-disposition", "etag"]));
+  });
+
   it("actual responses carry the CORS headers and expose x-request-id", async () => {
     const t = await tenant();
     const r = await req(`${pathA(t)}/content`, { headers: { ...t.headers, origin: "https://app.example", "x-request-id": "req-123" } });

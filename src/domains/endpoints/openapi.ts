@@ -60,7 +60,12 @@ export const endpointsOpenApiExtra = {
           required: false,
           content: { "application/json": { schema: { type: "object", additionalProperties: true }, example: { first: 5 } } },
         },
-        responses: { 200: DATA, ...ERRORS, 415: problem("Body is not JSON") },
+        responses: {
+          200: DATA,
+          ...ERRORS,
+          413: problem("Body over 10 MiB (as sent or once decoded)"),
+          415: problem("Body is not JSON, or in a Content-Encoding other than gzip, deflate, br or identity"),
+        },
       },
     },
     "/v1/accounts/{accountId}/endpoints/openapi.json": {
@@ -83,6 +88,7 @@ export const endpointsOpenApiExtra = {
               },
             },
           },
+          304: { description: "Not Modified: the ETag given in If-None-Match is current; no body" },
           401: ERRORS[401],
           403: ERRORS[403],
           429: ERRORS[429],

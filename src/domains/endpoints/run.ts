@@ -41,7 +41,7 @@ import { selectionSchema } from "../../openapi/selectionSchema.js";
 import { publicBaseUrl } from "../../publicUrl.js";
 import { B, type RestRoute } from "../../rest/contract.js";
 import type { JsonSchema } from "../../rest/docs.js";
-import { problem, problemOf, sendProblem } from "../../rest/problem.js";
+import { methodNotAllowed, problem, problemOf, sendProblem } from "../../rest/problem.js";
 import { reply } from "../../rest/responses.js";
 import { jsonBodyParser, runRoute } from "../../rest/router.js";
 import { findUnstorableText, unstorableTextError } from "../../text.js";
@@ -182,6 +182,9 @@ export function endpointRouter(execution: EndpointExecution): Router {
       sendProblem(res, problem(500, "The OpenAPI document could not be generated."));
     }
   });
+  // A literal path wins over a pattern (docs/rest.md), for the methods it does not serve too: PUT or
+  // DELETE here is not the endpoint named `openapi.json` (no endpoint can be), it is a 405.
+  router.all(`${B}/endpoints/openapi.json`, methodNotAllowed(["GET"]));
   return router;
 }
 
