@@ -5,10 +5,10 @@
 
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
-import { createRows } from "../../audit/recorder.js";
+import { createRows, updateRows } from "../../audit/recorder.js";
 import { currentScope } from "../../audit/requestScope.js";
 import { dbKind, prisma, type Reader, withTransaction } from "../../db/index.js";
-import { sqlValue } from "../../db/insert.js";
+import { selectWhere, sqlValue } from "../../db/insert.js";
 import { ConcurrentChange, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
@@ -333,14 +333,11 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
       valid.map((v) => v.value),
       { accountId },
     );
+    // One statement from a JSON list (src/db/insert.ts selectWhere), not Prisma's findMany per chunk.
     const existing = new Map<string, string>();
-    for (const part of chunksOf([...new Set(valid.map((v) => v.value))])) {
-      for (const r of await tx.attributeRecord.findMany({
-        where: { accountId, attributeValue: { in: part } },
-        select: { id: true, attributeName: true, attributeValue: true },
-      }))
-        existing.set(pairKey(r.attributeName, r.attributeValue), r.id);
-    }
+    const named = { accountId, attributeValue: { in: [...new Set(valid.map((v) => v.value))] } };
+    for (const r of (await selectWhere(tx, dbKind(), "AttributeRecord", ["id", "attributeName", "attributeValue"], named))!)
+      existing.set(pairKey(r.attributeName as string, r.attributeValue as string), r.id as string);
     const now = new Date();
     const rowId = new Map<Valid, string>();
     const created: Prisma.AttributeRecordCreateManyInput[] = [];
@@ -365,8 +362,14 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
     }
     if ((await createRows("AttributeRecord", created, { skipDuplicates: true })) < created.length)
       throw new ConcurrentChange("an integration attribute was created by a concurrent request");
-    const updated = valid.filter((v) => existing.has(pairKey(v.name, v.value))).map((v) => rowId.get(v)!);
-    for (const part of chunksOf(updated)) await tx.attributeRecord.updateMany({ where: { id: { in: part } }, data: { updatedAt: now, updatedBy: actor } });
+    // The records that existed are updated now, audited as `update` of these columns, in one
+    // statement from a JSON parameter (updateRows), not an updateMany per chunk through Prisma.
+    await updateRows(
+      "AttributeRecord",
+      valid
+        .filter((v) => existing.has(pairKey(v.name, v.value)))
+        .map((v) => ({ id: rowId.get(v)!, accountId, attributeName: v.name, attributeValue: v.value, updatedAt: now, updatedBy: actor })),
+    );
 
     // Secondary attributes: the named ones of existing records are replaced, grouped by name set.
     const groups = new Map<string, { names: string[]; ids: string[] }>();
