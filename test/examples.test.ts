@@ -85,7 +85,13 @@ describe("examples/", () => {
       const end = Date.now() + 10_000;
       while (!out.includes("engagement.flow_completed") && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
       expect(out).toContain('engagement.flow_completed {"type":"flow_completed"');
-      const [delivery] = (await req(`/v1/accounts/${t.accountId}/webhooks/${created.body.id}/deliveries`, { headers: t.headers })).body.data;
+      // The receiver prints the event before it answers, so the service records the attempt a moment later.
+      const deliveriesPath = `/v1/accounts/${t.accountId}/webhooks/${created.body.id}/deliveries`;
+      let delivery = (await req(deliveriesPath, { headers: t.headers })).body.data[0];
+      while (!delivery?.log?.length && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 50));
+        delivery = (await req(deliveriesPath, { headers: t.headers })).body.data[0];
+      }
       expect(delivery.log[0].responseCode).toBe(204);
       const forged = await fetch(url, {
         method: "POST",
