@@ -283,8 +283,17 @@ export async function deleteWhere(db: RawClient, dialect: Dialect, model: string
  * statement; null for another shape. Values as the driver gives them on the adapter's path
  * (queryWithJson: PostgreSQL's bigint as text): for String and Int columns they are Prisma's.
  */
-export async function selectWhere(db: RawClient, dialect: Dialect, model: string, columns: readonly string[], where: unknown): Promise<Row[] | null> {
+export async function selectWhere(
+  db: RawClient,
+  dialect: Dialect,
+  model: string,
+  columns: readonly string[],
+  where: unknown,
+  /** PostgreSQL row locks (src/db/locks.ts lockRows): the rows locked in the order of `orderBy` */
+  lock?: { orderBy: string; mode: "FOR UPDATE" | "FOR NO KEY UPDATE" },
+): Promise<Row[] | null> {
   const w = simpleWhere(dialect, model, where);
   if (!w) return null;
-  return queryWithJson(db, `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${model}" WHERE ${w.conditions}`, w.json, w.uses);
+  const tail = lock ? ` ORDER BY "${lock.orderBy}" ${lock.mode}` : "";
+  return queryWithJson(db, `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${model}" WHERE ${w.conditions}${tail}`, w.json, w.uses);
 }

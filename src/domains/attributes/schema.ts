@@ -8,7 +8,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { createRows, updateRows } from "../../audit/recorder.js";
 import { currentScope } from "../../audit/requestScope.js";
 import { dbKind, prisma, type Reader, withTransaction } from "../../db/index.js";
-import { selectWhere, sqlValue } from "../../db/insert.js";
+import { sqlValue } from "../../db/insert.js";
 import { ConcurrentChange, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
@@ -326,17 +326,15 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
     if (!valid.length) return results;
 
     // Existing records of the named keys, locked (key order) so concurrent upserts merge.
-    await lockRows(
+    // (Read by the locking statement itself, one JSON list: src/db/locks.ts.)
+    const existing = new Map<string, string>();
+    for (const r of await lockRows(
       tx,
       "AttributeRecord",
       "attributeValue",
       valid.map((v) => v.value),
-      { accountId },
-    );
-    // One statement from a JSON list (src/db/insert.ts selectWhere), not Prisma's findMany per chunk.
-    const existing = new Map<string, string>();
-    const named = { accountId, attributeValue: { in: [...new Set(valid.map((v) => v.value))] } };
-    for (const r of (await selectWhere(tx, dbKind(), "AttributeRecord", ["id", "attributeName", "attributeValue"], named))!)
+      { accountId, select: ["id", "attributeName", "attributeValue"] },
+    ))
       existing.set(pairKey(r.attributeName as string, r.attributeValue as string), r.id as string);
     const now = new Date();
     const rowId = new Map<Valid, string>();
@@ -449,23 +447,17 @@ builder.mutationField("deleteIntegrationAttributes", (t) =>
       const wanted = parsed.filter((p, index): p is { name: string; value: string } => "name" in p && repeatOf(index) === undefined);
       const deleted = await withTransaction(async (tx) => {
         // Found after locking: a pair reported deleted was deleted by this request.
-        await lockRows(
+        const names = new Set(wanted.map((p) => pairKey(p.name, p.value)));
+        const found = new Map<string, string>();
+        for (const r of await lockRows(
           tx,
           "AttributeRecord",
           "attributeValue",
           wanted.map((p) => p.value),
-          { accountId, mode: "delete" },
-        );
-        const names = new Set(wanted.map((p) => pairKey(p.name, p.value)));
-        const found = new Map<string, string>();
-        for (const part of chunksOf([...new Set(wanted.map((p) => p.value))])) {
-          for (const r of await tx.attributeRecord.findMany({
-            where: { accountId, attributeValue: { in: part } },
-            select: { id: true, attributeName: true, attributeValue: true },
-          })) {
-            const key = pairKey(r.attributeName, r.attributeValue);
-            if (names.has(key)) found.set(key, r.id);
-          }
+          { accountId, mode: "delete", select: ["id", "attributeName", "attributeValue"] },
+        )) {
+          const key = pairKey(r.attributeName as string, r.attributeValue as string);
+          if (names.has(key)) found.set(key, r.id as string);
         }
         for (const ids of chunksOf([...found.values()])) await tx.attributeRecord.deleteMany({ where: { accountId, id: { in: ids } } });
         return found;

@@ -7,7 +7,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { createRows, eraseAuditTrail, updateRows } from "../../audit/recorder.js";
 import type { Context } from "../../context.js";
 import { dbKind, prisma, type Tx, withTransaction } from "../../db/index.js";
-import { selectWhere } from "../../db/insert.js";
+import { deleteWhere, selectWhere } from "../../db/insert.js";
 import { ConcurrentChange, lockAccount, lockRows } from "../../db/locks.js";
 import { badRequest } from "../../errors.js";
 import type { Prisma } from "../../generated/sqlite/client.js";
@@ -343,20 +343,16 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
     if (!valid.length) return results;
 
     const now = new Date();
-    await lockRows(
-      tx,
-      "EndUser",
-      "externalId",
-      valid.map((v) => v.externalId),
-      { accountId },
-    );
     {
-      // Read by one JSON list each (src/db/insert.ts selectWhere), not by Prisma's findMany per chunk of ids.
+      // The named users that exist, locked in id order (src/db/locks.ts), read by the same statement.
       const existing = new Map<string, string>();
-      for (const r of (await selectWhere(tx, dbKind(), "EndUser", ["id", "externalId"], {
-        accountId,
-        externalId: { in: valid.map((v) => v.externalId) },
-      }))!)
+      for (const r of await lockRows(
+        tx,
+        "EndUser",
+        "externalId",
+        valid.map((v) => v.externalId),
+        { accountId, select: ["id", "externalId"] },
+      ))
         existing.set(r.externalId as string, r.id as string);
       const created: (Prisma.EndUserCreateManyInput & { createdAt: Date; updatedAt: Date })[] = [];
       const rowId = new Map<string, string>();
@@ -479,10 +475,7 @@ async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promi
  * fold the erased values into the entry that eraseAuditTrail strips anyway.
  */
 async function deleteChildren(tx: Tx, rowIds: string[]): Promise<void> {
-  const ids = JSON.stringify(rowIds);
-  const list = dbKind() === "postgres" ? "(SELECT json_array_elements_text($1::json))" : "(SELECT value FROM json_each(?))";
-  await tx.$executeRawUnsafe(`DELETE FROM "EndUserValue" WHERE "endUserId" IN ${list}`, ids);
-  await tx.$executeRawUnsafe(`DELETE FROM "EndUserAction" WHERE "endUserId" IN ${list}`, ids);
+  for (const model of ["EndUserValue", "EndUserAction"]) await deleteWhere(tx, dbKind(), model, { endUserId: { in: rowIds } });
 }
 
 /** Groups items that name the same set of fields, so one delete serves each group. */
