@@ -123,3 +123,31 @@ describe("reads and deletes by lists of ids in one statement (src/db/insert.ts s
     expect(await names("where")).toEqual(["where-0", "where-2", "where-4"]);
   });
 });
+
+describe("updates of rows that set different columns (src/db/insert.ts updateRows)", () => {
+  it("give each row its own columns, whatever the order of rows and of their keys", async () => {
+    const rows = tags("mixed", 4).map((r) => ({ ...r, description: "before" }));
+    await withTransaction(async () => expect(await createRows("Tag", rows, { skipDuplicates: true })).toBe(4));
+    const [a, b, c, d] = rows.map((r) => r.id);
+    // Rows alternate between column sets, one with its keys in another order: every row lands in
+    // the group of its own columns (a later row never inherits the previous row's).
+    const changed = await withTransaction(() =>
+      updateRows("Tag", [
+        { id: a!, accountId: t.accountId, name: "mixed-a" },
+        { id: b!, accountId: t.accountId, description: "b only" },
+        { description: "c desc", id: c!, name: "mixed-c", accountId: t.accountId },
+        { id: d!, accountId: t.accountId, name: "mixed-d", description: "d desc" },
+      ]),
+    );
+    expect(changed).toBe(4);
+    const stored = await prisma.tag.findMany({ where: { id: { in: [a!, b!, c!, d!] } }, select: { id: true, name: true, description: true } });
+    expect(new Map(stored.map((r) => [r.id, [r.name, r.description]]))).toEqual(
+      new Map([
+        [a, ["mixed-a", "before"]],
+        [b, ["mixed-1", "b only"]],
+        [c, ["mixed-c", "c desc"]],
+        [d, ["mixed-d", "d desc"]],
+      ]),
+    );
+  });
+});
