@@ -78,3 +78,24 @@ export function compareCodePoints(a: string, b: string): number {
 }
 /** A code unit's rank in code point order: surrogates (code points past U+FFFF) after U+E000-U+FFFF. */
 const codePointRank = (unit: number) => (unit < 0xd800 ? unit : unit < 0xe000 ? unit + 0x2000 : unit - 0x800);
+
+/**
+ * Whether `s` has more than `max` characters, counted as a person counts them: by code point (an
+ * emoji outside the Basic Multilingual Plane is one character, though two UTF-16 units of
+ * `s.length`). Every "at most N characters" limit counts this way. Free for a text within `max`
+ * units (most are), a loop only for one longer than that.
+ */
+export function longerThan(s: string, max: number): boolean {
+  if (s.length <= max) return false;
+  if (s.length > 2 * max) return true;
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    if (++n > max) return true;
+  }
+  return false;
+}

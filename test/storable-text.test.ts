@@ -3,7 +3,7 @@
 // in REST bodies, paths and query strings and in GraphQL variables and literals, with nothing
 // written; surrogate pairs (emoji) and an escaped backslash before `u0000` are ordinary text.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareCodePoints } from "../src/text.js";
+import { compareCodePoints, longerThan } from "../src/text.js";
 import { call, prisma, type Reply, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
@@ -118,5 +118,34 @@ describe("compareCodePoints", () => {
     // What `<` on UTF-16 code units gets wrong: the emoji's high surrogate 0xD83D sorts before 0xE000.
     expect([...words].sort()).not.toEqual(expected);
     expect(Buffer.compare(Buffer.from("\u{1F600}"), Buffer.from("\uFFFD"))).toBe(1);
+  });
+});
+
+describe("limits in characters count code points (longerThan)", () => {
+  it("an emoji is one character, though two UTF-16 units", () => {
+    const emoji = "\u{1F600}";
+    expect(longerThan(emoji.repeat(100), 100)).toBe(false);
+    expect(longerThan(emoji.repeat(101), 100)).toBe(true);
+    expect(longerThan(`${"x".repeat(99)}${emoji}`, 100)).toBe(false);
+    expect(longerThan("x".repeat(101), 100)).toBe(true);
+    expect(longerThan("", 0)).toBe(false);
+  });
+
+  it("over REST: a tag name of 100 emoji is stored, 101 is a 400; an end-user field description alike", async () => {
+    const emoji = "\u{1F680}";
+    const ok = await rest("PUT", `/v1/accounts/${t.accountId}/tags`, [{ name: emoji.repeat(100), description: emoji.repeat(2_000) }]);
+    expect(ok.status, ok.text).toBe(201);
+    const long = await rest("PUT", `/v1/accounts/${t.accountId}/tags`, [{ name: emoji.repeat(101) }]);
+    expect(long.status).toBe(400);
+    expect(long.body.detail).toMatch(/name must be at most 100 characters/);
+    expect(await prisma.tag.findMany({ where: { accountId: t.accountId, name: { startsWith: emoji } }, select: { name: true } })).toEqual([
+      { name: emoji.repeat(100) },
+    ]);
+    // An end-user field's description (2,000 characters) alike.
+    const field = await rest("PUT", `/api/v1/${t.accountId}/endUserSchema`, [{ name: "note", type: "string", description: emoji.repeat(2_000) }]);
+    expect(field.status, field.text).toBe(200);
+    const tooLong = await rest("PUT", `/api/v1/${t.accountId}/endUserSchema`, [{ name: "note2", type: "string", description: emoji.repeat(2_001) }]);
+    expect(tooLong.status).toBe(400);
+    expect(await prisma.endUserField.count({ where: { accountId: t.accountId, name: { in: ["note", "note2"] } } })).toBe(1);
   });
 });

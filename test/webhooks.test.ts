@@ -125,7 +125,11 @@ describe("managing webhooks over REST", () => {
     expect(one.body).toEqual({ ...c.body, secret: undefined });
     expect(one.body).not.toHaveProperty("secret");
 
-    expectProblem(await req(`${hooks(a)}/${id}`, { method: "PUT", headers: a.headers, body: { events: ["end_user.deleted", "end_user.deleted"] } }), 400, /more than once/);
+    expectProblem(
+      await req(`${hooks(a)}/${id}`, { method: "PUT", headers: a.headers, body: { events: ["end_user.deleted", "end_user.deleted"] } }),
+      400,
+      /more than once/,
+    );
     expect((await req(`${hooks(a)}/${id}`, { headers: a.headers })).body.events).toEqual(c.body.events);
     const upd = await req(`${hooks(a)}/${id}`, { method: "PUT", headers: a.headers, body: { events: ["*"], enabled: false } });
     expect(upd.status, upd.text).toBe(200);
@@ -155,7 +159,11 @@ describe("managing webhooks over REST", () => {
     expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["engagement.nope"] }), 400, /unknown event type/);
     expectProblem(await create(t, { url: `${rcv.url}/x`, events: [] }), 400, /non-empty/);
     expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["*", "content.created"] }), 400, /stands alone/);
-    expectProblem(await create(t, { url: `${rcv.url}/x`, events: ["content.created", "content.deleted", "content.created"] }), 400, "events lists 'content.created' more than once");
+    expectProblem(
+      await create(t, { url: `${rcv.url}/x`, events: ["content.created", "content.deleted", "content.created"] }),
+      400,
+      "events lists 'content.created' more than once",
+    );
     expectProblem(await create(t, { events: ["*"] }), 400, /url is required/);
     expectProblem(await create(t, { url: "not a url", events: ["*"] }), 400, /not a valid URL/);
     expectProblem(await create(t, { url: `${rcv.url}/x`, events: "*" }), 400);

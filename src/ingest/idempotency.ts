@@ -8,6 +8,7 @@
 import { clock } from "../clock.js";
 import { dbKind, type Tx, withTransaction } from "../db/index.js";
 import { insertRows } from "../db/insert.js";
+import { longerThan } from "../text.js";
 
 /** How long an id is remembered: the contract promises at least 7 days; a day more covers clock and cleanup lag. */
 export const MESSAGE_RETENTION_MS = 8 * 24 * 3600_000;
@@ -23,7 +24,7 @@ export const PRUNE_BATCH = 5_000;
 export function messageIdProblem(id: unknown, name: string): string | null {
   if (id === undefined || id === null) return null;
   if (typeof id !== "string" || id.trim() === "") return `${name} must be a non-empty string`;
-  if (id.length > MESSAGE_ID_MAX) return `${name} must be at most ${MESSAGE_ID_MAX} characters`;
+  if (longerThan(id, MESSAGE_ID_MAX)) return `${name} must be at most ${MESSAGE_ID_MAX} characters`;
   return null;
 }
 

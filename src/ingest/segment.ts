@@ -6,7 +6,7 @@ import { EVENT_TYPES } from "../domains/events/validate.js";
 import { ownEntry } from "../lookup.js";
 import { MAX_TIMESTAMP } from "../schema/builder.js";
 import { checkListSafeName } from "../schema/bulk.js";
-import { findUnstorableText, unstorableTextError } from "../text.js";
+import { findUnstorableText, longerThan, unstorableTextError } from "../text.js";
 import { messageIdProblem } from "./idempotency.js";
 
 export const CALL_TYPES = ["track", "identify", "page", "screen", "group", "alias"] as const;
@@ -136,7 +136,7 @@ export function checkCall(raw: unknown, pathType: CallType | null): CheckedCall 
   const endUserId = (typeof userId === "string" && userId.trim() !== "" ? userId : undefined) ?? anonymousId;
   const named = endUserId === userId ? "userId" : "anonymousId";
   if (typeof endUserId !== "string" || endUserId.trim() === "") problems.push("userId or anonymousId is required");
-  else if (endUserId.length > 256) problems.push(`${named} must be at most 256 characters`);
+  else if (longerThan(endUserId, 256)) problems.push(`${named} must be at most 256 characters`);
   else {
     // The id of an end user, as end-user writes take it (no comma, no white space at either end):
     // an id a track call could store but no REST route could name again would be a user nobody can erase.

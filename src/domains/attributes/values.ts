@@ -3,6 +3,7 @@
 // `name__svc__value` and in search bodies as comma lists), checked against the attribute's type.
 // Secondary attributes are stored typed, like end-user custom values.
 import { checkListSafeName } from "../../schema/bulk.js";
+import { longerThan } from "../../text.js";
 import type { SchemaField } from "../endUsers/fields.js";
 import { isTimestampValue, TIMESTAMP_RULE } from "../endUsers/fields.js";
 
@@ -54,7 +55,7 @@ export function primaryValue(field: SchemaField, raw: unknown): { value: string 
     };
   const text = String(raw);
   // Characters are code points (`length` counts UTF-16 units: an emoji is two).
-  if ([...text].length > PRIMARY_VALUE_MAX) return { problem: `attributeValue must be at most ${PRIMARY_VALUE_MAX} characters` };
+  if (longerThan(text, PRIMARY_VALUE_MAX)) return { problem: `attributeValue must be at most ${PRIMARY_VALUE_MAX} characters` };
   const listSafe = checkListSafeName(text, "attributeValue");
   if (listSafe) return { problem: listSafe };
   if (text.includes(PAIR_SEPARATOR)) return { problem: `attributeValue must not contain '${PAIR_SEPARATOR}'` };

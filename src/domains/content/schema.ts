@@ -25,6 +25,7 @@ import {
   payloadType,
 } from "../../schema/bulk.js";
 import { afterCursor, CONNECTION_RECORDS, connectionFrom, cursorPosition, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
+import { longerThan } from "../../text.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { Tag } from "../tags/schema.js";
 import { emitContent } from "../webhooks/emit.js";
@@ -237,11 +238,11 @@ function draftProblems(d: Draft, rules: WriteRules, setsDescription: boolean): s
   const { allowedTypes, descriptionTypes } = rules;
   const p: string[] = [];
   if (d.title == null || d.title.trim() === "") p.push("title is required");
-  else if (d.title.length > LIMITS.title) p.push(`title must be at most ${LIMITS.title} characters`);
+  else if (longerThan(d.title, LIMITS.title)) p.push(`title must be at most ${LIMITS.title} characters`);
   if (d.type == null) p.push(`type is required (one of ${STATIC_TYPES.join(", ")})`);
   else if (allowedTypes && !allowedTypes.includes(d.type)) p.push(`type '${d.type}' cannot be written here (allowed: ${allowedTypes.join(", ")})`);
   if (d.url != null) {
-    if (d.url.length > LIMITS.url) p.push(`url must be at most ${LIMITS.url} characters`);
+    if (longerThan(d.url, LIMITS.url)) p.push(`url must be at most ${LIMITS.url} characters`);
     else if (!/^https?:\/\/[^\s]+$/i.test(d.url) || !URL.canParse(d.url)) p.push("url must be an absolute http(s) URL");
   } else if (d.type === "link" || d.type === "video") p.push(`url is required for ${d.type} content`);
   if (d.source != null && d.type !== "link") p.push("source is allowed on link content only");
@@ -249,11 +250,11 @@ function draftProblems(d: Draft, rules: WriteRules, setsDescription: boolean): s
     if (d.type === "video") p.push("description is not allowed on video content");
     else if (setsDescription && d.type && descriptionTypes && !descriptionTypes.includes(d.type))
       p.push(`description is allowed on ${descriptionTypes.join(", ")} content only${d.type === "text" ? " (text content takes description_md)" : ""}`);
-    else if (d.description.length > LIMITS.description) p.push(`description must be at most ${LIMITS.description} characters`);
+    else if (longerThan(d.description, LIMITS.description)) p.push(`description must be at most ${LIMITS.description} characters`);
   }
   if (d.descriptionMd != null) {
     if (d.type !== "text") p.push("description_md is allowed on text content only");
-    else if (d.descriptionMd.length > LIMITS.descriptionMd) p.push(`description_md must be at most ${LIMITS.descriptionMd} characters`);
+    else if (longerThan(d.descriptionMd, LIMITS.descriptionMd)) p.push(`description_md must be at most ${LIMITS.descriptionMd} characters`);
   }
   return p;
 }

@@ -19,9 +19,9 @@ import {
   repeatedEntry,
   repeatsOf,
 } from "../../schema/bulk.js";
+import { longerThan } from "../../text.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { fieldsOf, type Rule } from "../segments/rules.js";
-
 import { FIELD_TYPES, type FieldType, type SchemaField } from "./fieldTypes.js";
 
 export { FIELD_TYPES, type FieldType, type SchemaField };
@@ -232,7 +232,7 @@ async function upsertFields(
     }
     const name = it.name!;
     // Characters are code points (`length` counts UTF-16 units: an emoji is two).
-    if (it.description != null && [...it.description].length > DESCRIPTION_MAX) {
+    if (it.description != null && longerThan(it.description, DESCRIPTION_MAX)) {
       results.push(fail(index, 400, [`description must be at most ${DESCRIPTION_MAX} characters`], name));
       continue;
     }

@@ -27,6 +27,7 @@ import {
   payloadType,
 } from "../../schema/bulk.js";
 import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
+import { longerThan } from "../../text.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { lockEventOrder } from "../eventExport/order.js";
 import { anonymiseEvents, newPseudonym, reservedEndUserIdProblem } from "../events/erasure.js";
@@ -265,7 +266,7 @@ function actionMap(value: unknown, what: string, min: number | null, max = Numbe
   const map = new Map<string, number>();
   const problems: string[] = [];
   for (const [k, v] of Object.entries(value)) {
-    if (k === "" || k.length > ACTION_ID_MAX) problems.push(`${what}: user-action ids must be 1-${ACTION_ID_MAX} characters`);
+    if (k === "" || longerThan(k, ACTION_ID_MAX)) problems.push(`${what}: user-action ids must be 1-${ACTION_ID_MAX} characters`);
     else if (typeof v !== "number" || !Number.isSafeInteger(v) || (min !== null && v < min))
       problems.push(`${what}.${k} must be ${min === 0 ? "a non-negative" : "an"} integer`);
     else if (v > max) problems.push(`${what}.${k} must be at most ${max}`);
@@ -300,7 +301,7 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
       const problems: string[] = [];
       const externalId = it.id;
       if (typeof externalId !== "string" || externalId.trim() === "") return fail(index, 400, ["id is required (a non-empty string)"]);
-      if (externalId.length > ID_MAX) problems.push(`id must be at most ${ID_MAX} characters`);
+      if (longerThan(externalId, ID_MAX)) problems.push(`id must be at most ${ID_MAX} characters`);
       const comma = checkListSafeName(externalId, "id");
       if (comma) problems.push(comma);
       const reserved = reservedEndUserIdProblem(externalId, "id");

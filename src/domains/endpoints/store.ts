@@ -11,6 +11,7 @@ import { AppError, badRequest, type FieldError } from "../../errors.js";
 import { documentPastLimits } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
 import { newId } from "../../ids.js";
+import { longerThan } from "../../text.js";
 
 /** `name`: what a path segment can hold without escaping, and short enough for a metrics label. */
 export const ENDPOINT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -124,7 +125,7 @@ export async function putEndpoint(
     throw new AppError(403, "This API key runs persisted documents only: save the endpoint with `documentId` (a registered document's id).");
   const method: EndpointMethod = input.method ?? "GET";
   const description = input.description ?? null;
-  if (description !== null && description.length > DESCRIPTION_MAX)
+  if (description !== null && longerThan(description, DESCRIPTION_MAX))
     errors.push({ path: "description", message: `must be at most ${DESCRIPTION_MAX} characters` });
   const maxAgeSeconds = input.maxAgeSeconds ?? 0;
   if (!Number.isInteger(maxAgeSeconds) || maxAgeSeconds < 0 || maxAgeSeconds > MAX_AGE_SECONDS)

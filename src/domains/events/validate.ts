@@ -5,6 +5,7 @@ import { domainToASCII, domainToUnicode } from "node:url";
 import { ownEntry } from "../../lookup.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { checkListSafeName } from "../../schema/bulk.js";
+import { longerThan } from "../../text.js";
 import { reservedEndUserIdProblem } from "./erasure.js";
 
 export const WIDGETS = ["self_help", "task_list", "beacon", "guided_popup", "smart_tip", "popup", "direct"] as const;
@@ -116,7 +117,7 @@ export function checkEvent(
     if (v === undefined || v === null) continue;
     const max = TEXT_MAX[f] ?? ID_MAX;
     if (typeof v !== "string" || v.trim() === "") problems.push(`${n(f)} must be a non-empty string`);
-    else if (v.length > max) problems.push(`${n(f)} must be at most ${max} characters`);
+    else if (longerThan(v, max)) problems.push(`${n(f)} must be at most ${max} characters`);
   }
   // End users are created from events: their ids obey the end-user rules (no comma, no white space
   // at either end: ids appear in the comma lists of deletes, which trim their entries), or a user

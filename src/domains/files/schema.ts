@@ -10,6 +10,7 @@ import { newId } from "../../ids.js";
 import { publicUrl } from "../../publicUrl.js";
 import { builder, MAX_TIMESTAMP } from "../../schema/builder.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
+import { longerThan } from "../../text.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { blobKeyOf, PDF_CONTENT_TYPE, type StagedPdf } from "./upload.js";
 
@@ -101,7 +102,7 @@ export function sanitiseFilename(raw: string): string {
   if (name === "") throw bad("filename", "must not be empty");
   if (unsafe(name)) throw bad("filename", "must not contain '/', '\\', NUL or other control characters");
   if (name === "." || name === "..") throw bad("filename", "must not be a relative path");
-  if ([...name].length > FILENAME_MAX) throw bad("filename", `must be at most ${FILENAME_MAX} characters`);
+  if (longerThan(name, FILENAME_MAX)) throw bad("filename", `must be at most ${FILENAME_MAX} characters`);
   return name;
 }
 
@@ -110,7 +111,7 @@ export function checkFileParams(p: { flowId: string; version: number; timestamp:
   if (!/^[A-Za-z0-9._:-]+$/.test(p.flowId) || p.flowId === "." || p.flowId === "..") {
     throw bad("flowId", "must be letters, digits, '.', '_', ':' or '-'");
   }
-  if (p.flowId.length > FLOW_ID_MAX) throw bad("flowId", `must be at most ${FLOW_ID_MAX} characters`);
+  if (longerThan(p.flowId, FLOW_ID_MAX)) throw bad("flowId", `must be at most ${FLOW_ID_MAX} characters`);
   if (!Number.isSafeInteger(p.version) || p.version < 0) throw bad("version", "must be a non-negative integer");
   if (!Number.isSafeInteger(p.timestamp) || p.timestamp < 0 || p.timestamp > MAX_TIMESTAMP)
     throw bad("timestamp", "must be epoch milliseconds (a non-negative integer)");

@@ -10,6 +10,7 @@ import { newId } from "../../ids.js";
 import { builder } from "../../schema/builder.js";
 import { bulkArg, chunksOf, DeletePayload, deleteByKeys } from "../../schema/bulk.js";
 import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
+import { longerThan } from "../../text.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { attributeSchema } from "../attributes/schema.js";
 import { tagColumnsFor } from "../content/page.js";
@@ -227,7 +228,7 @@ async function checkInput(tx: Tx, accountId: string, input: typeof SegmentInput.
     throw badRequest("name and rule are required", [{ path: input.name == null ? "name" : "rule", message: "required" }]);
   // Characters are code points, as file names count them: `length` counts UTF-16 units, and took
   // 150 emoji for 300 characters.
-  if (input.name != null && (input.name.trim() === "" || [...input.name].length > NAME_MAX))
+  if (input.name != null && (input.name.trim() === "" || longerThan(input.name, NAME_MAX)))
     throw badRequest(`name must be 1 to ${NAME_MAX} characters`, [{ path: "name", message: "bad length" }]);
   let rule: string | undefined;
   if (input.rule != null) {

@@ -24,6 +24,7 @@ import {
   payloadType,
 } from "../../schema/bulk.js";
 import { afterCursor, CONNECTION_RECORDS, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
+import { longerThan } from "../../text.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { emitContent } from "../webhooks/emit.js";
 
@@ -147,7 +148,7 @@ const TagsPayload = payloadType<TagItem>("TagsPayload", TagResult);
 
 function nameProblem(value: string | null | undefined, field: string): string | null {
   if (value == null || value.trim() === "") return `${field} is required`;
-  if (value.length > TAG_NAME_MAX) return `${field} must be at most ${TAG_NAME_MAX} characters`;
+  if (longerThan(value, TAG_NAME_MAX)) return `${field} must be at most ${TAG_NAME_MAX} characters`;
   // Names are stored trimmed (below): it is the trimmed name that must fit a list.
   return checkListSafeName(value.trim(), field);
 }
@@ -182,7 +183,7 @@ builder.mutationField("upsertTags", (t) =>
           const results: TagItem[] = input.map((item, index) => {
             const errors = [nameProblem(item.name, "name")];
             if (item.newName != null) errors.push(nameProblem(item.newName, "newName"));
-            if (item.description != null && item.description.length > TAG_DESCRIPTION_MAX)
+            if (item.description != null && longerThan(item.description, TAG_DESCRIPTION_MAX))
               errors.push(`description must be at most ${TAG_DESCRIPTION_MAX} characters`);
             const problems = errors.filter((e): e is string => e !== null);
             if (problems.length) return fail(index, 400, problems);

@@ -11,6 +11,7 @@ import { newId } from "../../ids.js";
 import { currentTraceparent } from "../../observability/tracing.js";
 import { builder } from "../../schema/builder.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
+import { longerThan } from "../../text.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import { webhookSettings } from "./settings.js";
 import { newSecret } from "./sign.js";
@@ -164,7 +165,8 @@ const WebhookInput = builder.inputType("WebhookInput", {
 
 function checkDescription(d: string | null | undefined): string | null {
   if (d == null) return null;
-  if (d.length > DESCRIPTION_MAX) throw badRequest(`description must be at most ${DESCRIPTION_MAX} characters`, [{ path: "description", message: "too long" }]);
+  if (longerThan(d, DESCRIPTION_MAX))
+    throw badRequest(`description must be at most ${DESCRIPTION_MAX} characters`, [{ path: "description", message: "too long" }]);
   return d;
 }
 function checkEvents(events: unknown): string {
