@@ -3,6 +3,7 @@
 // latest userName kept, batched multi-row inserts, tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordEvents } from "../src/domains/events/schema.js";
+import { catchUpRollups } from "../src/domains/reports/rollupWorker.js";
 import { expectProblem, gql, prisma, requester, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 import { AUTH, shape } from "./sql.js";
 
@@ -194,6 +195,53 @@ describe("POST /events", () => {
       { index: 2, id: null, statusCode: 400, errors: ["resultCount must be an integer from 0 to 2147483647"] },
     ]);
     expect((await eventsOf(t)).map((e) => e.step)).toEqual([2 ** 31 - 1]);
+  });
+
+  it("strings at their limits in the widest characters are stored and counted (PostgreSQL's 2,704-byte index entries); a byte more is a 400", async () => {
+    const t = await tenant("evwide");
+    // Characters outside the Basic Multilingual Plane (4 bytes each), from a fixed pseudo-random
+    // sequence: text that does not compress, as PostgreSQL would compress a long index entry.
+    let seed = 12345;
+    const wide = (chars: number) =>
+      Array.from({ length: chars }, () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+        return String.fromCodePoint(0x10000 + (seed % 0xf0000));
+      }).join("");
+    const id = () => wide(128); // 512 bytes
+    const domain = wide(128);
+    const comment = Array.from({ length: 4_000 }, () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return String.fromCharCode(0x21 + (seed % 94));
+    }).join("");
+    const user = id();
+    const events = [
+      { type: "flow_started", time: T, endUserId: user, flowId: id(), contentId: id(), widget: "guided_popup", domain },
+      { type: "selfhelp_search", time: T + 1, endUserId: user, searchTerm: wide(250), resultCount: 0, domain },
+      { type: "flow_feedback", time: T + 2, endUserId: user, flowId: id(), useful: false, comment, domain },
+      { type: "user_action", time: T + 3, endUserId: user, actionId: id(), domain },
+      { type: "flow_completed", time: T + 4, endUserId: user, flowId: id(), widget: "direct", domain },
+    ];
+    const r = await post(t, events);
+    expect(r.status, r.text).toBe(202);
+    expect(await catchUpRollups(t.accountId)).toBe(5);
+    expect(await prisma.eventUserRollup.count({ where: { accountId: t.accountId } })).toBe(5);
+    const since = new Date(T - 86_400_000).toISOString().slice(0, 10);
+    const report = await req(`/v1/accounts/${t.accountId}/reports/negativeFeedbackComments?startDate=${since}&endDate=${since.slice(0, 4)}-12-31`, {
+      headers: t.headers,
+    });
+    expect(report.status, report.text).toBe(200);
+    expect(report.body.rows).toEqual([[T + 2, events[2]!.flowId, user, null, comment]]);
+
+    const over = await post(t, [
+      { type: "user_action", time: T, endUserId: user, actionId: `${wide(128)}x` },
+      { type: "selfhelp_search", time: T, endUserId: user, searchTerm: `${wide(250)}x`, resultCount: 0 },
+    ]);
+    expectProblem(over, 400);
+    expect(over.body.errors).toEqual([
+      { path: "[0]", message: "actionId must be at most 512 bytes of UTF-8 (and 256 characters)" },
+      { path: "[1]", message: "searchTerm must be at most 1000 bytes of UTF-8 (and 500 characters)" },
+    ]);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(5);
   });
 
   it("none valid: 400 problem listing each item's errors; nothing stored", async () => {

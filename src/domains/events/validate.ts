@@ -60,6 +60,17 @@ const ID_MAX = 256;
 const TEXT_MAX: Partial<Record<Field, number>> = { searchTerm: 500, comment: 4_000, userName: 256, domain: 253 };
 const STRINGS = ["endUserId", "flowId", "contentId", "searchTerm", "comment", "actionId", "domain", "userName"] as const;
 const INT_MAX = 2_147_483_647;
+/**
+ * The strings that end up in B-tree keys (the event indexes and the rollups' primary keys, several
+ * of them in one key): each also at most this many bytes of UTF-8. A PostgreSQL index entry holds
+ * at most 2,704 bytes; 256 characters can be 1 KB, and an end user, a domain, a flow and a content
+ * id of that size in one rollup key failed the insert (a 500 on ingest, or a rollup batch that
+ * failed on every try). With these caps the widest key (a per-user rollup row: end user, domain and
+ * one id; a day row: domain, flow and content, or domain and search term) stays under 2 KB.
+ * Text of one-byte characters meets them at its character limit; only text of wider characters is
+ * refused earlier, with both limits named.
+ */
+const BYTES_MAX: Partial<Record<Field, number>> = { endUserId: 512, flowId: 512, contentId: 512, actionId: 512, domain: 512, searchTerm: 1_000 };
 
 /** A row of the "Event" table (without its generated id). */
 export interface EventRow {
@@ -118,6 +129,7 @@ export function checkEvent(
     const max = TEXT_MAX[f] ?? ID_MAX;
     if (typeof v !== "string" || v.trim() === "") problems.push(`${n(f)} must be a non-empty string`);
     else if (longerThan(v, max)) problems.push(`${n(f)} must be at most ${max} characters`);
+    else if (tooManyBytes(v, BYTES_MAX[f])) problems.push(`${n(f)} must be at most ${BYTES_MAX[f]} bytes of UTF-8 (and ${max} characters)`);
   }
   // End users are created from events: their ids obey the end-user rules (no comma, no white space
   // at either end: ids appear in the comma lists of deletes, which trim their entries), or a user
@@ -181,4 +193,9 @@ export function foldDomain(value: string): string {
   // Only a name that encodes back to what was sent: a malformed label stays as sent.
   const unicode = domainToUnicode(folded);
   return unicode && domainToASCII(unicode) === folded ? unicode : folded;
+}
+
+/** Whether `v` takes more than `max` bytes in UTF-8 (never for `max` undefined; counted only when a UTF-16 unit's 3 bytes could pass it). */
+function tooManyBytes(v: string, max: number | undefined): boolean {
+  return max !== undefined && v.length * 3 > max && Buffer.byteLength(v, "utf8") > max;
 }
