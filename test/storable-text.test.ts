@@ -96,6 +96,25 @@ describe("GraphQL over HTTP", () => {
     expect(r.status).toBe(400);
     expect((await r.json()).errors).toEqual([{ path: "body", message: "is not valid UTF-8" }]);
     expect(await prisma.tag.count({ where: { accountId: t.accountId, name: { startsWith: "caf" } } })).toBe(0);
+    // Declaring another charset does not make Latin-1 bytes readable: the body is read as UTF-8 or not at all.
+    for (const charset of ["iso-8859-1", '"windows-1252"']) {
+      const declared = await fetch(`${server.url}/graphql`, {
+        method: "POST",
+        headers: { ...t.headers, "content-type": `application/json; charset=${charset}` },
+        body: Buffer.from(text, "latin1"),
+      });
+      expect(declared.status).toBe(415);
+      expect((await declared.json()).detail).toMatch(/unsupported charset .*: send the JSON body in UTF-8/);
+    }
+    expect(await prisma.tag.count({ where: { accountId: t.accountId, name: { startsWith: "caf" } } })).toBe(0);
+    // UTF-8 declared in any spelling is read as usual.
+    const utf8 = await fetch(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { ...t.headers, "content-type": "application/json; charset=UTF8" },
+      body: Buffer.from(text, "utf8"),
+    });
+    expect(utf8.status).toBe(200);
+    expect(await prisma.tag.count({ where: { accountId: t.accountId, name: "caf\u00e9" } })).toBe(1);
   });
 
   it("a NUL in a string literal is a 400 (graphql-js refuses unpaired surrogates itself); an escaped surrogate pair is ordinary text", async () => {
