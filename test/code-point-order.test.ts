@@ -102,6 +102,16 @@ describe("lists by name are in code-point order on every database", () => {
     expect(Object.keys(again.body.data[0].userActionCount)).toEqual(codePoint(NAMES));
   });
 
+  it("a long list of user actions (past the insertion sort's length) in code-point order too", async () => {
+    const t = await tenant("cp-actions");
+    const ids = Array.from({ length: 60 }, (_, i) => `${i % 2 ? "A" : "a"}${String(i).padStart(2, "0")}_${NAMES[i % NAMES.length]}`);
+    const r = await put("/endUsers", t, [{ id: "u1", userActionCount: Object.fromEntries([...ids].reverse().map((id, i) => [id, i])) }]);
+    expect(r.status, r.text).toBe(201);
+    const one = await get("/endUsers/u1?fields=useraction", t);
+    expect(one.status, one.text).toBe(200);
+    expect(Object.keys(one.body.userActionCount)).toEqual(codePoint(ids));
+  });
+
   it("segment names, as a field's deletion lists the segments whose rules read it", async () => {
     const t = await tenant("cp-segments");
     expect((await put("/endUserSchema", t, [{ name: "plan", type: "string" }])).status).toBe(200);
