@@ -35,6 +35,9 @@ function fieldType(model: string, column: string): string | undefined {
   return fieldTypes.get(model)?.get(column);
 }
 
+/** Whether `model` has a scalar column `column` (the Prisma datamodel's). */
+export const hasColumn = (model: string, column: string): boolean => fieldType(model, column) !== undefined;
+
 let nowFields: Map<string, string[]> | undefined;
 /**
  * The columns Prisma fills with the current time when a create leaves them out: `@updatedAt`, and
@@ -301,10 +304,10 @@ export async function selectWhere(
   columns: readonly string[],
   where: unknown,
   /** PostgreSQL row locks (src/db/locks.ts lockRows): the rows locked in the order of `orderBy` */
-  lock?: { orderBy: string; mode: "FOR UPDATE" | "FOR NO KEY UPDATE" },
+  lock?: { orderBy: readonly string[]; mode: "FOR UPDATE" | "FOR NO KEY UPDATE" },
 ): Promise<Row[] | null> {
   const w = simpleWhere(dialect, model, where);
   if (!w) return null;
-  const tail = lock ? ` ORDER BY "${lock.orderBy}" ${lock.mode}` : "";
+  const tail = lock ? ` ORDER BY ${lock.orderBy.map((c) => `"${c}"`).join(", ")} ${lock.mode}` : "";
   return queryWithJson(db, `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${model}" WHERE ${w.conditions}${tail}`, w.json, w.uses);
 }

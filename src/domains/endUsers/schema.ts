@@ -345,7 +345,7 @@ export async function upsertEndUsers(accountId: string, items: WriteItem[]): Pro
 
     const now = new Date();
     {
-      // The named users that exist, locked in id order (src/db/locks.ts), read by the same statement.
+      // The named users that exist, locked in the order of their ids (externalId; src/db/locks.ts), read by the same statement.
       const existing = new Map<string, string>();
       for (const r of await lockRows(
         tx,
@@ -476,7 +476,9 @@ async function eraseEndUsers(tx: Tx, accountId: string, rowIds: string[]): Promi
  * fold the erased values into the entry that eraseAuditTrail strips anyway.
  */
 async function deleteChildren(tx: Tx, rowIds: string[]): Promise<void> {
-  for (const model of ["EndUserValue", "EndUserAction"]) await deleteWhere(tx, dbKind(), model, { endUserId: { in: rowIds } });
+  for (const model of ["EndUserValue", "EndUserAction"])
+    if ((await deleteWhere(tx, dbKind(), model, { endUserId: { in: rowIds } })) === null)
+      throw new Error(`deleteChildren: ${model}.endUserId is no String column`);
 }
 
 /** Groups items that name the same set of fields, so one delete serves each group. */

@@ -7,6 +7,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { AppError } from "../../errors.js";
+import { longerThan } from "../../text.js";
 
 const blocked = new BlockList();
 for (const [net, bits] of [
@@ -64,7 +65,7 @@ const bad = (message: string) => new AppError(400, `url ${message}`, [{ path: "u
 /** The URL as the service will call it, or a 400 saying why not. Resolves the host (public addresses only). */
 export async function checkWebhookUrl(raw: unknown, allowPrivate: boolean): Promise<string> {
   if (typeof raw !== "string" || raw.trim() === "") throw bad("is required (an https:// URL)");
-  if (raw.length > 2_048) throw bad("must be at most 2048 characters");
+  if (longerThan(raw, 2_048)) throw bad("must be at most 2048 characters");
   let url: URL;
   try {
     url = new URL(raw.trim());
