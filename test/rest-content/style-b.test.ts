@@ -253,6 +253,30 @@ describe("B4/B5 createdAfter / updatedAfter", () => {
     expect(none.body).toEqual({ data: [], cursor: null });
   });
 
+  it("a cursor of one order (B4's creation, B5's update) is a 400 in the other, not a position read there", async () => {
+    const created = await req(`${pathB(t)}/content/createdAfter?fromTime=0&limit=2`, { headers: t.headers });
+    const updated = await req(`${pathB(t)}/content/updatedAfter?fromTime=0&limit=2`, { headers: t.headers });
+    expect([titles(created), titles(updated)]).toEqual([
+      ["l0", "t1"],
+      ["t5", "v4"],
+    ]);
+    // Each resumes its own walk...
+    expect(titles(await req(`${pathB(t)}/content/createdAfter?fromTime=0&limit=2&cursor=${created.body.cursor}`, { headers: t.headers }))).toEqual([
+      "f2",
+      "t3",
+    ]);
+    expect(titles(await req(`${pathB(t)}/content/updatedAfter?fromTime=0&limit=2&cursor=${updated.body.cursor}`, { headers: t.headers }))).toEqual([
+      "t3",
+      "f2",
+    ]);
+    // ...and is refused by the other.
+    for (const path of [`createdAfter?fromTime=0&cursor=${updated.body.cursor}`, `updatedAfter?fromTime=0&cursor=${created.body.cursor}`]) {
+      const r = await req(`${pathB(t)}/content/${path}`, { headers: t.headers });
+      expectProblem(r, 400, "cursor does not belong to this list");
+      expect(r.body.errors).toEqual([{ path: "cursor", message: "cursor from another list" }]);
+    }
+  });
+
   it("B4: type filter", async () => {
     const r = await req(`${pathB(t)}/content/createdAfter?fromTime=0&type=text`, { headers: t.headers });
     expectJson(r, 200);

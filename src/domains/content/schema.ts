@@ -137,23 +137,27 @@ builder.prismaObjectField(Account, "contents", (t) =>
     resolve: async (account, args, ctx, info) => {
       const limit = pageLimit(args, LIST_LIMITS.standard);
       const field = args.orderBy === "UPDATED" ? "updatedAt" : "createdAt";
+      // A cursor names its order, as the end users' do: one of the other order is a 400, not a
+      // position read in this one (it would skip or repeat rows). Cursors issued before they named
+      // it are read as creation cursors, the default order.
+      const order = args.orderBy === "UPDATED" ? { name: "UPDATED" } : { name: "CREATED", untagged: true };
       const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       // Content's own fields, with or without their tags (every selection today: Content has no
       // plugin-prisma relation field), are one statement on the driver (./page.ts); any other
       // selection plugin-prisma would plan goes through Prisma.
       if (JSON.stringify(query) === "{}") {
-        const after = cursorPosition(args.after, true) as { sort: Date; id: string } | null;
+        const after = cursorPosition(args.after, true, order) as { sort: Date; id: string } | null;
         const tags = tagColumnsFor(info, CONNECTION_RECORDS);
         const rows = (await contentPage(account.id, args.filter ?? {}, field, after, limit + 1, tags)) as unknown as Prisma.ContentGetPayload<object>[];
-        return connectionFrom(toPage(rows, limit), (r) => r[field]);
+        return connectionFrom(toPage(rows, limit), (r) => r[field], undefined, order.name);
       }
       const rows = await prisma.content.findMany({
         ...query,
-        where: { AND: [{ accountId: account.id }, filterWhere(args.filter), afterCursor(field, args.after, true)] },
+        where: { AND: [{ accountId: account.id }, filterWhere(args.filter), afterCursor(field, args.after, true, "asc", "id", order)] },
         orderBy: [{ [field]: "asc" }, { id: "asc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => r[field]);
+      return connectionFrom(toPage(rows, limit), (r) => r[field], undefined, order.name);
     },
   }),
 );
