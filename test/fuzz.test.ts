@@ -48,6 +48,12 @@ const NOISE = (() => {
   return Array.from({ length: 6_000 }, () => String.fromCharCode(33 + r.int(94))).join("");
 })();
 
+/** 256 characters of 4 bytes each (1 KB of UTF-8) that do not compress: past what a PostgreSQL index entry holds, several in one key. */
+const WIDE = (() => {
+  const r = seeded(7);
+  return Array.from({ length: 256 }, () => String.fromCodePoint(0x10000 + r.int(0xf0000))).join("");
+})();
+
 /** Values no route expects where they land (each has made some service somewhere answer a 500). */
 const HOSTILE: unknown[] = [
   NOISE,
@@ -103,6 +109,8 @@ const HOSTILE: unknown[] = [
 /** Strings for path segments and query values (what a URL carries). */
 const HOSTILE_TEXT: string[] = [
   NOISE.slice(0, 3_000),
+  NOISE.slice(0, 4_000),
+  WIDE,
   "",
   " ",
   "\u0000",
