@@ -235,11 +235,14 @@ describe("POST /events", () => {
     const over = await post(t, [
       { type: "user_action", time: T, endUserId: user, actionId: `${wide(128)}x` },
       { type: "selfhelp_search", time: T, endUserId: user, searchTerm: `${wide(250)}x`, resultCount: 0 },
+      // 668 bytes as sent, 1,002 once lower-cased (U+023A → U+2C65): the stored form is measured.
+      { type: "selfhelp_search", time: T, endUserId: user, searchTerm: "\u023a".repeat(334), resultCount: 0 },
     ]);
     expectProblem(over, 400);
     expect(over.body.errors).toEqual([
       { path: "[0]", message: "actionId must be at most 512 bytes of UTF-8 (and 256 characters)" },
       { path: "[1]", message: "searchTerm must be at most 1000 bytes of UTF-8 (and 500 characters)" },
+      { path: "[2]", message: "searchTerm must be at most 1000 bytes of UTF-8 (and 500 characters)" },
     ]);
     expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(5);
   });

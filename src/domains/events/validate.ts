@@ -129,7 +129,7 @@ export function checkEvent(
     const max = TEXT_MAX[f] ?? ID_MAX;
     if (typeof v !== "string" || v.trim() === "") problems.push(`${n(f)} must be a non-empty string`);
     else if (longerThan(v, max)) problems.push(`${n(f)} must be at most ${max} characters`);
-    else if (tooManyBytes(v, BYTES_MAX[f])) problems.push(`${n(f)} must be at most ${BYTES_MAX[f]} bytes of UTF-8 (and ${max} characters)`);
+    else if (tooManyBytes(storedForm(f, v), BYTES_MAX[f])) problems.push(`${n(f)} must be at most ${BYTES_MAX[f]} bytes of UTF-8 (and ${max} characters)`);
   }
   // End users are created from events: their ids obey the end-user rules (no comma, no white space
   // at either end: ids appear in the comma lists of deletes, which trim their entries), or a user
@@ -164,12 +164,12 @@ export function checkEvent(
       contentId: s("contentId"),
       widget: (it.widget as string | undefined) ?? null,
       step: (it.step as number | undefined) ?? null,
-      searchTerm: it.searchTerm == null ? null : (it.searchTerm as string).trim().toLowerCase(),
+      searchTerm: it.searchTerm == null ? null : storedForm("searchTerm", it.searchTerm as string),
       resultCount: (it.resultCount as number | undefined) ?? null,
       useful: (it.useful as boolean | undefined) ?? null,
       comment: s("comment"),
       actionId: s("actionId"),
-      domain: it.domain == null ? null : foldDomain(it.domain as string),
+      domain: it.domain == null ? null : storedForm("domain", it.domain as string),
       userName: s("userName"),
     },
   };
@@ -193,6 +193,15 @@ export function foldDomain(value: string): string {
   // Only a name that encodes back to what was sent: a malformed label stays as sent.
   const unicode = domainToUnicode(folded);
   return unicode && domainToASCII(unicode) === folded ? unicode : folded;
+}
+
+/**
+ * A string as it is stored: a search term trimmed and lower-cased, a domain folded (foldDomain).
+ * The byte caps hold for this form, which can be longer than what was sent (lower-casing U+023A
+ * takes 2 bytes to 3; a punycode label decodes to Unicode).
+ */
+function storedForm(f: Field, v: string): string {
+  return f === "searchTerm" ? v.trim().toLowerCase() : f === "domain" ? foldDomain(v) : v;
 }
 
 /** Whether `v` takes more than `max` bytes in UTF-8 (never for `max` undefined; counted only when a UTF-16 unit's 3 bytes could pass it). */

@@ -18,10 +18,15 @@ export function eventsProblem(events: unknown): string | null {
     return 'events must be a non-empty array of event types (or ["*"])';
   if (events.includes("*")) return events.length === 1 ? null : 'events: "*" stands alone (it means every type)';
   const unknown = events.filter((e) => !KNOWN.has(e));
-  if (unknown.length) return `unknown event type(s): ${unknown.slice(0, 5).join(", ")} (known: ${WEBHOOK_EVENT_TYPES.join(", ")}, or "*")`;
+  // (Each named at most 80 characters long: a problem does not echo a client's megabyte back.)
+  if (unknown.length)
+    return `unknown event type(s): ${unknown
+      .slice(0, 5)
+      .map((e) => e.slice(0, 80))
+      .join(", ")} (known: ${WEBHOOK_EVENT_TYPES.join(", ")}, or "*")`;
   // A repeat would be stored and listed back as sent: refused, as a bulk write's repeated item is.
   const repeated = events.find((e, i) => events.indexOf(e) !== i);
-  return repeated === undefined ? null : `events lists '${repeated}' more than once`;
+  return repeated === undefined ? null : `events lists '${repeated.slice(0, 80)}' more than once`;
 }
 
 export const subscribes = (events: readonly string[], type: string) => events.includes("*") || events.includes(type);
