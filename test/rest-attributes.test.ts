@@ -128,6 +128,28 @@ describe("records (B20, B21, B23)", () => {
     expect(create.additionalAttributes).toMatchObject({ region: "emea", seats: 250, secret: "[encrypted]" });
   });
 
+  it("a create answers exactly what a read gives, byte for byte, without reading its records back", async () => {
+    const t = await withSchema("iacreate");
+    const body = [
+      // Secondary attributes in an order other than the code point order of their names.
+      {
+        attributeName: "company",
+        attributeValue: "initech",
+        additionalAttributes: { secret: "s", seats: 2.5, renewal: -86_400_000, region: "apac", enterprise: false },
+      },
+      { attributeName: "company", attributeValue: "hooli" },
+    ];
+    const { result: created, sql } = await sqlOf(() => put("/integrationAttributes", t, body));
+    expect(created.status, created.text).toBe(201);
+    // No read of AttributeRecord after the write (the read-back was a findMany per 500 records).
+    expect(sql.filter((q) => /^SELECT/i.test(q) && /AttributeRecord[`"]\.[`"]updatedBy/.test(q))).toEqual([]);
+    const listed = await get("/integrationAttributes?primaryAttrName=company&limit=10", t);
+    expect(listed.status, listed.text).toBe(200);
+    const byValue = new Map(listed.body.data.map((r: { attributeValue: string }) => [r.attributeValue, r]));
+    expect(JSON.stringify(created.body.data)).toBe(JSON.stringify([byValue.get("initech"), byValue.get("hooli")]));
+    expect(Object.keys(created.body.data[0].additionalAttributes)).toEqual(["enterprise", "region", "renewal", "seats", "secret"]);
+  });
+
   it("checks every item alone: 207 with the valid ones written, 400 when all fail", async () => {
     const r = await put("/integrationAttributes", t, [
       { attributeName: "company", attributeValue: "initech" },

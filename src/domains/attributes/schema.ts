@@ -28,6 +28,7 @@ import {
   repeatsOf,
 } from "../../schema/bulk.js";
 import { CONNECTION_RECORDS, connectionFrom, decodeCursor, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
+import { compareCodePoints } from "../../text.js";
 import { Account, requireAccount } from "../accounts/schema.js";
 import {
   decodeValue,
@@ -92,12 +93,20 @@ export const IntegrationAttribute = builder.prismaObject("AttributeRecord", {
       type: "CustomValues",
       description: "Secondary attributes: name → value, typed by the attribute schema (encrypted values decrypted).",
       select: { values: true },
-      resolve: (r) => Object.fromEntries(r.values.map((v) => [v.name, decodeValue(v as StoredValue)])),
+      // By name in code point order, whether the record was read back (in the database's order) or
+      // is the one a create wrote (in the request's order).
+      resolve: (r) => Object.fromEntries(byName(r.values).map((v) => [v.name, decodeValue(v as StoredValue)])),
     }),
     lastUpdateTime: t.expose("updatedAt", { type: "Timestamp" }),
     lastUpdatedBy: t.exposeString("updatedBy", { nullable: true, description: "The user whose request last changed the record." }),
   }),
 });
+
+/** Values sorted by name (code point order), in place; sorted only when out of order. */
+function byName<T extends { name: string }>(values: T[]): T[] {
+  if (values.some((v, i) => i > 0 && compareCodePoints(values[i - 1]!.name, v.name) > 0)) values.sort((a, b) => compareCodePoints(a.name, b.name));
+  return values;
+}
 
 /** Primary types whose records B23 lists in numeric order, by "attributeNum" (a timestamp's epoch ms). */
 const NUMERIC_PRIMARY = new Set(["double", "timestamp"]);
@@ -384,17 +393,42 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
       [...v.values.entries()].filter(([, s]) => s !== null).map(([name, s]) => ({ recordId: rowId.get(v)!, accountId, name, ...s! })),
     );
     if (rows.length) await tx.attributeRecordValue.createMany({ data: rows });
+    // A created record's reply is exactly what this transaction wrote (attachRecords reads back
+    // only the records that existed): 10,000 new records read back through Prisma took ~0.5 s.
+    const valuesOf = new Map<string, (typeof rows)[number][]>();
+    for (const r of rows) {
+      const list = valuesOf.get(r.recordId);
+      if (list) list.push(r);
+      else valuesOf.set(r.recordId, [r]);
+    }
+    const createdIds = new Set(created.map((c) => c.id));
+    const createdRows = new Map(created.map((c) => [c.id, c]));
+    for (const v of valid) {
+      const id = rowId.get(v)!;
+      if (createdIds.has(id)) results[v.index]!.record = { ...createdRows.get(id)!, values: valuesOf.get(id) ?? [] };
+    }
     return results;
   }, TX);
+}
+
+/** Whether a planned query of records selects nothing beyond their columns and `values`, all of which a write knows. */
+function writtenSelection(query: object): boolean {
+  const keys = Object.keys(query);
+  if (keys.length === 0) return true;
+  if (keys.length !== 1 || keys[0] !== "include") return false;
+  const include = (query as { include: Record<string, unknown> }).include;
+  return Object.keys(include).every((k) => k === "values" && include[k] === true);
 }
 
 /** Reads the written records back for the reply, with what the caller selected. */
 async function attachRecords(accountId: string, results: RecordItem[], ctx: object, info: GraphQLResolveInfo) {
   const ok = results.filter((r) => r.statusCode < 300 && r.id);
   if (!ok.length) return;
+  // (Also records, for the fields below the path, that their selection is loaded: created rows included.)
   const query = queryFromInfo({ context: ctx, info, path: ["results", "integrationAttribute"], typeName: "IntegrationAttribute" });
+  const toRead = writtenSelection(query) ? ok.filter((r) => !r.record) : ok;
   const byKey = new Map<string, unknown>();
-  for (const part of chunksOf(ok, 500)) {
+  for (const part of chunksOf(toRead, 500)) {
     const pairs = part.map((r) => parsePair(r.id!) as { name: string; value: string });
     const rows = await prisma.attributeRecord.findMany({
       ...query,
@@ -402,7 +436,7 @@ async function attachRecords(accountId: string, results: RecordItem[], ctx: obje
     });
     for (const r of rows) byKey.set(`${r.attributeName}__svc__${r.attributeValue}`, r);
   }
-  for (const r of ok) r.record = byKey.get(r.id!) ?? null;
+  for (const r of toRead) r.record = byKey.get(r.id!) ?? null;
 }
 
 builder.mutationField("upsertIntegrationAttributes", (t) =>
