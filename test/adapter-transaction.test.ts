@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createRows, updateRows } from "../src/audit/recorder.js";
 import { adapterTransactionOf } from "../src/db/adapterTransaction.js";
 import { dbKind, withTransaction } from "../src/db/index.js";
-import { deleteWhere, selectWhere } from "../src/db/insert.js";
+import { deleteWhere, selectWhere, uniqueInAccount } from "../src/db/insert.js";
 import { newId } from "../src/ids.js";
 import { prisma, type Tenant, tenant } from "./helpers.js";
 
@@ -149,5 +149,12 @@ describe("updates of rows that set different columns (src/db/insert.ts updateRow
         [d, ["mixed-d", "d desc"]],
       ]),
     );
+  });
+});
+
+describe("row locks' order (src/db/locks.ts lockRows)", () => {
+  it("is the key's alone where a key names one row of an account, the key and the id where it can name several", () => {
+    const keys = ["EndUser.externalId", "Tag.name", "Content.id", "Segment.id", "AttributeRecord.attributeValue"];
+    expect(keys.map((k) => uniqueInAccount(k.split(".")[0]!, k.split(".")[1]!))).toEqual([true, true, true, true, false]);
   });
 });

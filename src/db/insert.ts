@@ -38,6 +38,14 @@ function fieldType(model: string, column: string): string | undefined {
 /** Whether `model` has a scalar column `column` (the Prisma datamodel's). */
 export const hasColumn = (model: string, column: string): boolean => fieldType(model, column) !== undefined;
 
+/** Whether a value of `column` names one row of `model` within an account: its id, unique, or unique with "accountId". */
+export function uniqueInAccount(model: string, column: string): boolean {
+  const m = getDatamodel().datamodel.models[model];
+  if (!m) return false;
+  if (m.fields.some((f) => f.name === column && (f.isId || f.isUnique))) return true;
+  return m.uniqueIndexes.some((u) => u.fields.length === 2 && u.fields.includes("accountId") && u.fields.includes(column));
+}
+
 let nowFields: Map<string, string[]> | undefined;
 /**
  * The columns Prisma fills with the current time when a create leaves them out: `@updatedAt`, and

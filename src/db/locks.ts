@@ -4,7 +4,7 @@
 // two bulk writes of the same records in opposite orders then queue instead of deadlocking.
 // SQLite has one writer connection that runs one transaction at a time: nothing to lock.
 import { dbKind, type Tx } from "./index.js";
-import { hasColumn, selectWhere } from "./insert.js";
+import { hasColumn, selectWhere, uniqueInAccount } from "./insert.js";
 
 /**
  * `FOR NO KEY UPDATE` for updates (it does not block inserts of rows referencing the locked ones),
@@ -34,9 +34,9 @@ export async function lockRows(
   const list = [...new Set(keys)];
   if (!list.length) return [];
   const where = { ...(opts.accountId ? { accountId: opts.accountId } : {}), [column]: { in: list } };
-  // Ordered by the key and then the row id: a key need not be unique on its own (an attribute
-  // value belongs to one record per attribute name), and rows of one key must lock in one order too.
-  const orderBy = column === "id" || !hasColumn(table, "id") ? [column] : [column, "id"];
+  // Ordered by the key, and then the row id where a key can name several rows (an attribute value
+  // belongs to one record per attribute name): rows of one key must lock in one order too.
+  const orderBy = uniqueInAccount(table, column) || !hasColumn(table, "id") ? [column] : [column, "id"];
   const lock = postgres ? { orderBy, mode: opts.mode === "delete" ? ("FOR UPDATE" as const) : ("FOR NO KEY UPDATE" as const) } : undefined;
   const rows = await selectWhere(tx, postgres ? "postgres" : "sqlite", table, opts.select ?? [column], where, lock);
   if (!rows) throw new Error(`lockRows(${table}.${column}): a String column of the model is needed`);
