@@ -275,14 +275,15 @@ export function createApp(config: Config) {
         readBounded(req, res, JSON_BODY_LIMIT_BYTES).then(
           (body) => {
             const type = req.headers["content-type"] ?? "";
+            const json = /json/i.test(type);
             // Yoga and the fast path read every body as UTF-8: another declared charset is refused
             // (415, as body-parser answers it on the REST routes), and bytes that are not UTF-8 are a
             // 400, not text stored with U+FFFD in place of what was sent.
             const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1]?.toLowerCase();
-            if (/json/i.test(type) && charset !== undefined && charset !== "utf-8" && charset !== "utf8")
+            if (json && charset !== undefined && charset !== "utf-8" && charset !== "utf8")
               return refuseBody(res, new AppError(415, `unsupported charset "${charset.slice(0, 40).toUpperCase()}": send the JSON body in UTF-8`));
-            if (/json/i.test(type) && !isUtf8(body)) return refuseBody(res, notUtf8Error("body"));
-            if (/json/i.test(type) && nestedPast(body)) return refuseBody(res, tooDeepError("body"));
+            if (json && !isUtf8(body)) return refuseBody(res, notUtf8Error("body"));
+            if (json && nestedPast(body)) return refuseBody(res, tooDeepError("body"));
             // Decoded here, so the fast path and Yoga (which decodes none) read plain JSON.
             delete req.headers["content-encoding"];
             req.headers["content-length"] = String(body.length);

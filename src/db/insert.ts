@@ -38,12 +38,20 @@ function fieldType(model: string, column: string): string | undefined {
 /** Whether `model` has a scalar column `column` (the Prisma datamodel's). */
 export const hasColumn = (model: string, column: string): boolean => fieldType(model, column) !== undefined;
 
+let uniqueColumns: Map<string, Set<string>> | undefined;
 /** Whether a value of `column` names one row of `model` within an account: its id, unique, or unique with "accountId". */
 export function uniqueInAccount(model: string, column: string): boolean {
-  const m = getDatamodel().datamodel.models[model];
-  if (!m) return false;
-  if (m.fields.some((f) => f.name === column && (f.isId || f.isUnique))) return true;
-  return m.uniqueIndexes.some((u) => u.fields.length === 2 && u.fields.includes("accountId") && u.fields.includes(column));
+  // Built once (getDatamodel parses the whole datamodel's JSON on every call).
+  uniqueColumns ??= new Map(
+    Object.entries(getDatamodel().datamodel.models).map(([name, m]) => [
+      name,
+      new Set([
+        ...m.fields.filter((f) => f.isId || f.isUnique).map((f) => f.name),
+        ...m.uniqueIndexes.filter((u) => u.fields.length === 2 && u.fields.includes("accountId")).map((u) => u.fields.find((f) => f !== "accountId")!),
+      ]),
+    ]),
+  );
+  return uniqueColumns.get(model)?.has(column) ?? false;
 }
 
 let nowFields: Map<string, string[]> | undefined;

@@ -401,11 +401,10 @@ export async function upsertIntegrationAttributes(accountId: string, items: Writ
       if (list) list.push(r);
       else valuesOf.set(r.recordId, [r]);
     }
-    const createdIds = new Set(created.map((c) => c.id));
     const createdRows = new Map(created.map((c) => [c.id, c]));
     for (const v of valid) {
-      const id = rowId.get(v)!;
-      if (createdIds.has(id)) results[v.index]!.record = { ...createdRows.get(id)!, values: valuesOf.get(id) ?? [] };
+      const row = createdRows.get(rowId.get(v)!);
+      if (row) results[v.index]!.record = { ...row, values: valuesOf.get(row.id!) ?? [] };
     }
     return results;
   }, TX);
