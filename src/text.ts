@@ -8,9 +8,14 @@ import type { DocumentNode } from "graphql";
 import { Kind, visit } from "graphql";
 import { AppError } from "./errors.js";
 
-/** `\u0000` or a `\uD800`–`\uDFFF` escape: what a JSON or GraphQL text must contain to carry either. */
+/**
+ * `\u0000` or a `\uD800`–`\uDFFF` escape, or a NUL as it is: what a JSON or GraphQL text must
+ * contain to carry either. (GraphQL allows U+0000 as it is in a string literal, and a GraphQL text
+ * sent in JSON arrives decoded: `"query": "{ tag(name: \"a\u0000\") … }"` holds one. An unpaired
+ * surrogate as it is is a syntax error there, and JSON text cannot hold a raw NUL.)
+ */
 const SUSPECT_ESCAPE = /\\u(0000|[dD][89a-fA-F])/;
-export const mayCarryUnstorableText = (raw: string): boolean => SUSPECT_ESCAPE.test(raw);
+export const mayCarryUnstorableText = (raw: string): boolean => raw.includes("\u0000") || SUSPECT_ESCAPE.test(raw);
 
 /** In a `u` regular expression a surrogate pair is one code point: `\p{Cs}` matches only unpaired halves. */
 const UNPAIRED_SURROGATE = /\p{Cs}/u;

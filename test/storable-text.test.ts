@@ -127,6 +127,17 @@ describe("GraphQL over HTTP", () => {
     expect(ok.body.data.upsertTags.results[0].statusCode).toBe(201);
     expect(await prisma.tag.findFirst({ where: { accountId: t.accountId, name: "g😀" } })).not.toBeNull();
   });
+
+  it("a NUL written raw in a string literal (JSON's \\u0000 decoded into the query text) is a 400 too, not the database's error (a 500 on PostgreSQL)", async () => {
+    // The query text itself holds U+0000 (GraphQL allows it in a string as sent): the escape check alone did not see it.
+    const read = await graphql(`{ account(id: "${t.accountId}") { tag(name: "g\u0000") { id } content(id: "c\u0000") { id } } }`);
+    expect400(read, "string literal at line 1");
+    const write = await graphql(
+      `mutation {\n upsertTags(accountId: "${t.accountId}", input: [{ name: "raw", description: "d\u0000" }]) { results { statusCode } } }`,
+    );
+    expect400(write, "string literal at line 2");
+    expect(await prisma.tag.count({ where: { accountId: t.accountId, name: "raw" } })).toBe(0);
+  });
 });
 
 describe("compareCodePoints", () => {
