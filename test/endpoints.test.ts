@@ -6,7 +6,9 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, createUser } from "../src/admin.js";
 import { requestScope } from "../src/audit/requestScope.js";
+import { loadConfig } from "../src/config.js";
 import { withTransaction } from "../src/db/index.js";
+import { configureDocumentLimits, limitsOf } from "../src/graphql/armor.js";
 import { call, expectJson, expectProblem, gql, httpGet, pathB, prisma, type Server, sqlOf, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
@@ -174,6 +176,36 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
       400,
       /^This endpoint's document is past this API's limits on a GraphQL document \(Aliases limit of 15 exceeded, found 20\.\): save it again within them\./,
     );
+  });
+
+  it("a document with a NUL in a string literal is a 400 on save, by text or documentId; one saved before that is a 400 when called, not the database's 500", async () => {
+    // `\u0000` is a GraphQL escape in the text (storable); its value is what PostgreSQL's text cannot hold.
+    const text = 'query Nul($accountId: String!) { account(id: $accountId) { tag(name: "a\\u0000") { id } } }';
+    const before = await prisma.savedEndpoint.count({ where: { accountId: a.accountId } });
+    expectProblem(await put(a, "nul", { document: text }), 400, /^document has a string literal at line 1: text must not contain NUL/);
+    expect(await prisma.persistedDocument.count({ where: { accountId: a.accountId, hash: sha(text) } })).toBe(0);
+    // Stored by an earlier version (the manifest refuses it now too), then named by id: the same 400.
+    await asSystem((tx) => tx.persistedDocument.create({ data: { accountId: a.accountId, hash: sha(text), text } }));
+    expectProblem(await put(a, "nul", { documentId: `sha256:${sha(text)}` }), 400, /^document has a string literal at line 1/);
+    expect(await prisma.savedEndpoint.count({ where: { accountId: a.accountId } })).toBe(before);
+    const now = new Date();
+    await asSystem((tx) =>
+      tx.savedEndpoint.create({
+        data: {
+          id: `ep_nul_${a.accountId}`,
+          accountId: a.accountId,
+          name: "old-nul",
+          method: "GET",
+          documentHash: sha(text),
+          maxAgeSeconds: 0,
+          variables: "[]",
+          createdAt: now,
+          updatedAt: now,
+        },
+      }),
+    );
+    expectProblem(await run(a, "old-nul"), 400, /^This endpoint's document has a string literal at line 1: text must not contain NUL/);
+    await asSystem((tx) => tx.savedEndpoint.delete({ where: { id: `ep_nul_${a.accountId}` } }));
   });
 
   it("another account's endpoints: 403 through its path, 404 under one's own; nothing of it listed", async () => {
@@ -466,5 +498,52 @@ describe("over GraphQL", () => {
     const headers = { "x-service-integration-key": key, "x-service-user": email };
     expectJson(await run(b, "secret", "", headers), 200);
     expectProblem(await run(a, "secret", "", headers), 404);
+  });
+});
+
+describe("with INTROSPECTION=false", () => {
+  let off: Server;
+  beforeAll(async () => {
+    off = await startServer({ INTROSPECTION: "false" });
+  });
+  afterAll(async () => {
+    await off.close();
+    // The limits stored documents are held to are the last app's: back to this file's server's.
+    configureDocumentLimits(limitsOf(loadConfig()));
+  });
+
+  it("an endpoint or a manifest asking __schema or __type is a 400, as POST /graphql refuses it, and no hint names a field; one saved before is a 400 when called", async () => {
+    const putOff = (name: string, body: unknown) => call(`${off.url}${pathB(a)}/endpoints/${name}`, { method: "PUT", headers: a.headers, body });
+    const before = await prisma.savedEndpoint.count({ where: { accountId: a.accountId } });
+    const schemaText = "query Types { __schema { types { name } } }";
+    const typeText = 'query T { __type(name: "Account") { fields { name } } }';
+    for (const text of [schemaText, typeText])
+      expectProblem(await putOff("intro", { document: text }), 400, /^document is not valid for this API: GraphQL introspection has been disabled/);
+    const typo = await putOff("typo", { document: "query Me { viewer { emal } }" });
+    expectProblem(typo, 400, /^document is not valid for this API: Cannot query field "emal" on type "Viewer"\. \[Suggestion hidden\]$/);
+    const pushed = await call(`${off.url}${pathB(a)}/graphql/documents`, { method: "POST", headers: a.headers, body: { [sha(typeText)]: typeText } });
+    expectProblem(pushed, 400, /introspection has been disabled/);
+    expect(await prisma.savedEndpoint.count({ where: { accountId: a.accountId } })).toBe(before);
+    expect(await prisma.persistedDocument.count({ where: { accountId: a.accountId, hash: { in: [sha(schemaText), sha(typeText)] } } })).toBe(0);
+
+    // Saved while introspection was on, then called with it off: refused, nothing runs.
+    const now = new Date();
+    await asSystem(async (tx) => {
+      await tx.persistedDocument.create({ data: { accountId: a.accountId, hash: sha(typeText), text: typeText } });
+      await tx.savedEndpoint.create({
+        data: {
+          id: `ep_intro_${a.accountId}`,
+          accountId: a.accountId,
+          name: "intro-old",
+          method: "GET",
+          documentHash: sha(typeText),
+          maxAgeSeconds: 0,
+          variables: "[]",
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+    });
+    expectProblem(await call(`${off.url}${pathB(a)}/run/intro-old`, { headers: a.headers }), 400, /introspection is disabled/);
   });
 });

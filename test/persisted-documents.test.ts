@@ -86,6 +86,12 @@ describe("the manifest: POST /v1/accounts/{accountId}/graphql/documents", () => 
     expectProblem(r3, 400, /is past this API's limits on a GraphQL document: .*alias/i);
     const tokens = `query Long { ${"__typename ".repeat(3_000)}}`;
     expectProblem(await push(b, { [sha(tokens)]: tokens }), 400, /is past this API's limits on a GraphQL document: Token limit of 2000 exceeded/);
+    // A string literal holding NUL (a GraphQL escape, storable as text): run by id it would reach the
+    // database with it (POST /graphql refuses the same literal in a text), so it is not stored.
+    const nul = 'query Nul($accountId: String!) { account(id: $accountId) { tag(name: "a\\u0000") { id } } }';
+    const r4 = await push(b, { [sha(nul)]: nul });
+    expectProblem(r4, 400, /has a string literal at line 1: text must not contain NUL/);
+    expect(r4.body.errors).toEqual([{ path: sha(nul), message: expect.stringContaining("has a string literal at line 1") }]);
     expect(await prisma.persistedDocument.count({ where: { accountId: b.accountId } })).toBe(0);
   });
 

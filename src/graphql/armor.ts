@@ -2,7 +2,17 @@
 // directives. A rejected document is the caller's fault, so it answers 400 with a message that names
 // the limit, whatever the client's Accept header (Yoga would answer 200 for plain application/json).
 import { ApolloArmor, EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
-import { type DocumentNode, GraphQLError, type GraphQLSchema, parse, type ValidationContext, type ValidationRule, validate } from "graphql";
+import {
+  type DocumentNode,
+  GraphQLError,
+  type GraphQLSchema,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  type ValidationContext,
+  type ValidationRule,
+  validate,
+} from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { type Config, loadConfig } from "../config.js";
 
@@ -16,6 +26,8 @@ export interface GraphQLLimits {
   maxDirectives: number;
   /** Hide "Did you mean …?" hints; sensible when introspection is off, or they leak the schema. */
   blockFieldSuggestions: boolean;
+  /** Whether `__schema` and `__type` may be asked (INTROSPECTION). */
+  introspection: boolean;
 }
 
 function rejecter(limit: string) {
@@ -42,6 +54,7 @@ export function limitsOf(config: Config): GraphQLLimits {
     maxTokens: config.GRAPHQL_MAX_TOKENS,
     maxDirectives: config.GRAPHQL_MAX_DIRECTIVES,
     blockFieldSuggestions: !config.INTROSPECTION,
+    introspection: config.INTROSPECTION,
   };
 }
 
@@ -124,3 +137,18 @@ export function documentPastLimits(text: string, schema: GraphQLSchema): string[
 
 /** The limits stored documents are held to now. */
 export const documentLimitsNow = (): GraphQLLimits => (documentLimits ??= limitsOf(loadConfig()));
+
+/** graphql-js's rules, and the one refusing `__schema`/`__type` when introspection is off (as Yoga's useDisableIntrospection adds). */
+const closedRules = [...specifiedRules, NoSchemaIntrospectionCustomRule];
+
+/**
+ * A stored document's errors against the schema, as POST /graphql would report them with the
+ * configuration now: introspection refused when it is off, and "Did you mean …?" hints hidden then
+ * (armor's mask), since a saved endpoint or a manifest answers these messages outside Yoga.
+ */
+export function documentValidationErrors(schema: GraphQLSchema, document: DocumentNode): string[] {
+  const limits = documentLimitsNow();
+  const errors = validate(schema, document, limits.introspection ? specifiedRules : closedRules);
+  const messages = errors.map((e) => e.message);
+  return limits.blockFieldSuggestions ? messages.map((m) => m.replace(/Did you mean ".+"\?/g, "[Suggestion hidden]").trim()) : messages;
+}

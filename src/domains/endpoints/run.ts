@@ -22,6 +22,7 @@ import {
   type OperationDefinitionNode,
   parse,
   typeFromAST,
+  visit,
 } from "graphql";
 import { LRUCache } from "lru-cache";
 import { onCommit } from "../../audit/recorder.js";
@@ -29,7 +30,7 @@ import { authorize, followAuthChanges } from "../../auth/identity.js";
 import type { Context } from "../../context.js";
 import { prisma } from "../../db/index.js";
 import { AppError, type FieldError, knownError } from "../../errors.js";
-import { documentPastLimits } from "../../graphql/armor.js";
+import { documentLimitsNow, documentPastLimits } from "../../graphql/armor.js";
 import type { ChargeRequest } from "../../graphql/budget.js";
 import { type CompiledOperation, compileOperation } from "../../graphql/compiled.js";
 import { accountsOf, type CostPlan, costPlan } from "../../graphql/cost.js";
@@ -44,7 +45,7 @@ import type { JsonSchema } from "../../rest/docs.js";
 import { methodNotAllowed, problem, problemOf, sendProblem } from "../../rest/problem.js";
 import { reply } from "../../rest/responses.js";
 import { jsonBodyParser, runRoute } from "../../rest/router.js";
-import { findUnstorableText, unstorableTextError } from "../../text.js";
+import { findUnstorableText, unstorableLiteral, unstorableTextError } from "../../text.js";
 import { requireAccount } from "../accounts/schema.js";
 import { ACCOUNT_VARIABLE, ENDPOINT_NAME, type EndpointVariable, MAX_ENDPOINTS, soleOperation, variablesOf } from "./store.js";
 
@@ -62,6 +63,10 @@ interface Prepared {
   document: DocumentNode;
   /** each variable's type, by name */
   types: Map<string, GraphQLInputType>;
+  /** Why it cannot run whatever the configuration, when saved before the save checked it (a NUL in a string literal). */
+  refusal: AppError | null;
+  /** Whether it asks `__schema` or `__type` (refused while INTROSPECTION is off). */
+  introspects: boolean;
 }
 
 export interface EndpointExecution {
@@ -96,7 +101,9 @@ export function endpointRouter(execution: EndpointExecution): Router {
     for (const v of definition.variableDefinitions ?? []) types.set(v.variable.name.value, typeFromAST(execution.schema, v.type) as GraphQLInputType);
     // The document is a persisted one of the account: its span names it as POST /graphql's by id do.
     const operation = { ...compileOperation(execution.schema, document), documentId: `sha256:${hash}` };
-    const prepared = { operation, cost: costPlan(execution.schema, document), definition, document, types };
+    const literal = unstorableLiteral(document);
+    const refusal = literal ? new AppError(400, `This endpoint's document has a ${literal.message}: save it again without.`) : null;
+    const prepared = { operation, cost: costPlan(execution.schema, document), definition, document, types, refusal, introspects: introspects(document) };
     compiled.set(key, prepared);
     return prepared;
   };
@@ -126,6 +133,10 @@ export function endpointRouter(execution: EndpointExecution): Router {
         });
         prepared = prepare(endpoint.documentHash, doc.text);
       }
+      // Saved before the save refused these: nothing runs (a NUL reaches the database; introspection is off now).
+      if (prepared.refusal) throw prepared.refusal;
+      if (prepared.introspects && !documentLimitsNow().introspection)
+        throw new AppError(400, "This endpoint's document asks __schema or __type, and GraphQL introspection is disabled on this API.");
       // From here the call is a row of the REST table, run by the table's own runRoute: the same
       // account gate and budget (charged by the operation's cost), body and
       // text checks, execution (counted, masked) and problem answers as every spec route.
@@ -186,6 +197,17 @@ export function endpointRouter(execution: EndpointExecution): Router {
   // DELETE here is not the endpoint named `openapi.json` (no endpoint can be), it is a 405.
   router.all(`${B}/endpoints/openapi.json`, methodNotAllowed(["GET"]));
   return router;
+}
+
+/** Whether a document selects `__schema` or `__type` anywhere (NoSchemaIntrospectionCustomRule's fields). */
+function introspects(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Field(node) {
+      if (node.name.value === "__schema" || node.name.value === "__type") found = true;
+    },
+  });
+  return found;
 }
 
 interface Definition {

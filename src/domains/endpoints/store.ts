@@ -2,16 +2,16 @@
 // saved), how it is stored (its text as one of the account's persisted documents, the endpoint
 // naming it by hash), and the variables a caller gives. The GraphQL mutations (schema.ts) and so
 // the REST rows (routes.ts) come here.
-import { type DocumentNode, type GraphQLSchema, Kind, type OperationDefinitionNode, parse, print, type TypeNode, validate } from "graphql";
+import { type DocumentNode, type GraphQLSchema, Kind, type OperationDefinitionNode, parse, print, type TypeNode } from "graphql";
 import { createRows } from "../../audit/recorder.js";
 import { clock } from "../../clock.js";
 import { withTransaction } from "../../db/index.js";
 import { lockAccountFor } from "../../db/locks.js";
 import { AppError, badRequest, type FieldError } from "../../errors.js";
-import { documentPastLimits } from "../../graphql/armor.js";
+import { documentPastLimits, documentValidationErrors } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
 import { newId } from "../../ids.js";
-import { longerThan } from "../../text.js";
+import { longerThan, unstorableLiteral } from "../../text.js";
 
 /** `name`: what a path segment can hold without escaping, and short enough for a metrics label. */
 export const ENDPOINT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -86,8 +86,13 @@ export function checkDocument(text: string, schema: GraphQLSchema): { document: 
   // worth validating, and graphql-js gives up on one with many errors ("Validation aborted.").
   const past = documentPastLimits(text, schema);
   if (past.length) throw bad("document", `is past this API's limits on a GraphQL document: ${past.join("; ")}`);
-  const errors = validate(schema, document);
-  if (errors.length) throw bad("document", `is not valid for this API: ${errors.map((e) => e.message).join("; ")}`);
+  // As POST /graphql validates a text: introspection refused and hints hidden when INTROSPECTION is off.
+  const errors = documentValidationErrors(schema, document);
+  if (errors.length) throw bad("document", `is not valid for this API: ${errors.join("; ")}`);
+  // A string literal holding NUL (`"\u0000"`) would reach the database at each call: PostgreSQL
+  // refuses it (a 500). POST /graphql refuses such a literal (src/graphql/storableText.ts); so here.
+  const literal = unstorableLiteral(document);
+  if (literal) throw bad("document", `has a ${literal.message}`);
   return { document, operation };
 }
 

@@ -3,12 +3,13 @@
 // the SHA-256 of its text, the text parses and validates against the schema): one bad entry is a
 // 400 naming it, and nothing of the manifest is stored. Texts past the GraphQL limits POST /graphql
 // holds every text to are refused like invalid ones.
-import { type DocumentNode, type GraphQLSchema, parse, validate } from "graphql";
+import { type DocumentNode, type GraphQLSchema, parse } from "graphql";
 import { createRows } from "../../audit/recorder.js";
 import { withTransaction } from "../../db/index.js";
 import { AppError, type FieldError } from "../../errors.js";
-import { documentLimitsNow, documentPastLimits } from "../../graphql/armor.js";
+import { documentLimitsNow, documentPastLimits, documentValidationErrors } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
+import { findUnstorableText, unstorableLiteral } from "../../text.js";
 
 /** Entries of one manifest, at most (a client's whole app fits; the body limit bounds the text). */
 export const MANIFEST_MAX_DOCUMENTS = 5_000;
@@ -53,6 +54,11 @@ export async function storeManifest(accountId: string, entries: readonly Manifes
       errors.push({ path: id, message: `is not the SHA-256 of its text (that is sha256:${sha256Hex(text)})` });
       continue;
     }
+    // A text PostgreSQL cannot store (a NUL; the CLI reads files no JSON check saw).
+    if (findUnstorableText(text, id)) {
+      errors.push({ path: id, message: "must not contain NUL (\\u0000) or unpaired surrogates" });
+      continue;
+    }
     let problems: string[];
     try {
       // Within the token limit from the first parse (a text past it is not parsed whole).
@@ -72,7 +78,14 @@ export async function storeManifest(accountId: string, entries: readonly Manifes
         errors.push({ path: id, message: `is past this API's limits on a GraphQL document: ${past.join("; ")}` });
         continue;
       }
-      problems = validate(schema, document).map((e) => e.message);
+      // As POST /graphql validates a text: introspection refused and hints hidden when INTROSPECTION is off.
+      problems = documentValidationErrors(schema, document);
+      // A string literal holding NUL would reach the database when run (POST /graphql refuses it in a text).
+      const literal = unstorableLiteral(document);
+      if (!problems.length && literal) {
+        errors.push({ path: id, message: `has a ${literal.message}` });
+        continue;
+      }
     } catch (err) {
       problems = [(err as Error).message];
     }
