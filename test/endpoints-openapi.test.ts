@@ -29,6 +29,13 @@ const ENDPOINTS: Record<string, { document: string; method?: string; description
     call: `?states=draft,ready&filter=${encodeURIComponent('{"type":"link"}')}`,
   },
   viewer: { document: "query Me { viewer { email scope accountIds } }", call: "" },
+  // A list of input objects: one JSON array in the query string, as the document describes it (a
+  // form-style array of objects would send each object's members as parameters of their own).
+  "users-where": {
+    document:
+      "query UsersWhere($accountId: String!, $custom: [CustomFieldFilter!]!, $since: Timestamp) { account(id: $accountId) { endUsers(first: 5, filter: { custom: $custom, createdAfter: $since }) { nodes { id } } } }",
+    call: `?custom=${encodeURIComponent('[{"field":"plan","equals":"pro"}]')}&since=0`,
+  },
   // `top_tags` beside `top-tags`: two names, one identifier once `-` is `_`.
   top_tags: { document: "query Mine { viewer { email } }", call: "" },
   "add-tags": {
@@ -42,6 +49,12 @@ const ENDPOINTS: Record<string, { document: string; method?: string; description
 beforeAll(async () => {
   server = await startServer();
   t = await tenant("epdoc");
+  const schema = await call(`${server.url}/api/v1/${t.accountId}/endUserSchema`, {
+    method: "PUT",
+    headers: t.headers,
+    body: [{ name: "plan", type: "string" }],
+  });
+  expect(schema.status, schema.text).toBe(200);
   await call(`${server.url}${pathB(t)}/content`, {
     method: "POST",
     headers: t.headers,
@@ -97,6 +110,9 @@ describe("GET /v1/accounts/{accountId}/endpoints/openapi.json", () => {
       schema: { type: "array", items: { type: "string", enum: ["draft", "production", "ready"] } },
     });
     expect(contents.find((p: { name: string }) => p.name === "filter").content["application/json"].schema.type).toBe("object");
+    const custom = doc.paths[`${base}/users-where`].get.parameters.find((p: { name: string }) => p.name === "custom");
+    expect([custom.required, custom.style, custom.schema]).toEqual([true, undefined, undefined]);
+    expect(custom.content["application/json"].schema).toMatchObject({ type: "array", items: { type: "object", required: ["equals", "field"] } });
     const add = doc.paths[`${base}/add-tags`].post;
     expect(add.requestBody.content["application/json"].schema.required).toEqual(["input"]);
     // The selection decides the shape: aliases, nullability, @include makes a field optional.
@@ -122,6 +138,14 @@ describe("GET /v1/accounts/{accountId}/endpoints/openapi.json", () => {
       const validate = ajv.compile(op.responses[200].content["application/json"].schema);
       expect(validate(r.body) ? [] : validate.errors, `${name}: ${JSON.stringify(r.body)}`).toEqual([]);
     }
+    // The list of input objects also as repeated JSON objects; a JSON array that does not parse is a 400 naming it.
+    const each = encodeURIComponent('{"field":"plan","equals":"pro"}');
+    expect((await call(`${server.url}${pathB(t)}/run/users-where?custom=${each}&custom=${each}`, { headers: t.headers })).status).toBe(200);
+    expectProblem(
+      await call(`${server.url}${pathB(t)}/run/users-where?custom=${encodeURIComponent("[{")}`, { headers: t.headers }),
+      400,
+      /^custom must be a JSON array/,
+    );
   });
 
   it("is the caller's account's only: 401 without a key, 403 for another account", async () => {

@@ -326,6 +326,17 @@ function queryVariables(req: Request, types: ReadonlyMap<string, GraphQLInputTyp
     if (isListType(nullable)) {
       const item = nullable.ofType as GraphQLInputType;
       const named = getNamedType(item);
+      if (isInputObjectType(named) && values.length === 1 && values[0]!.trimStart().startsWith("[")) {
+        // A list of input objects as one JSON array (the form the OpenAPI document gives it).
+        let list: unknown;
+        try {
+          list = JSON.parse(values[0]!);
+        } catch {
+          throw bad(name, "must be a JSON array of objects, or each object given as its own parameter");
+        }
+        out[name] = list;
+        continue;
+      }
       const items = values.length === 1 && !isInputObjectType(named) ? values[0]!.split(",") : values;
       out[name] = items.map((v, i) => readValue(`${name}[${i}]`, v, item));
     } else {
@@ -497,7 +508,9 @@ function queryParameter(v: EndpointVariable, type: GraphQLInputType): Record<str
   const base = { name: v.name, in: "query", required: v.required, description: `$${v.name}: ${v.type}` };
   const named = getNamedType(type);
   const nullable = isNonNullType(type) ? type.ofType : type;
-  if (isInputObjectType(named) && !isListType(nullable)) return { ...base, content: { "application/json": { schema: valueSchema(type) } } };
+  // An input object, or a list of them (one JSON array; repeated JSON objects are read too): a
+  // parameter of form style would send an object's members as parameters of their own.
+  if (isInputObjectType(named)) return { ...base, content: { "application/json": { schema: valueSchema(type) } } };
   const s = valueSchema(type);
   if (isListType(nullable)) return { ...base, style: "form", explode: true, schema: { ...s, items: stripNull((s as { items: JsonSchema }).items) } };
   return { ...base, schema: s };
