@@ -123,6 +123,11 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
     }
     expectProblem(await put(a, "bad.name", { document: TAGS }), 400, /^name must be 1 to 64 of letters, digits/);
     expectProblem(await put(a, "x".repeat(65), { document: TAGS }), 400, /^name must be 1 to 64/);
+    // "Letters" are ASCII's (the name is a path segment and an OpenAPI operationId as it is): the problem says so.
+    for (const name of ["caf%C3%A9", "%C3%9F", "%D0%B8%D0%BC%D1%8F"])
+      expectProblem(await put(a, name, { document: TAGS }), 400, /^name must be 1 to 64 of letters, digits, `-` and `_` \(ASCII: A–Z, a–z, 0–9\)$/);
+    expectJson(await put(a, "x".repeat(64), { document: TAGS }), 201);
+    expect((await call(`${server.url}${pathB(a)}/endpoints/${"x".repeat(64)}`, { method: "DELETE", headers: a.headers })).status).toBe(204);
     expectProblem(
       await call(`${server.url}${pathB(a)}/endpoints/bad`, { method: "PUT", headers: { ...a.headers, "content-type": "application/json" }, raw: "{" }),
       400,

@@ -11,7 +11,12 @@ import { ENDPOINT_FIELDS, EXAMPLE_ENDPOINT_DOCUMENT, endpointRecord } from "./re
 import { type EndpointInput, MAX_AGE_SECONDS } from "./store.js";
 
 const E = `${B}/endpoints`;
-const NAME = { name: { description: "The endpoint's name: 1 to 64 of letters, digits, `-`, `_`.", example: "topTags" } };
+const NAME = {
+  name: {
+    description: "The endpoint's name: 1 to 64 of ASCII letters, digits, `-`, `_` (no other letters: the name is a path segment and an operationId as it is).",
+    example: "topTags",
+  },
+};
 const PUT = graphql(`mutation PutEndpoint($accountId: String!, $name: String!, $input: EndpointInput!) {
       putEndpoint(accountId: $accountId, name: $name, input: $input) { created endpoint { ${ENDPOINT_FIELDS} } } }`);
 const LIST = graphql(`query Endpoints($accountId: String!, $first: Int, $after: String) {

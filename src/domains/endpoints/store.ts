@@ -44,7 +44,7 @@ export interface EndpointInput {
 const bad = (path: string, message: string) => badRequest(`${path} ${message}`, [{ path, message }]);
 
 function checkName(name: string): string {
-  if (!ENDPOINT_NAME.test(name)) throw bad("name", "must be 1 to 64 of letters, digits, `-` and `_`");
+  if (!ENDPOINT_NAME.test(name)) throw bad("name", "must be 1 to 64 of letters, digits, `-` and `_` (ASCII: A–Z, a–z, 0–9)");
   return name;
 }
 

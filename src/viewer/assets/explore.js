@@ -904,7 +904,7 @@ export function createExplore(h) {
     const sel = state.sel;
     const name = $("ex-endpoint-name").value.trim();
     if (!sel?.account || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
-      setStatus("An endpoint name is 1 to 64 of letters, digits, - and _.", "error");
+      setStatus("An endpoint name is 1 to 64 of letters, digits, - and _ (ASCII: A–Z, a–z, 0–9).", "error");
       return;
     }
     const { route, document, variables } = endpointOf(sel);
