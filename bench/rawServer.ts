@@ -25,7 +25,10 @@ import { KEY_HEADER, USER_HEADER } from "../src/auth/identity.js";
 import { KEY_PREFIX_LENGTH, keyMatches } from "../src/auth/keys.js";
 import { decrypt } from "../src/crypto.js";
 import { sqliteFile } from "../src/db/migrate.js";
-import { decodeCursor, encodeCursor, LIST_LIMITS } from "../src/schema/pagination.js";
+import { type CursorOrder, cursorPosition, encodeCursor, LIST_LIMITS } from "../src/schema/pagination.js";
+
+/** The content list's default order, as its cursors name it (src/domains/content/schema.ts). */
+const CREATED: CursorOrder = { name: "CREATED", untagged: true };
 
 // ---- rows ------------------------------------------------------------------------------------
 
@@ -378,8 +381,10 @@ export function rawSqlApp(databaseUrl: string): { app: express.Express; close():
       let after: [number, string] | null = null;
       if (typeof req.query.cursor === "string") {
         try {
-          const [time, id] = decodeCursor(req.query.cursor);
-          after = [Number(time), id];
+          // The list's cursors name their order, as guidegate's do (a creation cursor of an older
+          // release, without it, is read as one).
+          const at = cursorPosition(req.query.cursor, true, CREATED)!;
+          after = [(at.sort as Date).getTime(), at.id];
         } catch {
           return fail(res, 400, "malformed cursor");
         }
@@ -387,7 +392,7 @@ export function rawSqlApp(databaseUrl: string): { app: express.Express; close():
       const rows = await driver.page(req.params.accountId, limit + 1, after);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
-      res.json({ data: page.map(contentRecord), cursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null });
+      res.json({ data: page.map(contentRecord), cursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id, CREATED.name) : null });
     }),
   );
 
