@@ -71,10 +71,10 @@ describe("the manifest: POST /v1/accounts/{accountId}/graphql/documents", () => 
 
     const invalid = "query Bad { account(id: 1) { nope } }";
     const r2 = await push(b, { [`sha256:${sha(invalid)}`]: invalid });
-    expectProblem(r2, 400, /is not a valid document for this API: .*nope/);
+    expectProblem(r2, 400, /is not valid for this API: .*nope/);
 
     const unparsable = "query {";
-    expectProblem(await push(b, { [sha(unparsable)]: unparsable }), 400, /is not a valid document for this API: Syntax Error/);
+    expectProblem(await push(b, { [sha(unparsable)]: unparsable }), 400, /is not valid for this API: Syntax Error/);
     expectProblem(await push(b, { "md5:abc": good }), 400, /document md5:abc: is not a document id/);
     expectProblem(await push(b, { [sha(good)]: 42 }), 400, /must be the document's text/);
     expectProblem(await push(b, [good]), 400, /body must be a JSON object mapping document ids to document texts/);

@@ -15,6 +15,7 @@ import {
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { type Config, loadConfig } from "../config.js";
+import { unstorableLiteral } from "../text.js";
 
 export const LIMIT_CODE = "QUERY_LIMIT_EXCEEDED";
 
@@ -151,4 +152,20 @@ export function documentValidationErrors(schema: GraphQLSchema, document: Docume
   const errors = validate(schema, document, limits.introspection ? specifiedRules : closedRules);
   const messages = errors.map((e) => e.message);
   return limits.blockFieldSuggestions ? messages.map((m) => m.replace(/Did you mean ".+"\?/g, "[Suggestion hidden]").trim()) : messages;
+}
+
+/**
+ * Why a document cannot be stored to run later (a saved endpoint, a persisted document), as the rest
+ * of a sentence naming it; null when it can. POST /graphql's checks, in its order: the limits first,
+ * as Yoga checks them (a text past them is not worth validating, and graphql-js gives up on one with
+ * many errors: "Validation aborted."); then validation; then a string literal holding NUL, which
+ * would reach the database at each call, where PostgreSQL refuses it (a 500).
+ */
+export function storedDocumentProblem(text: string, document: DocumentNode, schema: GraphQLSchema): string | null {
+  const past = documentPastLimits(text, schema);
+  if (past.length) return `is past this API's limits on a GraphQL document: ${past.join("; ")}`;
+  const errors = documentValidationErrors(schema, document);
+  if (errors.length) return `is not valid for this API: ${errors.join("; ")}`;
+  const literal = unstorableLiteral(document);
+  return literal ? `has a ${literal.message}` : null;
 }

@@ -8,10 +8,10 @@ import { clock } from "../../clock.js";
 import { withTransaction } from "../../db/index.js";
 import { lockAccountFor } from "../../db/locks.js";
 import { AppError, badRequest, type FieldError } from "../../errors.js";
-import { documentPastLimits, documentValidationErrors } from "../../graphql/armor.js";
+import { storedDocumentProblem } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
 import { newId } from "../../ids.js";
-import { longerThan, unstorableLiteral } from "../../text.js";
+import { longerThan } from "../../text.js";
 
 /** `name`: what a path segment can hold without escaping, and short enough for a metrics label. */
 export const ENDPOINT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -82,17 +82,8 @@ export function checkDocument(text: string, schema: GraphQLSchema): { document: 
     if (named.kind !== Kind.NAMED_TYPE || !["String", "ID"].includes(named.name.value))
       throw bad("document", `declares $${ACCOUNT_VARIABLE} as ${print(account.type)}; it takes the path's account, a String`);
   }
-  // The limits first, as Yoga checks them (the token limit while parsing): a text past them is not
-  // worth validating, and graphql-js gives up on one with many errors ("Validation aborted.").
-  const past = documentPastLimits(text, schema);
-  if (past.length) throw bad("document", `is past this API's limits on a GraphQL document: ${past.join("; ")}`);
-  // As POST /graphql validates a text: introspection refused and hints hidden when INTROSPECTION is off.
-  const errors = documentValidationErrors(schema, document);
-  if (errors.length) throw bad("document", `is not valid for this API: ${errors.join("; ")}`);
-  // A string literal holding NUL (`"\u0000"`) would reach the database at each call: PostgreSQL
-  // refuses it (a 500). POST /graphql refuses such a literal (src/graphql/storableText.ts); so here.
-  const literal = unstorableLiteral(document);
-  if (literal) throw bad("document", `has a ${literal.message}`);
+  const problem = storedDocumentProblem(text, document, schema);
+  if (problem) throw bad("document", problem);
   return { document, operation };
 }
 

@@ -3,13 +3,13 @@
 // the SHA-256 of its text, the text parses and validates against the schema): one bad entry is a
 // 400 naming it, and nothing of the manifest is stored. Texts past the GraphQL limits POST /graphql
 // holds every text to are refused like invalid ones.
-import { type DocumentNode, type GraphQLSchema, parse } from "graphql";
+import { type GraphQLSchema, parse } from "graphql";
 import { createRows } from "../../audit/recorder.js";
 import { withTransaction } from "../../db/index.js";
 import { AppError, type FieldError } from "../../errors.js";
-import { documentLimitsNow, documentPastLimits, documentValidationErrors } from "../../graphql/armor.js";
+import { documentLimitsNow, storedDocumentProblem } from "../../graphql/armor.js";
 import { documentHash, sha256Hex } from "../../graphql/persistedDocuments.js";
-import { findUnstorableText, unstorableLiteral } from "../../text.js";
+import { findUnstorableText } from "../../text.js";
 
 /** Entries of one manifest, at most (a client's whole app fits; the body limit bounds the text). */
 export const MANIFEST_MAX_DOCUMENTS = 5_000;
@@ -59,37 +59,18 @@ export async function storeManifest(accountId: string, entries: readonly Manifes
       errors.push({ path: id, message: "must not contain NUL (\\u0000) or unpaired surrogates" });
       continue;
     }
-    let problems: string[];
+    // Within the token limit from the first parse (a text past it is not parsed whole).
+    const { maxTokens } = documentLimitsNow();
+    let problem: string | null;
     try {
-      // Within the token limit from the first parse (a text past it is not parsed whole).
-      const { maxTokens } = documentLimitsNow();
-      let document: DocumentNode;
-      try {
-        document = parse(text, { maxTokens });
-      } catch (err) {
-        if (!/Parsing aborted/.test((err as Error).message)) throw err;
-        errors.push({ path: id, message: `is past this API's limits on a GraphQL document: Token limit of ${maxTokens} exceeded.` });
-        continue;
-      }
-      // The limits before validation, as Yoga checks them on POST /graphql: a stored document is
-      // parsed by id outside Yoga's parser, so one past them is never stored.
-      const past = documentPastLimits(text, schema);
-      if (past.length) {
-        errors.push({ path: id, message: `is past this API's limits on a GraphQL document: ${past.join("; ")}` });
-        continue;
-      }
-      // As POST /graphql validates a text: introspection refused and hints hidden when INTROSPECTION is off.
-      problems = documentValidationErrors(schema, document);
-      // A string literal holding NUL would reach the database when run (POST /graphql refuses it in a text).
-      const literal = unstorableLiteral(document);
-      if (!problems.length && literal) {
-        errors.push({ path: id, message: `has a ${literal.message}` });
-        continue;
-      }
+      problem = storedDocumentProblem(text, parse(text, { maxTokens }), schema);
     } catch (err) {
-      problems = [(err as Error).message];
+      const message = (err as Error).message;
+      problem = /Parsing aborted/.test(message)
+        ? `is past this API's limits on a GraphQL document: Token limit of ${maxTokens} exceeded.`
+        : `is not valid for this API: ${message}`;
     }
-    if (problems.length) errors.push({ path: id, message: `is not a valid document for this API: ${problems.join("; ")}` });
+    if (problem) errors.push({ path: id, message: problem });
     else byHash.set(hash, text);
   }
   if (errors.length) throw manifestError(errors);
