@@ -16,6 +16,7 @@ import {
 import type { Plugin } from "graphql-yoga";
 import { type Config, loadConfig } from "../config.js";
 import { unstorableLiteral } from "../text.js";
+import { VariableValueError } from "./compiled.js";
 
 export const LIMIT_CODE = "QUERY_LIMIT_EXCEEDED";
 
@@ -106,8 +107,10 @@ export function armorPlugins(limits: GraphQLLimits): Plugin[] {
       maxAliases: { n: limits.maxAliases, ...on("maxAliases") },
       maxTokens: { n: limits.maxTokens, ...on("maxTokens") },
       maxDirectives: { n: limits.maxDirectives, ...on("maxDirectives") },
-      blockFieldSuggestion: { enabled: limits.blockFieldSuggestions },
+      // Ours instead (suggestionsHidden): armor's mask misses enum values and variables.
+      blockFieldSuggestion: { enabled: false },
     }) as Plugin,
+    ...(limits.blockFieldSuggestions ? [suggestionsHidden()] : []),
     {
       // Parse errors are marked "GraphQL over HTTP spec" errors by Yoga, which answers them 200 to
       // application/json clients; a limit rejection is a client error and says so with a 400.
@@ -151,7 +154,49 @@ export function documentValidationErrors(schema: GraphQLSchema, document: Docume
   const limits = documentLimitsNow();
   const errors = validate(schema, document, limits.introspection ? specifiedRules : closedRules);
   const messages = errors.map((e) => e.message);
-  return limits.blockFieldSuggestions ? messages.map((m) => m.replace(/Did you mean ".+"\?/g, "[Suggestion hidden]").trim()) : messages;
+  return limits.blockFieldSuggestions ? messages.map(withoutSuggestions) : messages;
+}
+
+/**
+ * graphql-js's hints, each up to its question mark: a field, argument, type or input field name
+ * (`Did you mean "email"?`), an enum value (`Did you mean the enum value "week"?`, in validation and
+ * in a variable's coercion alike) or an abstract type's members (`Did you mean to use an inline
+ * fragment on "Flow"?`). Names hold no `?`. (armor's own mask matches only the first form.)
+ */
+const SUGGESTION = /Did you mean [^?]*\?/g;
+
+/** A message with its "Did you mean …?" hints hidden, as armor hides them. */
+export const withoutSuggestions = (message: string): string => message.replace(SUGGESTION, "[Suggestion hidden]").trim();
+
+/** Hides the hints of these errors in place (a cached validation result stays hidden too). */
+export function hideSuggestions<E extends Error>(errors: readonly E[]): readonly E[] {
+  for (const e of errors) {
+    if (!e.message.includes("Did you mean")) continue;
+    e.message = withoutSuggestions(e.message);
+    // A REST caller reads the reason alone, under the parameter's name (src/rest/problem.ts).
+    if (e instanceof VariableValueError) e.reason = withoutSuggestions(e.reason);
+  }
+  return errors;
+}
+
+/**
+ * With introspection off, hints would name what the schema hides: hidden in validation errors (a
+ * typo in the text) and in execution results (a variable's coercion: a wrong enum value or input
+ * field name is reported by execute, which armor's mask never sees).
+ */
+function suggestionsHidden(): Plugin {
+  return {
+    onValidate:
+      () =>
+      ({ valid, result, setResult }) => {
+        if (!valid) setResult([...hideSuggestions(result)]);
+      },
+    onExecute: () => ({
+      onExecuteDone({ result }) {
+        if (!(Symbol.asyncIterator in result) && result.errors) hideSuggestions(result.errors);
+      },
+    }),
+  };
 }
 
 /**

@@ -170,7 +170,8 @@ export class VariableValueError extends GraphQLError {
     options: GraphQLErrorOptions,
     readonly variable: string,
     readonly valuePath: readonly (string | number)[],
-    readonly reason: string,
+    /** Why it did not coerce; its hints are hidden with the message's (hideSuggestions, src/graphql/armor.ts). */
+    public reason: string,
   ) {
     super(message, options);
   }

@@ -5,6 +5,7 @@ import { type ExecutionResult, GraphQLError } from "graphql";
 import { maskError as defaultMaskError, type Plugin } from "graphql-yoga";
 import { knownError } from "../errors.js";
 import { logger } from "../logger.js";
+import { documentLimitsNow, hideSuggestions } from "./armor.js";
 
 export function maskError(error: unknown, message: string, isDev?: boolean): Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
@@ -24,7 +25,8 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
 
 /** The errors of a result as POST /graphql would answer them. */
 export const maskErrors = (errors: readonly GraphQLError[]): GraphQLError[] =>
-  errors.map((e) => {
+  // With introspection off, no "Did you mean …?" (a saved endpoint's variables are the caller's).
+  (documentLimitsNow().blockFieldSuggestions ? hideSuggestions(errors) : errors).map((e) => {
     const masked = maskError(e, "Unexpected error.");
     return masked instanceof GraphQLError ? masked : new GraphQLError(masked.message, { originalError: masked });
   });
