@@ -288,6 +288,34 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
     expect((await run(a, "contents", "?states=ready&first=5&withTitle=false")).body.account.contents.nodes).toEqual([]);
   });
 
+  it("splits one list value at its literal commas only: an encoded comma stays in its item; a JSON list value is read whole", async () => {
+    const t = await tenant("commas");
+    const time = Date.now() - 60_000;
+    const terms = ["a, b", "a", " b", "c", '{"x":1,"y":2}'];
+    const events = terms.map((searchTerm) => ({ type: "selfhelp_search", time, searchTerm, resultCount: 1 }));
+    expect((await call(`${server.url}/v1/accounts/${t.accountId}/events`, { method: "POST", headers: t.headers, body: events })).status).toBe(202);
+    // The search terms an `is` filter of these values matches (terms are trimmed and lower-cased).
+    const document =
+      'query Terms($accountId: String!, $terms: [JSON], $dims: [String!]) { account(id: $accountId) { analytics { query(input: {metrics: ["events"], dimensions: $dims, filters: [{op: is, dimension: "event:searchTerm", values: $terms}]}) { rows } } } }';
+    expectJson(await put(t, "terms", { document }), 201);
+    const matched = async (query: string) => {
+      const r = await run(t, "terms", `?dims=event:searchTerm&${query}`);
+      expect(r.status, r.text).toBe(200);
+      return (r.body.account.analytics.query.rows as [string, number][]).map(([term]) => term).sort();
+    };
+    expect(await matched("terms=a,b")).toEqual(["a", "b"]);
+    expect(await matched("terms=a%2C%20b")).toEqual(["a, b"]);
+    expect(await matched("terms=a%2C%20b,c")).toEqual(["a, b", "c"]);
+    expect(await matched("terms=a%2C%20b&terms=c")).toEqual(["a, b", "c"]);
+    // JSON: one array is the list; one other JSON value (an object's commas included) is one item.
+    expect(await matched(`terms=${encodeURIComponent('["a, b","c"]')}`)).toEqual(["a, b", "c"]);
+    expect(await matched('terms="a,%20b"')).toEqual(["a, b"]);
+    // An object is one item, refused as a term (split, `{"x":1` and `"y":2}` would be two strings).
+    const object = await run(t, "terms", '?dims=event:searchTerm&terms={"x":1,"y":2}');
+    expectProblem(object, 400, /values\[0\]: must be a string or null/);
+    expect(object.body.errors).toEqual([{ path: "input.filters[0].values[0]", message: "must be a string or null" }]);
+  });
+
   it("answers a 400 naming the variable for every bad call, and 405 for GET on a POST endpoint", async () => {
     const cases: [string, RegExp, string][] = [
       ["?first=abc&withTitle=true", /^first must be an integer/, "first"],

@@ -305,10 +305,17 @@ function bodyVariables(req: Request): Record<string, unknown> {
  * Boolean parsed (a 400 naming the variable otherwise), enums and strings as written, a list from
  * repeated parameters or one comma-separated value, an input object (or a custom scalar other than
  * a string) as JSON. GraphQL's coercion checks the rest and names the variable too.
+ *
+ * One value of a list is split at the commas written as commas: an encoded one (`%2C`) stays in its
+ * item, as an OpenAPI client encodes a comma inside an exploded item (`?terms=a%2C%20b` is the one
+ * item "a, b"). A list of JSON (input objects, custom scalars) given as one value that is a JSON
+ * array is that list, and one that is other JSON is one item (`{"a":1,"b":2}` is not split).
  */
 function queryVariables(req: Request, types: ReadonlyMap<string, GraphQLInputType>): Record<string, unknown> {
   const at = req.originalUrl.indexOf("?");
-  const params = new URLSearchParams(at < 0 ? "" : req.originalUrl.slice(at + 1));
+  const query = at < 0 ? "" : req.originalUrl.slice(at + 1);
+  const params = new URLSearchParams(query);
+  let raw: Map<string, string[]> | undefined;
   // No prototype: a parameter named `__proto__` is a key like any other (an unknown variable, a 400),
   // not a write to the object's prototype that no later check would see.
   const out: Record<string, unknown> = Object.create(null);
@@ -326,18 +333,23 @@ function queryVariables(req: Request, types: ReadonlyMap<string, GraphQLInputTyp
     if (isListType(nullable)) {
       const item = nullable.ofType as GraphQLInputType;
       const named = getNamedType(item);
-      if (isInputObjectType(named) && values.length === 1 && values[0]!.trimStart().startsWith("[")) {
-        // A list of input objects as one JSON array (the form the OpenAPI document gives it).
-        let list: unknown;
-        try {
-          list = JSON.parse(values[0]!);
-        } catch {
-          throw bad(name, "must be a JSON array of objects, or each object given as its own parameter");
+      const json = isInputObjectType(named) || (isScalarType(named) && !PLAIN_SCALARS.has(named.name));
+      if (json && values.length === 1) {
+        const one = parseJson(values[0]!);
+        if (Array.isArray(one)) {
+          // A list of input objects as one JSON array (the form the OpenAPI document gives it).
+          out[name] = one;
+          continue;
         }
-        out[name] = list;
-        continue;
+        if (isInputObjectType(named) && values[0]!.trimStart().startsWith("["))
+          throw bad(name, "must be a JSON array of objects, or each object given as its own parameter");
+        if (one !== undefined) {
+          out[name] = [one];
+          continue;
+        }
       }
-      const items = values.length === 1 && !isInputObjectType(named) ? values[0]!.split(",") : values;
+      raw ??= rawQueryValues(query);
+      const items = values.length === 1 && !isInputObjectType(named) ? raw.get(name)![0]!.split(",").map(decodeQueryValue) : values;
       out[name] = items.map((v, i) => readValue(`${name}[${i}]`, v, item));
     } else {
       if (values.length > 1) throw bad(name, "must be given once (it is not a list)");
@@ -346,6 +358,35 @@ function queryVariables(req: Request, types: ReadonlyMap<string, GraphQLInputTyp
   }
   return out;
 }
+
+/** The scalars read from a query value as written, not as JSON. */
+const PLAIN_SCALARS = new Set(["String", "ID", "Int", "Float", "Boolean"]);
+
+/** A text's JSON value, or undefined when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each parameter's values as sent (percent-encoded), in order: where its literal commas are. */
+function rawQueryValues(query: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const pair of query.split("&")) {
+    if (!pair) continue;
+    const eq = pair.indexOf("=");
+    const name = decodeQueryValue(eq < 0 ? pair : pair.slice(0, eq));
+    const values = out.get(name) ?? [];
+    values.push(eq < 0 ? "" : pair.slice(eq + 1));
+    out.set(name, values);
+  }
+  return out;
+}
+
+/** A part of a query string decoded exactly as URLSearchParams decodes a value (`+`, malformed `%`). */
+const decodeQueryValue = (part: string): string => new URLSearchParams(`v=${part}`).get("v")!;
 
 function readValue(path: string, text: string, type: GraphQLInputType): unknown {
   const named = getNamedType(type);
@@ -512,7 +553,11 @@ function queryParameter(v: EndpointVariable, type: GraphQLInputType): Record<str
   // parameter of form style would send an object's members as parameters of their own.
   if (isInputObjectType(named)) return { ...base, content: { "application/json": { schema: valueSchema(type) } } };
   const s = valueSchema(type);
-  if (isListType(nullable)) return { ...base, style: "form", explode: true, schema: { ...s, items: stripNull((s as { items: JsonSchema }).items) } };
+  if (isListType(nullable)) {
+    // Exploded (repeated) items, as generated clients send them, encoding a comma inside an item.
+    const description = `${base.description}. The parameter repeated, or one value split at its commas (an encoded comma, %2C, stays in its item)${isScalarType(named) && !PLAIN_SCALARS.has(named.name) ? ", or one JSON array" : ""}.`;
+    return { ...base, description, style: "form", explode: true, schema: { ...s, items: stripNull((s as { items: JsonSchema }).items) } };
+  }
   return { ...base, schema: s };
 }
 
