@@ -316,6 +316,18 @@ describe("calling an endpoint: GET/POST /v1/accounts/{accountId}/run/{name}", ()
     expect(object.body.errors).toEqual([{ path: "input.filters[0].values[0]", message: "must be a string or null" }]);
   });
 
+  it("reads a Float written as a decimal number only", async () => {
+    const document =
+      'query Steps($accountId: String!, $min: Float!) { account(id: $accountId) { analytics { query(input: {metrics: ["events"], filters: [{op: gte, dimension: "event:step", value: $min}]}) { totals } } } }';
+    expectJson(await put(a, "steps", { document }), 201);
+    for (const min of ["2", "-2.5", "1e1", "0.5E-3"]) expect((await run(a, "steps", `?min=${min}`)).status, min).toBe(200);
+    for (const min of ["0x10", "%205%20", "1_000", "Infinity", "", ".5", "1.", "1e400"]) {
+      const r = await run(a, "steps", `?min=${min}`);
+      expectProblem(r, 400, /^min must be a number/);
+      expect(r.body.errors).toEqual([{ path: "min", message: "must be a number" }]);
+    }
+  });
+
   it("answers a 400 naming the variable for every bad call, and 405 for GET on a POST endpoint", async () => {
     const cases: [string, RegExp, string][] = [
       ["?first=abc&withTitle=true", /^first must be an integer/, "first"],

@@ -359,6 +359,8 @@ function queryVariables(req: Request, types: ReadonlyMap<string, GraphQLInputTyp
   return out;
 }
 
+const DECIMAL = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+
 /** The scalars read from a query value as written, not as JSON. */
 const PLAIN_SCALARS = new Set(["String", "ID", "Int", "Float", "Boolean"]);
 
@@ -400,7 +402,9 @@ function readValue(path: string, text: string, type: GraphQLInputType): unknown 
         if (!/^-?\d+$/.test(text)) throw bad(path, "must be an integer");
         return Number(text);
       case "Float": {
-        const n = text.trim() === "" ? Number.NaN : Number(text);
+        // A decimal number as JSON and GraphQL write one: not `0x10`, ` 5 `, `1_000` or `Infinity`,
+        // which JavaScript's Number() would read.
+        const n = DECIMAL.test(text) ? Number(text) : Number.NaN;
         if (!Number.isFinite(n)) throw bad(path, "must be a number");
         return n;
       }
