@@ -181,6 +181,14 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
       400,
       /^This endpoint's document is past this API's limits on a GraphQL document \(Aliases limit of 15 exceeded, found 20\.\): save it again within them\./,
     );
+    // The account's OpenAPI document still answers: the others documented, this one listed apart.
+    const doc = await call(`${server.url}${pathB(a)}/endpoints/openapi.json`, { headers: a.headers });
+    expect(doc.status, doc.text).toBe(200);
+    const paths = Object.keys(doc.body.paths);
+    expect(paths.length).toBeGreaterThan(0);
+    expect(paths).not.toContain(`${pathB(a)}/run/old-past`);
+    expect(doc.body["x-refused-endpoints"]).toEqual([{ name: "old-past", reason: expect.stringMatching(/past this API's limits .*Aliases limit of 15/) }]);
+    expect(doc.body.info.description).toMatch(/Left out: old-past, saved before the checks/);
   });
 
   it("a document with a NUL in a string literal is a 400 on save, by text or documentId; one saved before that is a 400 when called, not the database's 500", async () => {
@@ -210,6 +218,10 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
       }),
     );
     expectProblem(await run(a, "old-nul"), 400, /^This endpoint's document has a string literal at line 1: text must not contain NUL/);
+    const doc = await call(`${server.url}${pathB(a)}/endpoints/openapi.json`, { headers: a.headers });
+    expect(doc.status, doc.text).toBe(200);
+    expect(Object.keys(doc.body.paths)).not.toContain(`${pathB(a)}/run/old-nul`);
+    expect(doc.body["x-refused-endpoints"]).toContainEqual({ name: "old-nul", reason: expect.stringMatching(/string literal at line 1/) });
     await asSystem((tx) => tx.savedEndpoint.delete({ where: { id: `ep_nul_${a.accountId}` } }));
   });
 

@@ -134,9 +134,8 @@ export function endpointRouter(execution: EndpointExecution): Router {
         prepared = prepare(endpoint.documentHash, doc.text);
       }
       // Saved before the save refused these: nothing runs (a NUL reaches the database; introspection is off now).
-      if (prepared.refusal) throw prepared.refusal;
-      if (prepared.introspects && !documentLimitsNow().introspection)
-        throw new AppError(400, "This endpoint's document asks __schema or __type, and GraphQL introspection is disabled on this API.");
+      const refusal = refusalOf(prepared);
+      if (refusal) throw refusal;
       // From here the call is a row of the REST table, run by the table's own runRoute: the same
       // account gate and budget (charged by the operation's cost), body and
       // text checks, execution (counted, masked) and problem answers as every spec route.
@@ -180,11 +179,23 @@ export function endpointRouter(execution: EndpointExecution): Router {
         take: MAX_ENDPOINTS,
         select: { name: true, method: true, description: true, maxAgeSeconds: true, variables: true, documentHash: true, document: { select: { text: true } } },
       });
-      const doc = endpointsOpenApi(
-        accountId,
-        rows.map((r) => ({ ...r, text: r.document.text, prepared: prepare(r.documentHash, r.document.text) })),
-        execution.schema,
-      );
+      // An endpoint saved before today's checks, whose every call is refused, is listed apart with
+      // the reason: the account's other endpoints stay documented.
+      const documented: DocumentedEndpoint[] = [];
+      const refused: RefusedEndpoint[] = [];
+      for (const r of rows) {
+        let refusal: AppError | null;
+        try {
+          const prepared = prepare(r.documentHash, r.document.text);
+          refusal = refusalOf(prepared);
+          if (!refusal) documented.push({ ...r, text: r.document.text, prepared });
+        } catch (err) {
+          refusal = knownError(err);
+          if (refusal?.status !== 400) throw err;
+        }
+        if (refusal) refused.push({ name: r.name, reason: refusal.message });
+      }
+      const doc = endpointsOpenApi(accountId, documented, execution.schema, refused);
       res.status(200).json(doc);
     } catch (err) {
       const known = knownError(err);
@@ -197,6 +208,14 @@ export function endpointRouter(execution: EndpointExecution): Router {
   // DELETE here is not the endpoint named `openapi.json` (no endpoint can be), it is a 405.
   router.all(`${B}/endpoints/openapi.json`, methodNotAllowed(["GET"]));
   return router;
+}
+
+/** Why every call of this saved endpoint is refused now (it was saved before today's checks), or null. */
+function refusalOf(prepared: Prepared): AppError | null {
+  if (prepared.refusal) return prepared.refusal;
+  if (prepared.introspects && !documentLimitsNow().introspection)
+    return new AppError(400, "This endpoint's document asks __schema or __type, and GraphQL introspection is disabled on this API.");
+  return null;
 }
 
 /** Whether a document selects `__schema` or `__type` anywhere (NoSchemaIntrospectionCustomRule's fields). */
@@ -459,7 +478,18 @@ function valueSchema(type: GraphQLInputType): JsonSchema {
   return inputSchema(isNonNullType(type) ? type : new GraphQLNonNull(type));
 }
 
-export function endpointsOpenApi(accountId: string, endpoints: readonly DocumentedEndpoint[], schema: GraphQLSchema): Record<string, unknown> {
+/** A saved endpoint every call of which is refused, and why. */
+interface RefusedEndpoint {
+  name: string;
+  reason: string;
+}
+
+export function endpointsOpenApi(
+  accountId: string,
+  endpoints: readonly DocumentedEndpoint[],
+  schema: GraphQLSchema,
+  refused: readonly RefusedEndpoint[] = [],
+): Record<string, unknown> {
   const publicUrl = publicBaseUrl();
   const operationIds = new Set<string>();
   const paths: Record<string, unknown> = {};
@@ -539,12 +569,16 @@ export function endpointsOpenApi(accountId: string, endpoints: readonly Document
       description:
         "The account's saved GraphQL operations as REST endpoints: each answers its operation's `data`. " +
         "GET endpoints read their variables from the query string (lists repeated or comma-separated, input objects as JSON) " +
-        "and also accept POST with a JSON object of variables.",
+        "and also accept POST with a JSON object of variables." +
+        (refused.length
+          ? ` Left out: ${refused.map((r) => r.name).join(", ")}, saved before the checks that now refuse every call (\`x-refused-endpoints\` says why); save each again.`
+          : ""),
     },
     servers: [{ url: publicUrl ?? "/" }],
     security: [{ integrationKey: [], serviceUser: [] }],
     tags: [{ name: "endpoints", description: "The account's saved endpoints." }],
     paths,
+    ...(refused.length ? { "x-refused-endpoints": refused } : {}),
     components: { securitySchemes: SECURITY_SCHEMES, schemas: PROBLEM_SCHEMAS },
   };
 }
