@@ -27,7 +27,7 @@ import { AcceptedQueries, answerHandedOverResults, graphqlFastPath, handedOverCo
 import { renderLocalGraphiQL } from "./graphql/graphiql.js";
 import { maskError, partialResultsAre2xx } from "./graphql/masking.js";
 import { conditionalGets, PersistedDocuments, usePersistedDocuments } from "./graphql/persistedDocuments.js";
-import { acceptableAnswers, jsonRequestParams } from "./graphql/requestParams.js";
+import { acceptableAnswers, jsonRequestParams, malformedRequestsAre400 } from "./graphql/requestParams.js";
 import { authenticateBeforeBody, identityBeforeBody, preauthenticated, requireCredentials } from "./graphql/requireCredentials.js";
 import { storableText } from "./graphql/storableText.js";
 import { traceOperations } from "./graphql/tracing.js";
@@ -123,6 +123,7 @@ export function createApp(config: Config) {
     plugins: [
       requireCredentials(),
       jsonRequestParams(),
+      malformedRequestsAre400(),
       acceptableAnswers(),
       // documentId in place of query (and persisted-only keys): after the credentials, before anything reads the text.
       usePersistedDocuments(persisted, compiled),

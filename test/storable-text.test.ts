@@ -140,6 +140,32 @@ describe("GraphQL over HTTP", () => {
   });
 });
 
+describe("GraphQL over HTTP: the request's own fields", () => {
+  it("a query that is not a string (a number, an object, a boolean, an array) is a 400 saying so, in either media type", async () => {
+    for (const query of [5, { a: 1 }, true, ["{ __typename }"]])
+      for (const accept of ["application/json", "application/graphql-response+json"]) {
+        const r = await call(`${server.url}/graphql`, { method: "POST", headers: { ...t.headers, accept }, body: { query } });
+        expect(r.status, `${JSON.stringify(query)} ${accept}: ${r.text}`).toBe(400);
+        expect(r.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/"query" param to be a string/) })]);
+      }
+  });
+
+  it("a request without a query is a 400 in either media type; a document that does not parse keeps GraphQL over HTTP's 200 for application/json", async () => {
+    for (const body of [{}, { query: null }, { variables: {} }])
+      for (const accept of ["application/json", "application/graphql-response+json", "*/*"]) {
+        const r = await call(`${server.url}/graphql`, { method: "POST", headers: { ...t.headers, accept }, body });
+        expect(r.status, `${JSON.stringify(body)} ${accept}: ${r.text}`).toBe(400);
+        expect(r.body.errors).toEqual([expect.objectContaining({ message: "Must provide query string." })]);
+        expect(r.body.extensions.cost).toBeDefined();
+      }
+    const get = await call(`${server.url}/graphql?variables=%7B%7D`, { headers: { ...t.headers, accept: "application/json" } });
+    expect([get.status, get.body.errors?.[0]?.message]).toEqual([400, "Must provide query string."]);
+    const unparsable = await call(`${server.url}/graphql`, { method: "POST", headers: { ...t.headers, accept: "application/json" }, body: { query: "{" } });
+    expect(unparsable.status).toBe(200);
+    expect(unparsable.body.errors[0].extensions.code).toBe("GRAPHQL_PARSE_FAILED");
+  });
+});
+
 describe("compareCodePoints", () => {
   it('orders by code point, as COLLATE "C" and SQLite\'s BINARY do: past U+FFFF after U+E000-U+FFFF', () => {
     const words = ["b", "a", "\u{1F600}", "\uFFFD", "\uE000", "ab", "", "\u00E9", "Z"];

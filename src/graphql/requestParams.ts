@@ -72,3 +72,23 @@ export function acceptableAnswers(): Plugin {
     },
   };
 }
+
+/**
+ * A request with nothing to run (`{}`, `{"query": null}`, params that are not an object): Yoga marks
+ * its error a GraphQL-over-HTTP request error and answers it 200 to `application/json` clients, as it
+ * answers a document that does not parse; but such a request is not well-formed (GraphQL over HTTP
+ * allows a 400 for it), and a `query` of the wrong type already gets one. So 400 in every media type.
+ * (Parse, validation and coercion errors of a well-formed request keep the spec's 200 there.)
+ */
+export function malformedRequestsAre400(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || Symbol.asyncIterator in result || !result.errors?.length) return;
+      const malformed = result.errors.some((e) => {
+        const ext = (e as { extensions?: { code?: unknown; http?: { spec?: unknown } } }).extensions;
+        return ext?.code === "BAD_REQUEST" && ext.http?.spec === true;
+      });
+      if (malformed) setResult({ ...result, extensions: { ...result.extensions, http: { status: 400 } } });
+    },
+  };
+}

@@ -10,7 +10,8 @@ export function storableText(): Plugin {
     onParams({ params, setResult }) {
       const path = params.variables ? findUnstorableText(params.variables, "variables") : null;
       if (path) return setResult({ errors: [unstorableTextError(path)] });
-      if (params.query && mayCarryUnstorableText(params.query)) {
+      // Only a text: a `query` of another JSON type is Yoga's 400 to give (it was a TypeError here, a 500).
+      if (typeof params.query === "string" && mayCarryUnstorableText(params.query)) {
         let error = null;
         try {
           error = unstorableLiteral(parse(params.query));
