@@ -528,6 +528,50 @@ describe("mutated variables on the GraphQL operation of every REST row, over POS
   });
 });
 
+describe("mutated GraphQL-over-HTTP requests: the envelope's own fields", () => {
+  it("is never a 5xx nor an unexpected error, by POST (JSON or a form) or GET; a refused request changes nothing", { timeout: 300_000 }, async () => {
+    // (A `query` that was a number or an object reached a check that called a string method: a 500.)
+    const r = seeded(testSeed(4));
+    const mutation = `mutation M($a: String!) { upsertTags(accountId: $a, input: [{ name: "envelope" }]) { results { statusCode } } }`;
+    const valid: Record<string, unknown> = { query: mutation, variables: { a: t.accountId }, operationName: "M", extensions: {} };
+    const fields = ["query", "variables", "operationName", "extensions", "documentId"];
+    const failures: string[] = [];
+    let last = await fingerprint(t.accountId);
+    // Every hostile value in every field, alone (each field also left out), then pairs drawn at random.
+    const cases: [string, unknown][][] = fields.flatMap((f) => [[[f, undefined]], ...HOSTILE.map((v) => [[f, v]] as [string, unknown][])]);
+    for (let i = 0; i < CASES * 5; i++)
+      cases.push([
+        [r.pick(fields), r.pick(HOSTILE)],
+        [r.pick(fields), r.pick(HOSTILE)],
+      ]);
+    for (const [n, mutations] of cases.flatMap((c) => [c, c, c]).entries()) {
+      const body = clone(valid) as Record<string, unknown>;
+      const what: string[] = [];
+      for (const [field, value] of mutations) {
+        if (value === undefined) delete body[field];
+        else body[field] = clone(value);
+        what.push(value === undefined ? `${field} removed` : `${field} = ${JSON.stringify(value)?.slice(0, 60)}`);
+      }
+      // Each case three ways: a JSON body, the same fields as a form, and GET (its mutation refused, so a read).
+      const how = n % 3;
+      const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+      // (URLSearchParams, not encodeURIComponent: it writes a lone surrogate as U+FFFD instead of throwing.)
+      const query = new URLSearchParams(Object.entries(body).map(([k, v]) => [k, asText(v) ?? ""])).toString();
+      const form = { ...t.headers, "content-type": "application/x-www-form-urlencoded" };
+      const res =
+        how === 0
+          ? await call(`${server.url}/graphql`, { method: "POST", headers: t.headers, body })
+          : how === 1
+            ? await call(`${server.url}/graphql`, { method: "POST", headers: form, raw: query })
+            : await call(`${server.url}/graphql?${query}`, { headers: { ...t.headers, accept: "application/json" } });
+      const after = await fingerprint(t.accountId);
+      failures.push(...graphqlFailures(res, last, after, `${["POST", "form", "GET"][how]} [${what.join("; ")}]`));
+      last = after;
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
 describe("mutated arguments on every field of the GraphQL schema that takes any", () => {
   /** A value for an input type: mostly of the type, sometimes not (a hostile value, a missing field). */
   function drawValue(r: ReturnType<typeof seeded>, type: GraphQLInputType, depth = 0): unknown {
