@@ -157,6 +157,19 @@ describe("GET /events/export", () => {
     expectProblem(await req(`/v1/accounts/${t.accountId}/events/export?limit=0`, { headers: other.headers }), 403);
   });
 
+  it("a type filter that names no type (`type=,`, `type=%20`) is a 400, not every event", async () => {
+    const t = await tenant("exn");
+    await post(t, [...actions(1), { type: "flow_started", time: Date.UTC(2024, 0, 2), endUserId: "u2", flowId: "f1", widget: "beacon" }]);
+    for (const q of ["type=,", "type=,,,", "type=%20", "type=%20,%20", "type=,&type=,", "format=ndjson&type=,"]) {
+      const r = await exp(t, q);
+      expectProblem(r, 400, /^type must list at least one event type/);
+      expect(r.body.errors).toEqual([{ path: "type", message: "names no type" }]);
+    }
+    // The filter still works as given, and nothing was changed by the refusals.
+    expect((await exp(t, "type=flow_started,")).body.data.map((e: any) => e.type)).toEqual(["flow_started"]);
+    expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(2);
+  });
+
   it("a 10,000-event page is read and sent in slices of 1,000 rows", async () => {
     const t = await tenant("exl");
     await post(t, actions(2_500));

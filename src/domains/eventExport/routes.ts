@@ -5,6 +5,7 @@
 // has gone.
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
+import { badRequest } from "../../errors.js";
 import { B, type RestRoute, route } from "../../rest/contract.js";
 import { EXAMPLE_TIME } from "../../rest/examples.js";
 import { graphql } from "../../rest/operation.js";
@@ -55,7 +56,11 @@ function typesParam(query: Record<string, unknown>): string[] | undefined {
   const raw = query.type;
   if (raw === undefined || raw === "") return undefined;
   const list = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => (typeof v === "string" ? v.split(",") : [String(v)])).map((s) => s.trim());
-  return list.filter(Boolean);
+  const types = list.filter(Boolean);
+  // Given, but naming none (`type=,`, `type=%20`): not the same as not given. An empty list reached
+  // the resolver as "no filter" and answered every event to a client that asked for a subset.
+  if (!types.length) throw badRequest("type must list at least one event type", [{ path: "type", message: "names no type" }]);
+  return types;
 }
 
 function body(b: ExportBounds, ndjson: boolean): Readable {
