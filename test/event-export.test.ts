@@ -146,7 +146,9 @@ describe("GET /events/export", () => {
     expectProblem(await exp(t, `cursor=${big}`), 400, /^cursor is malformed/);
     for (const after of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
       const c = Buffer.from(JSON.stringify({ after })).toString("base64url");
-      expect((await exp(t, `cursor=${c}`)).body).toEqual({ data: [], cursor: c, hasMore: false });
+      const r = await exp(t, `cursor=${c}`);
+      expect(r.body).toEqual({ data: [], cursor: expect.any(String), hasMore: false });
+      expect(JSON.parse(Buffer.from(r.body.cursor, "base64url").toString())).toEqual({ after, account: t.accountId });
     }
     expectProblem(await exp(t, "limit=0"), 400, /limit/);
     expectProblem(await exp(t, "limit=10001"), 400, /limit/);
@@ -168,6 +170,40 @@ describe("GET /events/export", () => {
     // The filter still works as given, and nothing was changed by the refusals.
     expect((await exp(t, "type=flow_started,")).body.data.map((e: any) => e.type)).toEqual(["flow_started"]);
     expect(await prisma.event.count({ where: { accountId: t.accountId } })).toBe(2);
+  });
+
+  it("a cursor of another account is a 400, not a position in this one; cursors issued before they named their account still resume", async () => {
+    const a = await tenant("exca");
+    const b = await tenant("excb");
+    await post(b, actions(3));
+    await post(a, actions(2));
+    await post(b, actions(2, 10));
+    const fromA = await exp(a);
+    expect(fromA.body.data.map((e: any) => e.actionId)).toEqual(["a0", "a1"]);
+    // A's cursor lies past B's first three events (ids are shared by every account): read as a
+    // position in B, it skipped them without a word.
+    for (const q of [`cursor=${fromA.body.cursor}`, `format=ndjson&cursor=${fromA.body.cursor}`]) {
+      const r = await exp(b, q);
+      expectProblem(r, 400, /^cursor belongs to another account/);
+      expect(r.body.errors).toEqual([{ path: "cursor", message: "cursor of another account" }]);
+    }
+    const gq = await req("/graphql", {
+      method: "POST",
+      headers: b.headers,
+      body: {
+        query: `query($a: String!, $c: String) { account(id: $a) { eventExport(cursor: $c) { cursor } } }`,
+        variables: { a: b.accountId, c: fromA.body.cursor },
+      },
+    });
+    expect(gq.body.errors?.[0]?.message).toMatch(/^cursor belongs to another account/);
+    // Its own cursors walk B whole; one without an account (as issued before) is read as before.
+    const all = await exp(b);
+    expect(all.body.data.map((e: any) => e.actionId)).toEqual(["a0", "a1", "a2", "a10", "a11"]);
+    const legacy = Buffer.from(JSON.stringify({ after: all.body.data[2].id })).toString("base64url");
+    expect((await exp(b, `cursor=${legacy}`)).body.data.map((e: any) => e.actionId)).toEqual(["a10", "a11"]);
+    const odd = Buffer.from(JSON.stringify({ after: 1, account: 5 })).toString("base64url");
+    expectProblem(await exp(b, `cursor=${odd}`), 400, /^cursor is malformed/);
+    expect(await prisma.event.count({ where: { accountId: b.accountId } })).toBe(5);
   });
 
   it("a 10,000-event page is read and sent in slices of 1,000 rows", async () => {

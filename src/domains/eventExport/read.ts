@@ -38,20 +38,38 @@ export interface ExportBounds {
   cursor: string;
 }
 
-export const encodeExportCursor = (after: number): string => Buffer.from(JSON.stringify({ after })).toString("base64url");
+/**
+ * The cursor: the last id handed out, and the account it was handed out in. Ids come from one
+ * sequence shared by every account, so another account's cursor is a valid position here too: read
+ * as one, it skipped this account's events below it without a word. Its account says whose it is.
+ */
+export const encodeExportCursor = (after: number, accountId: string): string =>
+  Buffer.from(JSON.stringify({ after, account: accountId })).toString("base64url");
 
-export function decodeExportCursor(cursor: string | null | undefined): number {
+/** The id a cursor of `accountId`'s export resumes after (0 without one); a 400 for a malformed cursor or one of another account. */
+export function decodeExportCursor(cursor: string | null | undefined, accountId: string): number {
   if (!cursor) return 0;
+  let v: { after?: unknown; account?: unknown } | null = null;
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { after?: unknown };
-    // Event ids are 64-bit in both databases; a JavaScript number is exact to 2^53 − 1, past which
-    // no cursor of ours points.
-    if (typeof v.after === "number" && Number.isSafeInteger(v.after) && v.after >= 0) return v.after;
+    v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { after?: unknown; account?: unknown };
   } catch {
     // fall through
   }
-  throw badRequest("cursor is malformed: pass the cursor of a previous export page unchanged", [{ path: "cursor", message: "malformed cursor" }]);
+  // Event ids are 64-bit in both databases; a JavaScript number is exact to 2^53 − 1, past which
+  // no cursor of ours points. Cursors issued before they named their account have none: read as before.
+  if (
+    v === null ||
+    typeof v !== "object" ||
+    typeof v.after !== "number" ||
+    !Number.isSafeInteger(v.after) ||
+    v.after < 0 ||
+    (v.account !== undefined && typeof v.account !== "string")
+  )
+    throw badRequest("cursor is malformed: pass the cursor of a previous export page unchanged", [{ path: "cursor", message: "malformed cursor" }]);
+  if (v.account !== undefined && v.account !== accountId)
+    throw badRequest("cursor belongs to another account: pass a cursor of this account's export", [{ path: "cursor", message: "cursor of another account" }]);
+  return v.after;
 }
 
 const ph = (i: number) => (dbKind() === "postgres" ? `$${i}` : "?");
@@ -67,7 +85,7 @@ function filter(accountId: string, after: number, types: string[] | null) {
 
 /** Fixes the page: the id of its `limit`-th row (or its last), whether more rows exist now, the next cursor. */
 export async function exportBounds(accountId: string, cursor: string | null | undefined, limit: number, types: string[] | null): Promise<ExportBounds> {
-  const after = decodeExportCursor(cursor);
+  const after = decodeExportCursor(cursor, accountId);
   const f = filter(accountId, after, types);
   const nth = await prisma.$queryRawUnsafe<{ id: number | bigint }[]>(
     `SELECT "id" FROM "Event" WHERE ${f.sql} ORDER BY "id" LIMIT 1 OFFSET ${Number(limit) - 1}`,
@@ -83,7 +101,7 @@ export async function exportBounds(accountId: string, cursor: string | null | un
     const max = await prisma.$queryRawUnsafe<{ id: number | bigint | null }[]>(`SELECT MAX("id") AS "id" FROM "Event" WHERE ${f.sql}`, ...f.params);
     upTo = max[0]?.id == null ? after : Number(max[0].id);
   }
-  return { accountId, after, upTo, types, hasMore, cursor: encodeExportCursor(upTo) };
+  return { accountId, after, upTo, types, hasMore, cursor: encodeExportCursor(upTo, accountId) };
 }
 
 /**
