@@ -317,7 +317,7 @@ describe("rollups", () => {
               walked.push(...page.rows);
               if (!page.next) break;
               // Through the opaque cursor, as clients pass it.
-              after = decodeReportCursor(def, encodeReportCursor(def.name, page.next));
+              after = decodeReportCursor(def, p.accountId, encodeReportCursor(def.name, p.accountId, page.next));
             }
             rows += walked.length;
             expect(

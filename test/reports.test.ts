@@ -458,6 +458,28 @@ describe("domain filters", () => {
     expectProblem(await report(a, "flowViews", `${WINDOW}&limit=0`), 400, /limit must be between 1 and/);
   });
 
+  it("a cursor of another account is a 400, not a keyset that skips this account's rows; cursors without an account still resume", async () => {
+    const first = await report(a, "endUserEngagement", `${WINDOW}&limit=1`);
+    expect(first.status, first.text).toBe(200);
+    expect(typeof first.body.cursor).toBe("string");
+    // a's cursor holds a's last row (its end user, their name): on b it positioned b's walk, skipping b's rows before it.
+    const foreign = await report(b, "endUserEngagement", `${WINDOW}&limit=1&cursor=${first.body.cursor}`);
+    expectProblem(foreign, 400, /^cursor belongs to another account/);
+    expect(foreign.body.errors).toEqual([{ path: "cursor", message: "cursor of another account" }]);
+    const q = `query($id: String!, $c: String) { report(accountId: $id, name: "endUserEngagement", startDate: "2024-06-01", endDate: "2024-06-03", limit: 1, cursor: $c) { cursor } }`;
+    const viaGraphql = await gql(server, b, q, { id: b.accountId, c: first.body.cursor });
+    expect(viaGraphql.errors?.[0]?.message).toMatch(/^cursor belongs to another account/);
+    // b's own cursors walk b; one issued before cursors named their account ({r, v, s}) is read as before.
+    const own = await report(b, "endUserEngagement", `${WINDOW}&limit=1`);
+    const next = await report(b, "endUserEngagement", `${WINDOW}&limit=1&cursor=${own.body.cursor}`);
+    expect(next.status, next.text).toBe(200);
+    const { r, v, s } = JSON.parse(Buffer.from(own.body.cursor, "base64url").toString());
+    const legacy = Buffer.from(JSON.stringify({ r, v, s })).toString("base64url");
+    expect((await report(b, "endUserEngagement", `${WINDOW}&limit=1&cursor=${legacy}`)).body).toEqual(next.body);
+    const odd = Buffer.from(JSON.stringify({ r, v, s, a: 5 })).toString("base64url");
+    expectProblem(await report(b, "endUserEngagement", `${WINDOW}&limit=1&cursor=${odd}`), 400, /^cursor is malformed/);
+  });
+
   it("dates of the years 1 to 99 are dates (Date.UTC read them as 1901 to 1999)", async () => {
     const r = await report(a, "summary", "startDate=0050-03-01&endDate=0050-03-02");
     expect(r.status, r.text).toBe(200);

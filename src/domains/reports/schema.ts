@@ -58,9 +58,13 @@ export interface ReportTable {
 
 // ---- paging: keyset cursors over a report's sort order ---------------------------------------------
 
-/** A cursor: the report's name and the keyset (the last row's sort values), base64url JSON. */
-export function encodeReportCursor(report: string, k: Keyset): string {
-  return Buffer.from(JSON.stringify({ r: report, v: k.values, s: k.same })).toString("base64url");
+/**
+ * A cursor: the report's name, the keyset (the last row's sort values) and the account, base64url
+ * JSON. Without the account another account's cursor was a valid keyset here: read as one, it
+ * skipped this account's rows before it without a word.
+ */
+export function encodeReportCursor(report: string, accountId: string, k: Keyset): string {
+  return Buffer.from(JSON.stringify({ r: report, v: k.values, s: k.same, a: accountId })).toString("base64url");
 }
 
 /** A timestamp as a cursor holds it: ISO 8601 in UTC, as the database gives it (PostgreSQL: Z; SQLite: +00:00). */
@@ -73,7 +77,7 @@ const malformed = () =>
   badRequest("cursor is malformed: pass the cursor value of a previous page of this report unchanged", [{ path: "cursor", message: "malformed cursor" }]);
 
 /** Decodes and checks a cursor against the report's columns (a value of the wrong kind would reach SQL). */
-export function decodeReportCursor(def: ReportDefinition, cursor: string): Keyset {
+export function decodeReportCursor(def: ReportDefinition, accountId: string, cursor: string): Keyset {
   let v: unknown;
   try {
     if (!/^[A-Za-z0-9_-]{1,100000}$/.test(cursor)) throw malformed();
@@ -81,10 +85,21 @@ export function decodeReportCursor(def: ReportDefinition, cursor: string): Keyse
   } catch {
     throw malformed();
   }
-  const c = v as { r?: unknown; v?: unknown; s?: unknown };
-  if (!c || typeof c !== "object" || !Array.isArray(c.v) || c.v.length !== def.columns.length || !Number.isSafeInteger(c.s) || (c.s as number) < 1)
+  const c = v as { r?: unknown; v?: unknown; s?: unknown; a?: unknown };
+  if (
+    !c ||
+    typeof c !== "object" ||
+    !Array.isArray(c.v) ||
+    c.v.length !== def.columns.length ||
+    !Number.isSafeInteger(c.s) ||
+    (c.s as number) < 1 ||
+    (c.a !== undefined && typeof c.a !== "string")
+  )
     throw malformed();
   if (c.r !== def.name) throw badRequest(`cursor belongs to another report than ${def.name}`, [{ path: "cursor", message: "cursor from another report" }]);
+  // (Cursors issued before they named their account have none: read as before.)
+  if (c.a !== undefined && c.a !== accountId)
+    throw badRequest("cursor belongs to another account: pass a cursor of this account's report", [{ path: "cursor", message: "cursor of another account" }]);
   // Each value must be of the kind its column's SQL compares it with: one of another kind (a date
   // string against epoch milliseconds, text holding NUL) would be refused by the database, a 500.
   const ok = (col: Column, x: unknown) =>
@@ -104,9 +119,9 @@ function limitOf(limit: number | null | undefined, name = "limit"): number {
 
 /** One page of a report: its rows and the next page's cursor. */
 async function reportPage(def: ReportDefinition, p: ReportParams, limit: number | null | undefined, cursor: string | null | undefined, limitName?: string) {
-  const page = { limit: limitOf(limit, limitName), after: cursor ? decodeReportCursor(def, cursor) : null };
+  const page = { limit: limitOf(limit, limitName), after: cursor ? decodeReportCursor(def, p.accountId, cursor) : null };
   const { rows, next } = await runReport(def, p, page);
-  return { rows, cursor: next ? encodeReportCursor(def.name, next) : null };
+  return { rows, cursor: next ? encodeReportCursor(def.name, p.accountId, next) : null };
 }
 
 const ReportTableRef = builder.objectRef<ReportTable>("ReportTable").implement({
