@@ -385,6 +385,13 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
     const p3 = await ask(t, { ...body, limit: 2, cursor: p2.body.cursor });
     expect(p3.body).toMatchObject({ rows: r.body.rows.slice(4), cursor: null });
     expectProblem(await ask(t, { ...body, interval: "week", cursor: p1.body.cursor }), 400, /^body\.cursor: the cursor belongs to another question/);
+    // A cursor of another account (the same question asked of `other`): refused, not read as an
+    // offset into that account's rows, which skipped them. One issued before cursors named their
+    // account (no `a`) resumes as before.
+    expectProblem(await ask(other, { ...body, limit: 2, cursor: p1.body.cursor }), 400, /^body\.cursor: the cursor belongs to another account/);
+    const { a: _account, ...unnamed } = JSON.parse(Buffer.from(p1.body.cursor, "base64url").toString("utf8"));
+    expect(_account).toBe(t.accountId);
+    expect((await ask(t, { ...body, limit: 2, cursor: Buffer.from(JSON.stringify(unnamed)).toString("base64url") })).body).toEqual(p2.body);
     // A cursor carries the window it pages: edited to a wider or another window than the question
     // asks (and is priced for), it is refused before anything is read; it was read (f = 0: every
     // event since 1970 for the price of four days, and a bucket per day of them).

@@ -66,17 +66,27 @@ function digest(q: QueryQuestion): string {
   return createHash("sha256").update(JSON.stringify(rest)).digest("base64url").slice(0, 16);
 }
 
-function decodeCursor(c: Checker, q: QueryQuestion): { offset: number; from: number; to: number } {
+function decodeCursor(c: Checker, accountId: string, q: QueryQuestion): { offset: number; from: number; to: number } {
   const bad = (message: string): never => c.fail(["cursor"], message);
-  let v: { o?: unknown; f?: unknown; t?: unknown; h?: unknown };
+  let v: { o?: unknown; f?: unknown; t?: unknown; h?: unknown; a?: unknown };
   try {
     v = JSON.parse(Buffer.from(q.cursor!, "base64url").toString("utf8"));
   } catch {
     return bad("malformed cursor: pass the cursor of the previous answer unchanged");
   }
-  if (!v || !Number.isSafeInteger(v.o) || !Number.isSafeInteger(v.f) || !Number.isSafeInteger(v.t) || (v.o as number) < 0)
+  if (
+    !v ||
+    !Number.isSafeInteger(v.o) ||
+    !Number.isSafeInteger(v.f) ||
+    !Number.isSafeInteger(v.t) ||
+    (v.o as number) < 0 ||
+    (v.a !== undefined && typeof v.a !== "string")
+  )
     bad("malformed cursor: pass the cursor of the previous answer unchanged");
   if (v.h !== digest(q)) bad("the cursor belongs to another question: ask the same question (only limit may change) with it");
+  // The same question asked of another account has the same digest: its cursor, an offset into that
+  // account's rows, skipped this one's. (Cursors issued before they named their account have none.)
+  if (v.a !== undefined && v.a !== accountId) bad("the cursor belongs to another account: pass a cursor of this account's answer");
   const from = v.f as number;
   const to = v.t as number;
   // The cursor's window is the question's as it was on its first page (every page answers that
@@ -93,8 +103,8 @@ function decodeCursor(c: Checker, q: QueryQuestion): { offset: number; from: num
   return { offset: v.o as number, from, to };
 }
 
-const encodeCursor = (offset: number, q: QueryQuestion, from: number, to: number) =>
-  Buffer.from(JSON.stringify({ o: offset, f: from, t: to, h: digest(q) })).toString("base64url");
+const encodeCursor = (offset: number, q: QueryQuestion, from: number, to: number, accountId: string) =>
+  Buffer.from(JSON.stringify({ o: offset, f: from, t: to, h: digest(q), a: accountId })).toString("base64url");
 
 // ---- the statements -------------------------------------------------------------------------------
 
@@ -235,7 +245,7 @@ export async function runQuery(
   users: UserContext,
   opts: { allRows?: boolean; raw?: boolean } = {},
 ): Promise<QueryAnswer> {
-  const at = q.cursor && !opts.allRows ? decodeCursor(c, q) : { offset: 0, from: q.from, to: q.to };
+  const at = q.cursor && !opts.allRows ? decodeCursor(c, accountId, q) : { offset: 0, from: q.from, to: q.to };
   const b = new Builder(dialect, users, c.style);
   const page = opts.allRows ? null : { offset: at.offset, limit: q.limit };
   // An interval and no other dimension: every bucket (at most 1,000) is listed, zeros included, so
@@ -267,7 +277,7 @@ export async function runQuery(
   let cursor: string | null = null;
   if (page && rows.length > page.limit) {
     rows = rows.slice(0, page.limit);
-    cursor = encodeCursor(page.offset + page.limit, q, at.from, at.to);
+    cursor = encodeCursor(page.offset + page.limit, q, at.from, at.to, accountId);
   }
   const t = Object.values(rawTotals![0] ?? {});
   return { columns: q.columns, rows, totals: q.metrics.map((_, i) => cell(t[i], "number")), cursor };
