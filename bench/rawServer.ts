@@ -381,9 +381,9 @@ export function rawSqlApp(databaseUrl: string): { app: express.Express; close():
       let after: [number, string] | null = null;
       if (typeof req.query.cursor === "string") {
         try {
-          // The list's cursors name their order, as guidegate's do (a creation cursor of an older
-          // release, without it, is read as one).
-          const at = cursorPosition(req.query.cursor, true, CREATED)!;
+          // The list's cursors name their order and account, as guidegate's do (a creation cursor
+          // of an older release, without them, is read as one).
+          const at = cursorPosition(req.query.cursor, true, req.params.accountId, CREATED)!;
           after = [(at.sort as Date).getTime(), at.id];
         } catch {
           return fail(res, 400, "malformed cursor");
@@ -392,7 +392,10 @@ export function rawSqlApp(databaseUrl: string): { app: express.Express; close():
       const rows = await driver.page(req.params.accountId, limit + 1, after);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
-      res.json({ data: page.map(contentRecord), cursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id, CREATED.name) : null });
+      res.json({
+        data: page.map(contentRecord),
+        cursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id, req.params.accountId, CREATED.name) : null,
+      });
     }),
   );
 

@@ -41,31 +41,46 @@ export interface CursorOrder {
   readonly untagged?: boolean;
 }
 
-export function encodeCursor(sort: SortValue | Date, id: string, order?: string): string {
+/**
+ * A list's cursor: the last row's (sort value, id), the order read (for a list read in several) and
+ * the account whose list it is. Row ids and sort values alone would let another account's cursor
+ * pass as a position in this account's list, silently skipping its rows before that position (a
+ * sync loop mixing up its accounts); with the account, such a cursor is a 400.
+ */
+export function encodeCursor(sort: SortValue | Date, id: string, account: string, order?: string): string {
   const v = sort instanceof Date ? sort.getTime() : sort;
-  return Buffer.from(JSON.stringify(order === undefined ? [v, id] : [v, id, order])).toString("base64url");
+  return Buffer.from(JSON.stringify([v, id, order ?? null, account])).toString("base64url");
 }
 
-/** The (sort value, id) pair of a cursor of a list read in one order; a cursor naming an order is another list's. */
-export function decodeCursor(cursor: string): [SortValue, string] {
-  const [sort, id, order] = decodeOrderedCursor(cursor);
+/** The (sort value, id) pair of a cursor of this account's list read in one order; a cursor naming an order is another list's. */
+export function decodeCursor(cursor: string, account: string): [SortValue, string] {
+  const [sort, id, order] = decodeOrderedCursor(cursor, account);
   if (order !== undefined) throw decodeCursorMismatch();
   return [sort, id];
 }
 
-function decodeOrderedCursor(cursor: string): [SortValue, string, string | undefined] {
+/**
+ * A cursor's parts. Cursors issued before they named the account (`[sort, id]` or `[sort, id,
+ * order]`) are still read, so a client paging across a deploy keeps its place.
+ */
+function decodeOrderedCursor(cursor: string, account: string): [SortValue, string, string | undefined] {
+  let parts: [SortValue, string, string | undefined, string | undefined] | null = null;
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error("not base64url");
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
     // (Text holding NUL would reach the database, which refuses it: a 500, not a 400.)
     const text = (x: unknown) => typeof x === "string" && !x.includes("\u0000");
-    if (Array.isArray(v) && (v.length === 2 || (v.length === 3 && typeof v[2] === "string")) && (text(v[0]) || typeof v[0] === "number") && text(v[1])) {
-      return [v[0], v[1], v[2]];
+    if (Array.isArray(v) && (text(v[0]) || typeof v[0] === "number") && text(v[1])) {
+      if (v.length === 2 || (v.length === 3 && typeof v[2] === "string")) parts = [v[0], v[1], v[2], undefined];
+      else if (v.length === 4 && (v[2] === null || typeof v[2] === "string") && typeof v[3] === "string") parts = [v[0], v[1], v[2] ?? undefined, v[3]];
     }
   } catch {
     // fall through
   }
-  throw malformedCursor();
+  if (!parts) throw malformedCursor();
+  if (parts[3] !== undefined && parts[3] !== account)
+    throw badRequest("cursor belongs to another account's list", [{ path: "cursor", message: "cursor from another account" }]);
+  return [parts[0], parts[1], parts[2]];
 }
 
 function malformedCursor() {
@@ -76,9 +91,14 @@ function malformedCursor() {
  * The (sort value, id) pair a cursor holds, checked against the list's kind of sort key and, for a
  * list read in several orders, against the order read (`order`); null without a cursor.
  */
-export function cursorPosition(cursor: string | null | undefined, isDate: boolean, order?: CursorOrder): { sort: SortValue | Date; id: string } | null {
+export function cursorPosition(
+  cursor: string | null | undefined,
+  isDate: boolean,
+  account: string,
+  order?: CursorOrder,
+): { sort: SortValue | Date; id: string } | null {
   if (!cursor) return null;
-  const [sort, id, name] = decodeOrderedCursor(cursor);
+  const [sort, id, name] = decodeOrderedCursor(cursor, account);
   if (name === undefined ? order !== undefined && !order.untagged : name !== order?.name) throw decodeCursorMismatch();
   if (isDate !== (typeof sort === "number")) throw decodeCursorMismatch();
   const value = isDate ? new Date(sort as number) : sort;
@@ -96,11 +116,12 @@ export function afterCursor(
   field: string,
   cursor: string | null | undefined,
   isDate: boolean,
+  account: string,
   direction: "asc" | "desc" = "asc",
   tie = "id",
   order?: CursorOrder,
 ): object {
-  const position = cursorPosition(cursor, isDate, order);
+  const position = cursorPosition(cursor, isDate, account, order);
   if (!position) return {};
   const { sort: value, id } = position;
   const op = direction === "asc" ? "gt" : "lt";
@@ -128,11 +149,12 @@ export function toPage<T>(rows: T[], limit: number): Page<T> {
  */
 export function connectionFrom<T extends { id: string }>(
   page: Page<T>,
+  account: string,
   sortKey: (row: T) => SortValue | Date,
   tieKey: (row: T) => string = (row) => row.id,
   order?: string,
 ) {
-  const cursorOf = (node: T) => encodeCursor(sortKey(node), tieKey(node), order);
+  const cursorOf = (node: T) => encodeCursor(sortKey(node), tieKey(node), account, order);
   // An edge's cursor is encoded only when it is read: REST pages ask for `nodes` and `endCursor`
   // alone, and a 1,000-row page would otherwise encode 1,000 cursors nobody sends.
   const edges = page.rows.map((node) => ({

@@ -131,7 +131,7 @@ builder.prismaObjectField(Account, "integrationAttributes", (t) =>
       const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       let after: Prisma.AttributeRecordWhereInput = {};
       if (args.after) {
-        const [value, id] = decodeCursor(args.after);
+        const [value, id] = decodeCursor(args.after, account.id);
         if (typeof value !== (numeric ? "number" : "string"))
           throw badRequest("cursor does not belong to this list", [{ path: "cursor", message: "cursor from another list" }]);
         after = numeric
@@ -144,7 +144,7 @@ builder.prismaObjectField(Account, "integrationAttributes", (t) =>
         orderBy: numeric ? [{ attributeNum: "asc" }, { id: "asc" }] : [{ attributeValue: "asc" }, { id: "asc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => (numeric ? (r.attributeNum ?? Number(r.attributeValue)) : r.attributeValue));
+      return connectionFrom(toPage(rows, limit), account.id, (r) => (numeric ? (r.attributeNum ?? Number(r.attributeValue)) : r.attributeValue));
     },
   }),
 );
@@ -233,7 +233,7 @@ builder.prismaObjectField(Account, "searchIntegrationAttributes", (t) =>
       const limit = pageLimit(args, LIST_LIMITS.standard);
       let after: string | undefined;
       if (args.after) {
-        const [, id] = decodeCursor(args.after);
+        const [, id] = decodeCursor(args.after, account.id);
         after = id;
       }
       const ids = await searchIds(account.id, args.query, limit, after);
@@ -241,7 +241,7 @@ builder.prismaObjectField(Account, "searchIntegrationAttributes", (t) =>
       const rows = ids.length
         ? await prisma.attributeRecord.findMany({ ...query, where: { accountId: account.id, id: { in: ids } }, orderBy: { id: "asc" } })
         : [];
-      return connectionFrom(toPage(rows, limit), (r) => r.id);
+      return connectionFrom(toPage(rows, limit), account.id, (r) => r.id);
     },
   }),
 );

@@ -97,13 +97,13 @@ builder.queryField("auditLogs", (t) =>
             { accountId: args.accountId, timestamp: { gte: from, lt: to } },
             // E-mails are stored lower-cased (as the auth header is compared); other actors as they are.
             args.filter?.userId ? { userId: args.filter.userId.includes("@") ? args.filter.userId.trim().toLowerCase() : args.filter.userId } : {},
-            afterCursor("timestamp", args.after, true, "desc"),
+            afterCursor("timestamp", args.after, true, args.accountId, "desc"),
           ],
         },
         orderBy: [{ timestamp: "desc" }, { id: "desc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => r.timestamp);
+      return connectionFrom(toPage(rows, limit), args.accountId, (r) => r.timestamp);
     },
   }),
 );

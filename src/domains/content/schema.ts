@@ -146,18 +146,18 @@ builder.prismaObjectField(Account, "contents", (t) =>
       // plugin-prisma relation field), are one statement on the driver (./page.ts); any other
       // selection plugin-prisma would plan goes through Prisma.
       if (JSON.stringify(query) === "{}") {
-        const after = cursorPosition(args.after, true, order) as { sort: Date; id: string } | null;
+        const after = cursorPosition(args.after, true, account.id, order) as { sort: Date; id: string } | null;
         const tags = tagColumnsFor(info, CONNECTION_RECORDS);
         const rows = (await contentPage(account.id, args.filter ?? {}, field, after, limit + 1, tags)) as unknown as Prisma.ContentGetPayload<object>[];
-        return connectionFrom(toPage(rows, limit), (r) => r[field], undefined, order.name);
+        return connectionFrom(toPage(rows, limit), account.id, (r) => r[field], undefined, order.name);
       }
       const rows = await prisma.content.findMany({
         ...query,
-        where: { AND: [{ accountId: account.id }, filterWhere(args.filter), afterCursor(field, args.after, true, "asc", "id", order)] },
+        where: { AND: [{ accountId: account.id }, filterWhere(args.filter), afterCursor(field, args.after, true, account.id, "asc", "id", order)] },
         orderBy: [{ [field]: "asc" }, { id: "asc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => r[field], undefined, order.name);
+      return connectionFrom(toPage(rows, limit), account.id, (r) => r[field], undefined, order.name);
     },
   }),
 );

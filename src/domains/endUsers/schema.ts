@@ -170,12 +170,15 @@ builder.prismaObjectField(Account, "endUsers", (t) =>
       const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       const rows = await prisma.endUser.findMany({
         ...query,
-        where: { AND: [{ accountId: account.id }, await endUserWhere(account.id, args.filter), afterCursor(field, args.after, true, "asc", tie, order)] },
+        where: {
+          AND: [{ accountId: account.id }, await endUserWhere(account.id, args.filter), afterCursor(field, args.after, true, account.id, "asc", tie, order)],
+        },
         orderBy: [{ [field]: "asc" }, { [tie]: "asc" }],
         take: limit + 1,
       });
       return connectionFrom(
         toPage(rows, limit),
+        account.id,
         (r) => r[field],
         (r) => r[tie],
         order.name,

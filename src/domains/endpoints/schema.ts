@@ -57,12 +57,12 @@ builder.prismaObjectField(Account, "endpoints", (t) =>
       resolve: async (account, args) => {
         const limit = pageLimit(args, LIST_LIMITS.standard);
         const rows = await prisma.savedEndpoint.findMany({
-          where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true)] },
+          where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true, account.id)] },
           orderBy: [{ createdAt: "asc" }, { id: "asc" }],
           take: limit + 1,
           include: WITH_TEXT,
         });
-        return connectionFrom(toPage(rows, limit), (r) => r.createdAt);
+        return connectionFrom(toPage(rows, limit), account.id, (r) => r.createdAt);
       },
     },
     {},

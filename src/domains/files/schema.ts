@@ -61,13 +61,13 @@ builder.objectField(Account, "files", (t) =>
             { accountId: account.id },
             contentType ? { contentType } : {},
             fromTime ? { createdAt: { gte: fromTime } } : {},
-            afterCursor("createdAt", args.after, true),
+            afterCursor("createdAt", args.after, true, account.id),
           ],
         },
         orderBy: [{ createdAt: "asc" }, { id: "asc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => r.createdAt);
+      return connectionFrom(toPage(rows, limit), account.id, (r) => r.createdAt);
     },
   }),
 );

@@ -176,11 +176,11 @@ builder.prismaObjectField(Account, "segments", (t) =>
       const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
       const rows = await prisma.segment.findMany({
         ...query,
-        where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true)] },
+        where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true, account.id)] },
         orderBy: [{ createdAt: "asc" }, { id: "asc" }],
         take: limit + 1,
       });
-      return connectionFrom(toPage(rows, limit), (r) => r.createdAt);
+      return connectionFrom(toPage(rows, limit), account.id, (r) => r.createdAt);
     },
   }),
 );

@@ -86,11 +86,11 @@ builder.prismaObjectField(Account, "tags", (t) =>
         const query = queryFromInfo({ context: ctx, info, paths: CONNECTION_RECORDS });
         const rows = await prisma.tag.findMany({
           ...query,
-          where: { AND: [{ accountId: account.id }, afterCursor("name", args.after, false)] },
+          where: { AND: [{ accountId: account.id }, afterCursor("name", args.after, false, account.id)] },
           orderBy: [{ name: "asc" }, { id: "asc" }],
           take: limit + 1,
         });
-        return connectionFrom(toPage(rows, limit), (r) => r.name);
+        return connectionFrom(toPage(rows, limit), account.id, (r) => r.name);
       },
     },
     {},

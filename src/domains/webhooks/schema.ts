@@ -105,11 +105,11 @@ builder.prismaObjectField(Account, "webhooks", (t) =>
       resolve: async (account, args) => {
         const limit = pageLimit(args, LIST_LIMITS.standard);
         const rows = await prisma.webhook.findMany({
-          where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true)] },
+          where: { AND: [{ accountId: account.id }, afterCursor("createdAt", args.after, true, account.id)] },
           orderBy: [{ createdAt: "asc" }, { id: "asc" }],
           take: limit + 1,
         });
-        return connectionFrom(toPage(rows, limit), (r) => r.createdAt);
+        return connectionFrom(toPage(rows, limit), account.id, (r) => r.createdAt);
       },
     },
     {},
@@ -137,12 +137,12 @@ builder.prismaObjectField(Account, "webhookDeliveries", (t) =>
         const limit = pageLimit(args, LIST_LIMITS.standard);
         await findHook(account.id, args.webhookId);
         const rows = await prisma.webhookDelivery.findMany({
-          where: { AND: [{ webhookId: args.webhookId, accountId: account.id }, afterCursor("createdAt", args.after, true, "desc")] },
+          where: { AND: [{ webhookId: args.webhookId, accountId: account.id }, afterCursor("createdAt", args.after, true, account.id, "desc")] },
           orderBy: [{ createdAt: "desc" }, { id: "desc" }],
           include: { log: { orderBy: { attempt: "asc" } } },
           take: limit + 1,
         });
-        return connectionFrom(toPage(rows, limit), (r) => r.createdAt);
+        return connectionFrom(toPage(rows, limit), account.id, (r) => r.createdAt);
       },
     },
     {},
