@@ -736,6 +736,35 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
     expect([four.status, four.errors]).toEqual([200, undefined]);
   });
 
+  it("GraphQL refuses a condition's field its operator does not take, as REST refuses an extra array item (never ignored)", async () => {
+    const leaf = { op: "is", dimension: "event:type", values: ["flow_started"] };
+    const QUERY = `query($a: String!, $i: AnalyticsQueryInput!) { account(id: $a) { analytics { query(input: $i) { rows } } } }`;
+    const cases: [unknown, string, string][] = [
+      // (Ignored, these answered another question than the one asked: the events of every type, or not only flow_started.)
+      [{ ...leaf, value: 3 }, "filters[0].value", "is takes dimension and values, not value"],
+      [{ op: "not", condition: leaf, conditions: [leaf] }, "filters[0].conditions", "not takes condition, not conditions"],
+      [
+        { op: "or", conditions: [{ op: "gt", dimension: "event:step", value: 1, values: [2] }] },
+        "filters[0].conditions[0].values",
+        "gt takes dimension and value, not values",
+      ],
+      [{ op: "inSegment", segmentId: "s", dimension: "event:type" }, "filters[0].dimension", "inSegment takes segmentId, not dimension"],
+    ];
+    for (const [filter, path, message] of cases) {
+      const g = await gql(server, a, QUERY, { a: a.accountId, i: { metrics: ["events"], filters: [filter] } });
+      expect([g.status, g.errors?.[0]?.message, g.errors?.[0]?.extensions?.code], JSON.stringify(filter)).toEqual([
+        400,
+        `input.${path}: ${message}`,
+        "BAD_REQUEST",
+      ]);
+    }
+    // REST: the same condition with an extra item.
+    expectProblem(await ask(a, { metrics: ["events"], filters: [["is", "event:type", ["flow_started"], 3]] }), 400, "body.filters[0]: is takes 2 arguments");
+    // Fields left null are absent.
+    const ok = await gql(server, a, QUERY, { a: a.accountId, i: { metrics: ["events"], filters: [{ ...leaf, value: null, conditions: null }] } });
+    expect([ok.status, ok.errors]).toEqual([200, undefined]);
+  });
+
   it("keeps tenants apart: another account's key is a 403 and reads nothing", async () => {
     const r = await ask(a, { metrics: ["events"] }, "", other);
     expectProblem(r, 403);

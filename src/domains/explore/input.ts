@@ -107,6 +107,18 @@ const AT = {
   condition: { w: 1, g: "condition" },
 };
 
+/**
+ * A field of a GraphQL condition its operator does not take (`value` on `is`), carried in the JSON
+ * form as one more item (../explore/schema.ts conditionToWire) so that it is refused by name, as
+ * REST refuses an extra array item: ignored, it left a question other than the one asked.
+ */
+export class StrayField {
+  constructor(
+    readonly name: string,
+    readonly takes: readonly string[],
+  ) {}
+}
+
 interface CondOpts {
   eventOnly?: boolean;
   userOnly?: boolean;
@@ -130,6 +142,8 @@ function parseCondition(c: Checker, v: unknown, path: Path, opts: CondOpts, dept
   const opPath: Path = [...path, { w: 0, g: "op" }];
   if (!(OPERATORS as readonly string[]).includes(v[0])) c.fail(opPath, `unknown operator '${String(v[0]).slice(0, 40)}': ${OPERATORS.join(", ")}`);
   const op = v[0] as Operator;
+  const stray = v.at(-1);
+  if (stray instanceof StrayField) c.fail([...path, { w: v.length - 1, g: stray.name }], `${op} takes ${stray.takes.join(" and ")}, not ${stray.name}`);
   const arity = op === "inSegment" || op === "or" || op === "not" ? 2 : 3;
   if (v.length !== arity) c.fail(path, `${op} takes ${arity - 1} argument${arity === 2 ? "" : "s"}`);
   switch (op) {

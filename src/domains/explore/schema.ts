@@ -28,6 +28,7 @@ import {
   parseFunnel,
   parseQuery,
   parseRetention,
+  StrayField,
 } from "./input.js";
 import { type QueryAnswer, runQuery } from "./query.js";
 import { type RetentionAnswer, retentionReadMs, runRetention } from "./retention.js";
@@ -92,10 +93,33 @@ function conditionType(level: number): ConditionRefType {
 }
 const ConditionRef = conditionType(1);
 
-/** A typed condition in the contract's JSON form (`["is", "event:type", ["flow_started"]]`). */
+/** The fields each operator takes (the others must be absent or null). */
+const FIELDS_OF = (op: Operator): readonly (keyof ConditionInput)[] =>
+  op === "is" || op === "isNot" || op === "contains"
+    ? ["dimension", "values"]
+    : op === "inSegment"
+      ? ["segmentId"]
+      : op === "or"
+        ? ["conditions"]
+        : op === "not"
+          ? ["condition"]
+          : ["dimension", "value"];
+const CONDITION_FIELDS = ["dimension", "values", "value", "segmentId", "conditions", "condition"] as const;
+
+/**
+ * A typed condition in the contract's JSON form (`["is", "event:type", ["flow_started"]]`). A field
+ * the operator does not take becomes a last item the parser refuses by name (StrayField).
+ */
 export function conditionToWire(x: ConditionInput): unknown[] {
   // (Past the deepest level a condition is any JSON, left as it is for the parser to refuse.)
   if (typeof x !== "object" || x === null) return x as never;
+  const wire = conditionArgs(x);
+  const takes = FIELDS_OF(x.op);
+  const stray = CONDITION_FIELDS.find((k) => !takes.includes(k) && x[k] !== undefined && x[k] !== null);
+  return stray ? [...wire, new StrayField(stray, takes)] : wire;
+}
+
+function conditionArgs(x: ConditionInput): unknown[] {
   switch (x.op) {
     case "is":
     case "isNot":
