@@ -165,4 +165,55 @@ describe("time buckets far back", () => {
       ["0000-03-01", 0],
     ]);
   });
+
+  it("labels buckets whose local start is before the year 0 or past 9999 in ISO 8601's expanded form, each its own", async () => {
+    // A date-only endDate in the first days of the year 0: the default start, 30 days earlier, is in the year -1.
+    const hours = await ask("query", { metrics: ["events"], interval: "hour", endDate: "0000-01-01" });
+    expect(hours.status, hours.text).toBe(200);
+    expect(hours.body.rows).toHaveLength(30 * 24);
+    expect(hours.body.rows.slice(0, 2)).toEqual([
+      ["-000001-12-03T00:00", 0],
+      ["-000001-12-03T01:00", 0],
+    ]);
+    expect(hours.body.rows.at(-1)).toEqual(["0000-01-01T23:00", 0]);
+    expect(new Set(hours.body.rows.map((r: unknown[]) => r[0])).size).toBe(30 * 24);
+    const back = await ask("query", { metrics: ["events"], interval: "week", endDate: "0000-01-01" });
+    expect(back.status, back.text).toBe(200);
+    // 0000-01-01 was a Saturday (proleptic Gregorian): its week began on Monday -000001-12-27.
+    expect(back.body.rows.at(-1)).toEqual(["-000001-12-27", 0]);
+    expect(back.body.rows[0]).toEqual(["-000001-11-29", 0]);
+    // The last day of 9999 in UTC is already the year 10000 in Kiritimati (UTC+14).
+    const cases: [string, unknown[][]][] = [
+      [
+        "day",
+        [
+          ["9999-12-31", 0],
+          ["+010000-01-01", 0],
+        ],
+      ],
+      ["hour", [["9999-12-31T14:00", 0]]],
+      [
+        "month",
+        [
+          ["9999-12-01", 0],
+          ["+010000-01-01", 0],
+        ],
+      ],
+    ];
+    for (const [interval, rows] of cases) {
+      const r = await ask("query", { metrics: ["events"], interval, timeZone: "Pacific/Kiritimati", startDate: "9999-12-31", endDate: "9999-12-31" });
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.rows.slice(0, rows.length), interval).toEqual(rows);
+    }
+    const kiri = await ask("query", {
+      metrics: ["events"],
+      interval: "hour",
+      timeZone: "Pacific/Kiritimati",
+      startDate: "9999-12-31 10:00",
+      endDate: "9999-12-31",
+    });
+    expect(kiri.body.rows.at(-1)).toEqual(["+010000-01-01T13:00", 0]);
+    const cohorts = await ask("retention", { startEvent: {}, period: "month", timeZone: "Pacific/Kiritimati", startDate: "9999-12-31", endDate: "9999-12-31" });
+    expect([cohorts.status, cohorts.body.cohorts]).toEqual([200, []]);
+  });
 });

@@ -211,8 +211,13 @@ export function nextLocal(local: number, interval: Interval, k = 1): number {
 }
 
 export const labelOf = (local: number, interval: Interval): string => {
+  // Cut at the "T", not at a fixed length: a year outside 0000 to 9999 (a local start before
+  // 0000-01-01, a default start 30 days before an endDate early in the year 0, or past 9999-12-31
+  // in a zone east of UTC) is written in ISO 8601's expanded form, `-000001-12-03`, `+010000-01-01`,
+  // which fixed-length slices cut to `-000001-12` (every hour of the day labelled alike).
   const iso = new Date(local).toISOString();
-  return interval === "hour" ? `${iso.slice(0, 13)}:00` : iso.slice(0, 10);
+  const t = iso.indexOf("T");
+  return interval === "hour" ? `${iso.slice(0, t + 3)}:00` : iso.slice(0, t);
 };
 
 /** The local start (as UTC ms) of the bucket holding instant `t`. */
