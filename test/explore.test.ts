@@ -731,6 +731,17 @@ describe("POST /v1/accounts/{accountId}/analytics/query", () => {
       const asBody = await gql(server, a, QUERY, { a: a.accountId, i: { metrics: ["events"], filters: [filter] }, p: "body" });
       expect(asBody.errors?.[0]?.message).toBe(`body.${bodyPath}: ${deep}`);
     }
+    // Past the deepest level a condition is any JSON: an `or` whose conditions are no list there
+    // (GraphQL coerces a lone value to a list only at the typed levels) is refused too, not a 500.
+    for (const odd of ["x", 5, { a: 1 }, true]) {
+      const g = await gql(server, a, QUERY, { a: a.accountId, i: { metrics: ["events"], filters: [nots(5, { op: "or", conditions: odd })] } });
+      expect([g.status, g.errors?.[0]?.message], JSON.stringify(odd)).toEqual([
+        400,
+        `input.filters[0].condition.condition.condition.condition.condition: ${deep}`,
+      ]);
+      const rest = await ask(a, { metrics: ["events"], filters: [wire(nots(5, { op: "not", condition: ["or", odd] }))] });
+      expectProblem(rest, 400, `body.filters[0][1][1][1][1][1]: ${deep}`);
+    }
     // Four levels are answered.
     const four = await gql(server, a, QUERY, { a: a.accountId, i: { metrics: ["events"], filters: [nots(4, leaf)] } });
     expect([four.status, four.errors]).toEqual([200, undefined]);

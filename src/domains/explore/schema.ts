@@ -128,7 +128,8 @@ function conditionArgs(x: ConditionInput): unknown[] {
     case "inSegment":
       return [x.op, x.segmentId ?? undefined];
     case "or":
-      return [x.op, x.conditions?.map(conditionToWire)];
+      // (Past the deepest level `conditions` is any JSON, a list or not: left for the parser to refuse.)
+      return [x.op, Array.isArray(x.conditions) ? x.conditions.map(conditionToWire) : x.conditions];
     case "not":
       return [x.op, x.condition ? conditionToWire(x.condition) : undefined];
     default:
