@@ -138,6 +138,15 @@ describe("POST /events", () => {
     expect((await req(`/api/v1/${t.accountId}/endUsers/fine,in%20side`, { method: "DELETE", headers: t.headers })).status).toBe(204);
   });
 
+  it('an endUserId "." or ".." is a per-item failure: no URL can name such an end user on its own', async () => {
+    const t = await tenant("evdot");
+    const ev = (endUserId: string) => ({ type: "user_action", time: T, actionId: "go", endUserId });
+    const r = await post(t, [ev("."), ev(".."), ev(".x")]);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body.failure.map((f: { index: number }) => f.index)).toEqual([0, 1]);
+    expect((await eventsOf(t)).map((e) => e.endUserId)).toEqual([".x"]);
+  });
+
   it("a 207 says which accepted items were duplicates (their `id` seen before) and counts them, as the 202 and recordEvents do", async () => {
     const t = await tenant("evdup");
     const ev = (id: string, actionId: string) => ({ id, type: "user_action", time: T, actionId, endUserId: "u1" });

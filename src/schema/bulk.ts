@@ -90,11 +90,13 @@ export const repeatedEntry = (entries: readonly string[], index: number, earlier
 /**
  * A name the comma-separated path lists of deletes can carry: no comma, and no white space at either
  * end (the lists trim their entries, as `a, b` is written): ` u ` could be stored and then never
- * named again, so an end user so created could never be erased.
+ * named again, so an end user so created could never be erased. Nor `.` or `..`: as a path segment
+ * of its own (`/endUsers/.`), every URL parser (browsers, fetch, curl) removes it before sending.
  */
 export function checkListSafeName(value: string, what: string): string | null {
   if (value.includes(",")) return `${what} must not contain a comma`;
   if (value.trim() !== value) return `${what} must not begin or end with white space`;
+  if (value === "." || value === "..") return `${what} must not be "." or ".." (a URL cannot name it as a path segment)`;
   return null;
 }
 

@@ -132,7 +132,13 @@ describe("end users, style A", () => {
     expect([spaced.status, spaced.body]).toEqual([400, { errors: ["id must not begin or end with white space"], id: " u ", statusCode: 400 }]);
     const bulk = await put(`${A(t)}/endUsers`, t, [{ id: "u\t" }, { id: "fine-id" }]);
     expect([bulk.status, bulk.body.failure?.[0]?.errors], bulk.text).toEqual([207, ["id must not begin or end with white space"]]);
-    expect(await prisma.endUser.count({ where: { accountId: t.accountId, externalId: { in: [" u ", "u\t"] } } })).toBe(0);
+    // Nor `.` or `..`: a URL parser drops such a path segment, so `/endUsers/.` could never be read.
+    const dots = await put(`${A(t)}/endUsers`, t, [{ id: "." }, { id: ".." }, { id: "..." }]);
+    expect([dots.status, dots.body.failure?.map((f: { errors: string[] }) => f.errors[0])], dots.text).toEqual([
+      207,
+      ['id must not be "." or ".." (a URL cannot name it as a path segment)', 'id must not be "." or ".." (a URL cannot name it as a path segment)'],
+    ]);
+    expect(await prisma.endUser.count({ where: { accountId: t.accountId, externalId: { in: [" u ", "u\t", ".", ".."] } } })).toBe(0);
     expect((await get(`${A(t)}/endUsers/frank`, t)).body.custom).toEqual({ plan: "basic", score: 9 });
   });
 
