@@ -150,6 +150,9 @@ const Env = z.object({
   // statement timeout; SQLite: its worker thread is stopped); past it the answer is a 422 that says
   // what to narrow.
   EXPLORE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  // The most rows of an Explore answer with every row (CSV, GraphQL `allRows`), held in memory at once;
+  // past it a 400 that says to narrow the question or page through it.
+  EXPLORE_MAX_ROWS: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
   // Webhooks (src/domains/webhooks/): WEBHOOKS_ALLOW_PRIVATE=true lets endpoints be http:// and on
   // loopback/private addresses (development and tests only: it turns the SSRF guard off). The retry
   // schedule is the pause before each retry (ms, or with s/m/h units), the Standard Webhooks one by

@@ -155,6 +155,14 @@ describe("loadConfig", () => {
     }
   });
 
+  it("EXPLORE_MAX_ROWS: 100000 by default, a whole number from 1 to 10000000", () => {
+    expect(loadConfig({}).EXPLORE_MAX_ROWS).toBe(100_000);
+    expect(loadConfig({ EXPLORE_MAX_ROWS: "500" }).EXPLORE_MAX_ROWS).toBe(500);
+    for (const bad of ["0", "10000001", "2.5", "many"]) {
+      expect(() => loadConfig({ EXPLORE_MAX_ROWS: bad })).toThrow(/Invalid configuration:\n\s+EXPLORE_MAX_ROWS: /);
+    }
+  });
+
   it("LOG_LEVEL: pino's levels and silent", () => {
     for (const level of [...Object.keys(pino.levels.values), "silent"]) expect(loadConfig({ LOG_LEVEL: level }).LOG_LEVEL).toBe(level);
   });

@@ -3,7 +3,7 @@
 // 422 of a question past EXPLORE_TIMEOUT_MS on each database), CSV cell by cell against JSON, and
 // time buckets whose local start is before 1970 or in the years 0 to 99.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
+import { expectProblem, requester, type Server, startServer, type Tenant, tenant } from "./helpers.js";
 
 let server: Server;
 let t: Tenant;
@@ -112,6 +112,34 @@ describe("format=csv", () => {
     expect(rows.flat()).toContain(`'=HYPERLINK("x"),\n"gold"`);
     expect(rows.flat()).toContain("'-5");
     expect(rows.flat()).toContain("'@f3");
+  });
+
+  it("holds at most EXPLORE_MAX_ROWS rows: past it a 400 saying to narrow or page (CSV and GraphQL allRows); JSON pages are not bound by it", async () => {
+    const body = { metrics: ["events"], dimensions: ["user:plan", "event:flowId", "event:useful"], startDate: "2026-05-04", endDate: "2026-05-04" };
+    const url = `/v1/accounts/${t.accountId}/analytics/query`;
+    const before = process.env.EXPLORE_MAX_ROWS;
+    try {
+      process.env.EXPLORE_MAX_ROWS = "4";
+      expect((await req(`${url}?format=csv`, { method: "POST", headers: t.headers, body })).status).toBe(200);
+      process.env.EXPLORE_MAX_ROWS = "3";
+      const csv = await req(`${url}?format=csv`, { method: "POST", headers: t.headers, body });
+      expectProblem(csv, 400, /^body: has more than 3 rows, the most one answer with every row holds \(EXPLORE_MAX_ROWS\): narrow it/);
+      expect(csv.body.errors).toEqual([{ path: "body", message: expect.stringMatching(/^has more than 3 rows/) }]);
+      const json = await req(url, { method: "POST", headers: t.headers, body });
+      expect([json.status, json.body.rows?.length]).toEqual([200, 4]);
+      const gql = await req("/graphql", {
+        method: "POST",
+        headers: t.headers,
+        body: {
+          query: "query($a: String!, $in: AnalyticsQueryInput!) { account(id: $a) { analytics { query(input: $in, allRows: true) { rows } } } }",
+          variables: { a: t.accountId, in: body },
+        },
+      });
+      expect(gql.body.errors?.[0]?.message).toMatch(/^input: has more than 3 rows/);
+    } finally {
+      if (before === undefined) delete process.env.EXPLORE_MAX_ROWS;
+      else process.env.EXPLORE_MAX_ROWS = before;
+    }
   });
 });
 

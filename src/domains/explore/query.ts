@@ -2,7 +2,9 @@
 // One statement for the page of rows and one for the totals, in one snapshot (./run.ts). Events
 // and distinct end users per UTC day and event type come from the reports' rollups (./rollup.ts);
 // every other question reads the events raw. Both are exact, whatever the rollups' lag.
+
 import { createHash } from "node:crypto";
+import { loadConfig } from "../../config.js";
 import { prisma } from "../../db/index.js";
 import { watermarkOf } from "../reports/rollups.js";
 import { bucketsOf, labelOfKey, offsetsOf } from "./buckets.js";
@@ -247,7 +249,10 @@ export async function runQuery(
 ): Promise<QueryAnswer> {
   const at = q.cursor && !opts.allRows ? decodeCursor(c, accountId, q) : { offset: 0, from: q.from, to: q.to };
   const b = new Builder(dialect, users, c.style);
-  const page = opts.allRows ? null : { offset: at.offset, limit: q.limit };
+  // Every row (CSV, `allRows`) is one answer held in memory: at most EXPLORE_MAX_ROWS of them, read
+  // as a page of that size, so a larger answer is refused without being read whole.
+  const allRowsMax = loadConfig().EXPLORE_MAX_ROWS;
+  const page = opts.allRows ? { offset: 0, limit: allRowsMax } : { offset: at.offset, limit: q.limit };
   // An interval and no other dimension: every bucket (at most 1,000) is listed, zeros included, so
   // the rows are completed, ordered and paged here; otherwise the database orders and pages.
   const zeroFilled = q.interval !== null && q.dimensions.length === 0;
@@ -274,8 +279,13 @@ export async function runQuery(
     if (page) rows = rows.slice(page.offset, page.offset + page.limit + 1);
   }
   if (q.interval) for (const r of rows) r[0] = labelOfKey(r[0] as number, q.interval);
+  if (opts.allRows && rows.length > allRowsMax)
+    c.fail(
+      [],
+      `has more than ${allRowsMax} rows, the most one answer with every row holds (EXPLORE_MAX_ROWS): narrow it (a shorter window, a coarser interval, fewer dimensions, filters) or page through it as JSON with limit and cursor`,
+    );
   let cursor: string | null = null;
-  if (page && rows.length > page.limit) {
+  if (!opts.allRows && rows.length > page.limit) {
     rows = rows.slice(0, page.limit);
     cursor = encodeCursor(page.offset + page.limit, q, at.from, at.to, accountId);
   }

@@ -26,7 +26,8 @@ import { funnelFromWire, queryFromWire, retentionFromWire } from "./schema.js";
 const FORMATS = ["json", "csv"] as const;
 const FORMAT = {
   format: {
-    description: "`json` (default) or `csv` (an attachment: the same columns as a header row, then every row; `limit` and `cursor` do not apply).",
+    description:
+      "`json` (default) or `csv` (an attachment: the same columns as a header row, then every row; `limit` and `cursor` do not apply; at most EXPLORE_MAX_ROWS rows, 100,000 by default, past which it is a 400).",
     schema: { type: "string", enum: [...FORMATS], default: "json" },
     example: "json",
   },
