@@ -8,7 +8,8 @@
 //     the timeout is terminated (that interrupts SQLite mid-statement) and replaced.
 // Past the timeout the question is answered with a 422 that says what to narrow (docs/explore.md):
 // the question, not the service, is the problem, so retrying it unchanged would not help (a 503
-// would invite exactly that).
+// would invite exactly that). A SQLite question that finds no worker within its time (or a full
+// queue) is the other case: a 503 with Retry-After.
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { isPostgresUrl, loadConfig } from "../../config.js";
@@ -166,9 +167,60 @@ const IDLE_WORKERS = 2;
  * Each worker is a thread with its own connection and page cache: the machine's cores bound them.
  */
 const MAX_WORKERS = 4;
+/** Questions waiting for a worker at most; one more is refused at once (503). */
+const MAX_WAITING = 32;
 const idle: Worker[] = [];
-let running = 0;
-const waiting: (() => void)[] = [];
+
+/**
+ * At most `max` holders at once. A waiter waits in turn, at most `ms`; `acquire` answers whether it
+ * got a slot (not when the queue is full, or its time ran out first). Without the bounds, a burst of
+ * questions queued without end, each answered long after its client had given up.
+ */
+export class Slots {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(
+    readonly max: number,
+    readonly maxWaiting: number,
+  ) {}
+  get queued(): number {
+    return this.waiting.length;
+  }
+  acquire(ms: number): Promise<boolean> {
+    if (this.held < this.max) {
+      this.held++;
+      return Promise.resolve(true);
+    }
+    if (this.waiting.length >= this.maxWaiting) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const grant = () => {
+        clearTimeout(timer);
+        this.held++;
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(grant), 1);
+        resolve(false);
+      }, ms);
+      this.waiting.push(grant);
+    });
+  }
+  release(): void {
+    this.held--;
+    this.waiting.shift()?.();
+  }
+}
+const workers = new Slots(MAX_WORKERS, MAX_WAITING);
+
+/** The service, not the question, is the limit: a 503 to retry, unlike the 422 of a question too costly. */
+const busy = (ms: number) =>
+  new AppError(
+    503,
+    `Explore is answering as many questions as this instance runs at once (${MAX_WORKERS}, with up to ${MAX_WAITING} waiting), and this one found no turn within ${ms} ms: ask again in a few seconds.`,
+    undefined,
+    { "Retry-After": String(Math.max(1, Math.ceil(ms / 2000))) },
+    { code: "EXPLORE_BUSY" },
+  );
 
 function newWorker(): Worker {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
@@ -179,13 +231,12 @@ function newWorker(): Worker {
 }
 
 async function runSqlite(statements: readonly Statement[], ms: number): Promise<Record<string, unknown>[][]> {
-  if (running >= MAX_WORKERS) await new Promise<void>((resolve) => waiting.push(resolve));
-  running++;
+  // A turn within the question's own time; then the whole of it to run.
+  if (!(await workers.acquire(ms))) throw busy(ms);
   try {
     return await inWorker(statements, ms);
   } finally {
-    running--;
-    waiting.shift()?.();
+    workers.release();
   }
 }
 
