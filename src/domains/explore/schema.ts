@@ -219,7 +219,10 @@ const FunnelInput = builder.inputType("AnalyticsFunnelInput", {
   description: "A funnel: how many end users reach each step, in order, within the conversion window (docs/explore.md).",
   fields: (t) => ({
     steps: t.field({ type: [FunnelStepInput], required: true, description: "2 to 10 steps." }),
-    conversionWindowMs: t.float({ required: false, description: "From entry (step 1) to the last step, at most; default 7 days (604800000)." }),
+    conversionWindowMs: t.float({
+      required: false,
+      description: "From entry (step 1) to the last step, at most; default 7 days (604800000), at most 366 days (31622400000).",
+    }),
     filters: t.field({ type: [ConditionRef], required: false, description: "Conditions every step's events meet (e.g. user:plan, inSegment)." }),
     breakdown: t.string({ required: false, description: "One user:<field> or event:domain (the entry event's)." }),
     ...windowFields(t),
