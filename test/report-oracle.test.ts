@@ -156,8 +156,7 @@ function randomEvents(n: number, seed: number, contents: string[], namedTimes = 
       ev.time = time;
       ev.userName = pick(NAMES);
     }
-    // An anonymous event with a name: no end user's name.
-    if (user === undefined && r() < 0.1) ev.userName = "Anonymous Name";
+    // (No anonymous event carries a name: POST /events refuses a userName without an endUserId.)
     const k = r();
     const flowId = pick(flows);
     if (k < 0.12) {

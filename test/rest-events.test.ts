@@ -138,6 +138,23 @@ describe("POST /events", () => {
     expect((await req(`/api/v1/${t.accountId}/endUsers/fine,in%20side`, { method: "DELETE", headers: t.headers })).status).toBe(204);
   });
 
+  it("a userName without an endUserId is a per-item failure: a name no erasure could reach is not stored", async () => {
+    const t = await tenant("evname");
+    const r = await post(t, [
+      { type: "user_action", time: T, actionId: "go", userName: "Ada Lovelace" },
+      { type: "user_action", time: T, actionId: "go", endUserId: "ada", userName: "Ada Lovelace" },
+      { type: "user_action", time: T, actionId: "go" },
+    ]);
+    expect(r.status, r.text).toBe(207);
+    expect(r.body.failure).toEqual([
+      { index: 0, id: null, statusCode: 400, errors: ["userName needs endUserId: a name is kept for its end user, and erased with them"] },
+    ]);
+    expect((await eventsOf(t)).map((e) => [e.endUserId, e.userName])).toEqual([
+      ["ada", "Ada Lovelace"],
+      [null, null],
+    ]);
+  });
+
   it('an endUserId "." or ".." is a per-item failure: no URL can name such an end user on its own', async () => {
     const t = await tenant("evdot");
     const ev = (endUserId: string) => ({ type: "user_action", time: T, actionId: "go", endUserId });

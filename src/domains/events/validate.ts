@@ -140,6 +140,10 @@ export function checkEvent(
     const reserved = reservedEndUserIdProblem(it.endUserId, n("endUserId"));
     if (reserved) problems.push(reserved);
   }
+  // A name is personal data kept for its end user (the "with user name" reports) and erased with
+  // them: on an event without one it would be shown by no report and erasable by no request.
+  if (it.userName != null && (it.endUserId === undefined || it.endUserId === null))
+    problems.push(`${n("userName")} needs ${n("endUserId")}: a name is kept for its end user, and erased with them`);
   if (it.widget != null && !(WIDGETS as readonly unknown[]).includes(it.widget)) problems.push(`${n("widget")} must be one of ${WIDGETS.join(", ")}`);
   // Both are stored as 32-bit integers: the message gives the whole range, not only its lower end.
   if (it.step != null && (typeof it.step !== "number" || !Number.isInteger(it.step) || it.step < 1 || it.step > INT_MAX))
