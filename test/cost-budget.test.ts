@@ -213,7 +213,7 @@ describe("one instance, RATE_LIMIT_PER_MINUTE=100, RATE_LIMIT_MAX_REQUEST_POINTS
     const cases: [string, Promise<Reply>, number][] = [
       ["a text that does not parse", post({ query: "{ account(" }), 200],
       ["a document that does not validate", post({ query: "{ nope }" }), 200],
-      ["no query", post({}), 200],
+      ["no query", post({}), 400],
       ["a body that is not JSON", post("xx", { ...t.headers, "content-type": "application/json" }), 400],
       ["an unknown documentId", post({ documentId: `sha256:${"0".repeat(64)}` }), 400],
       ["past a limit", post({ query: `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: account(id: "${t.accountId}") { id }`).join(" ")} }` }), 400],
