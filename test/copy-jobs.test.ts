@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createKey, createUser, revokeKey } from "../src/admin.js";
 import { withTransaction } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
-import { CopyJobWorker } from "../src/domains/copyJobs/worker.js";
+import { CopyJobWorker, MAX_JOB_ATTEMPTS } from "../src/domains/copyJobs/worker.js";
 import { AppError } from "../src/errors.js";
 import { configureMail } from "../src/mail/index.js";
 import { configurePublicUrl } from "../src/publicUrl.js";
@@ -449,6 +449,46 @@ describe("access at run time", () => {
       expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(0);
       expect(mail?.raw).toContain(`Error: ${reason}`);
     }
+  });
+});
+
+describe("a job taken too many times", () => {
+  it("is given up whole: the items not copied yet fail with the reason, the counts add up, the e-mail lists them", async () => {
+    const w = await world();
+    const ids = [1, 2, 3].map((i) => `${w.src}-tired${i}`);
+    await seed(
+      w.src,
+      ids.map((id) => ({ id, type: "link" })),
+    );
+    await worker.stop(); // the job is queued now; the test makes it one taken MAX_JOB_ATTEMPTS times already
+    const before = mails.length;
+    try {
+      const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: ids });
+      expect(r.status, r.text).toBe(202);
+      // Its earlier runs copied the first item, then each ended without finishing (crashes, lost leases).
+      await prisma.copyJob.update({ where: { id: r.body.jobId }, data: { status: "running", attempts: MAX_JOB_ATTEMPTS, copied: 1 } });
+      await prisma.copyJobItem.update({ where: { jobId_sourceId: { jobId: r.body.jobId, sourceId: ids[0]! } }, data: { status: "copied", attempts: 1 } });
+      await newWorker().runJob(r.body.jobId);
+    } finally {
+      worker = newWorker();
+      await worker.start();
+    }
+    const job = await prisma.copyJob.findFirstOrThrow({ where: { accountId: w.src }, include: { items: { orderBy: { position: "asc" } } } });
+    const given = `not copied: the job was given up (taken ${MAX_JOB_ATTEMPTS} times without finishing)`;
+    expect(job).toMatchObject({ status: "failed", total: 3, copied: 1, failed: 2, error: `gave up after ${MAX_JOB_ATTEMPTS} attempts` });
+    expect(job.notifiedAt).not.toBeNull();
+    expect(job.items.map((i) => [i.sourceId, i.status, i.error])).toEqual([
+      [ids[0], "copied", null],
+      [ids[1], "failed", given],
+      [ids[2], "failed", given],
+    ]);
+    expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(0); // the test's "copied" item made no copy; nothing else ran
+    const status = await req(`/v1/accounts/${w.src}/jobs/${job.id}`, { headers: w.headers });
+    expect(status.body.counts).toEqual({ total: 3, copied: 1, failed: 2, pending: 0 });
+    expect(status.body.items.map((i: { status: string }) => i.status)).toEqual(["copied", "failed", "failed"]);
+    const mail = mails.slice(before).find((m) => m.raw.includes(job.id))!;
+    expect(mail.raw).toMatch(/Subject: Copy job \S+ failed: 1 of 3 copied/);
+    expect(mail.raw.split(/\r?\n/)).toEqual(expect.arrayContaining(["Copied: 1", "Failed: 2", `  ${ids[1]}: ${given}`, `  ${ids[2]}: ${given}`]));
   });
 });
 

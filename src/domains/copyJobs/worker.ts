@@ -174,7 +174,9 @@ export class CopyJobWorker {
       const job = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId } });
       if (job.status === "queued" || job.status === "running") {
         if (job.attempts > MAX_JOB_ATTEMPTS) {
-          await this.finish(job, "failed", `gave up after ${MAX_JOB_ATTEMPTS} attempts`);
+          // As a job whose access was lost: its pending items fail too, so a final job has none
+          // pending and its counts, status and e-mail add up.
+          await this.giveUp(job, `gave up after ${MAX_JOB_ATTEMPTS} attempts`, `taken ${MAX_JOB_ATTEMPTS} times without finishing`);
         } else {
           if (job.status === "queued") {
             await prisma.copyJob.updateMany({ where: { id: jobId, lockedBy: this.id }, data: { status: "running", startedAt: job.startedAt ?? new Date() } });
@@ -182,7 +184,7 @@ export class CopyJobWorker {
           const done = await this.runItems(job, () => this.stopping || lost);
           if (done === false) return void (await this.release(jobId, 0)); // drained or lost: handed back
           if (typeof done === "string") {
-            await this.giveUp(job, done);
+            await this.giveUp(job, done, "access lost");
           } else {
             const counts = await prisma.copyJob.findUniqueOrThrow({ where: { id: jobId }, select: { copied: true, failed: true } });
             await this.finish(job, counts.copied === 0 && counts.failed > 0 ? "failed" : "completed", null);
@@ -279,15 +281,16 @@ export class CopyJobWorker {
   }
 
   /**
-   * Ends a job its user may no longer run: the items not copied yet fail with the reason, and the
-   * job fails with it (its status and completion e-mail say why). What was copied stays copied.
+   * Ends a job that may not run on (its user lost access, or it was taken too many times): the
+   * items not copied yet fail, naming `cause`, and the job fails with `reason` (its status and
+   * completion e-mail say why). What was copied stays copied.
    */
-  private async giveUp(job: CopyJob, reason: string): Promise<void> {
-    log.warn({ jobId: job.id, reason }, "copy job given up: access lost");
+  private async giveUp(job: CopyJob, reason: string, cause: string): Promise<void> {
+    log.warn({ jobId: job.id, reason }, `copy job given up: ${cause}`);
     await withTransaction(async (tx) => {
       const failed = await tx.copyJobItem.updateMany({
         where: { jobId: job.id, status: "pending" },
-        data: { status: "failed", error: "not copied: the job was given up (access lost)", finishedAt: new Date() },
+        data: { status: "failed", error: `not copied: the job was given up (${cause})`, finishedAt: new Date() },
       });
       await tx.copyJob.update({ where: { id: job.id }, data: { failed: { increment: failed.count } } });
     });
