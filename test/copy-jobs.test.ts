@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, createKey, createUser, revokeKey } from "../src/admin.js";
-import { withTransaction } from "../src/db/index.js";
+import { onQuery, withTransaction } from "../src/db/index.js";
 import { closeQueue } from "../src/domains/copyJobs/queue.js";
 import { CopyJobWorker, MAX_JOB_ATTEMPTS } from "../src/domains/copyJobs/worker.js";
 import { AppError } from "../src/errors.js";
@@ -643,6 +643,53 @@ describe("watching a job", () => {
       }),
     });
     expect(await foreign.text()).toMatch(/FORBIDDEN|403/);
+  });
+
+  it("a watcher that leaves stops the watch: its job is not read again (it was polled every 250 ms until the job ended)", async () => {
+    const w = await world();
+    await seed(w.src, [{ id: `${w.src}-w`, type: "link" }]);
+    await worker.stop(); // the job stays queued: nothing changes it while it is watched
+    try {
+      const r = await copy(w, { destinationAccountId: w.dst, destinationUserId: w.destUser.id, contentIds: [`${w.src}-w`] });
+      expect(r.status, r.text).toBe(202);
+      const leave = new AbortController();
+      const res = await fetch(`${server.url}/graphql`, {
+        method: "POST",
+        signal: leave.signal,
+        headers: { ...w.headers, "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({
+          query: `subscription($a: String!, $j: String!) { copyJobProgress(accountId: $a, jobId: $j) { status } }`,
+          variables: { a: w.src, j: r.body.jobId },
+        }),
+      });
+      expect(res.status).toBe(200);
+      // The job's state now, then the watcher leaves.
+      const reader = res.body!.getReader();
+      let seen = "";
+      while (!seen.includes('"status":"queued"')) seen += new TextDecoder().decode((await reader.read()).value);
+      leave.abort();
+      await new Promise((res) => setTimeout(res, 400));
+      let reads = 0;
+      const stop = onQuery((q) => {
+        if (q.includes("CopyJob")) reads++;
+      });
+      await new Promise((res) => setTimeout(res, 1_000));
+      stop();
+      expect(reads).toBe(0);
+      // A job the account does not have ends the stream with an error naming it, as before.
+      const unknown = await fetch(`${server.url}/graphql`, {
+        method: "POST",
+        headers: { ...w.headers, "content-type": "application/json", accept: "text/event-stream" },
+        body: JSON.stringify({
+          query: `subscription($a: String!, $j: String!) { copyJobProgress(accountId: $a, jobId: $j) { status } }`,
+          variables: { a: w.src, j: "nope" },
+        }),
+      });
+      expect(await unknown.text()).toContain(`No copy job 'nope' in account '${w.src}'.`);
+    } finally {
+      worker = newWorker();
+      await worker.start();
+    }
   });
 
   it("a job is visible only in its source account", async () => {

@@ -2,6 +2,7 @@
 // id (the REST status route runs it), and a subscription that streams a job's progress (over
 // server-sent events: POST /graphql with Accept: text/event-stream).
 import { createHash } from "node:crypto";
+import { Repeater } from "graphql-yoga";
 import { dbErrorKind } from "../../db/errors.js";
 import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest } from "../../errors.js";
@@ -259,19 +260,32 @@ builder.subscriptionField("copyJobProgress", (t) =>
   }),
 );
 
-/** Polls the job row (any instance may be running it) and yields each change; ends when it is final. */
-async function* progress(accountId: string, jobId: string, ctx: Parameters<typeof requireAccount>[0]): AsyncGenerator<JobRow> {
-  await requireAccount(ctx, accountId);
-  let last = "";
-  for (;;) {
-    const job = await prisma.copyJob.findFirst({ where: { id: jobId, accountId } });
-    if (!job) throw new AppError(404, `No copy job '${jobId}' in account '${accountId}'.`);
-    const state = `${job.status}:${job.copied}:${job.failed}:${job.notifiedAt?.getTime() ?? ""}`;
-    if (state !== last) {
-      last = state;
-      yield job;
+/**
+ * Polls the job row (any instance may be running it) and pushes each change; ends when it is final,
+ * or as soon as the watcher leaves. (Not an async generator: the return() that a client's leaving
+ * makes waits for the generator's next yield, and a job that does not change yields nothing, so
+ * its poll went on, four reads a second, until the job ended: hours for a large one.)
+ */
+function progress(accountId: string, jobId: string, ctx: Parameters<typeof requireAccount>[0]): Repeater<JobRow> {
+  return new Repeater<JobRow>(async (push, stop) => {
+    let left = false;
+    void stop.then(() => {
+      left = true;
+    });
+    await requireAccount(ctx, accountId);
+    let last = "";
+    while (!left) {
+      const job = await prisma.copyJob.findFirst({ where: { id: jobId, accountId } });
+      if (!job) throw new AppError(404, `No copy job '${jobId}' in account '${accountId}'.`);
+      const state = `${job.status}:${job.copied}:${job.failed}:${job.notifiedAt?.getTime() ?? ""}`;
+      if (state !== last) {
+        last = state;
+        await push(job);
+      }
+      if (FINAL.has(job.status)) return stop();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise((r) => (timer = setTimeout(r, 250))), stop]);
+      clearTimeout(timer);
     }
-    if (FINAL.has(job.status)) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  });
 }
