@@ -419,6 +419,25 @@ function suite(name: string, setup: () => Promise<{ env: Record<string, string>;
       );
       expect(g.data?.account.files.nodes.map((n: { id: string }) => n.id)).toEqual(ids.slice(0, 3));
       expect(g.data?.account.files.pageInfo.hasNextPage).toBe(true);
+      // GraphQL reads the filter as B9 does: media types in any letter case and the short name are
+      // the stored type; another type is a 400 naming the filter, not an empty list.
+      const listed = (contentType: string) =>
+        gql(server, t, `query($id: String!, $type: String) { account(id: $id) { files(filter: { contentType: $type }) { nodes { id } } } }`, {
+          id: t.accountId,
+          type: contentType,
+        });
+      for (const same of ["pdf", "PDF", "Application/PDF"])
+        expect(
+          (await listed(same)).data?.account.files.nodes.map((n: { id: string }) => n.id),
+          same,
+        ).toEqual(ids);
+      for (const other of ["text/plain", "pdfs"]) {
+        const r = await listed(other);
+        expect([r.errors?.[0]?.extensions?.code, r.errors?.[0]?.extensions?.errors], other).toEqual([
+          "BAD_REQUEST",
+          [{ path: "filter.contentType", message: "must be one of application/pdf, pdf" }],
+        ]);
+      }
       // The bytes travel over REST only.
       const m = await gql(server, t, `mutation($id: String!) { uploadPdf(accountId: $id, flowId: "f", version: 1, timestamp: 1, filename: "x.pdf") { id } }`, {
         id: t.accountId,

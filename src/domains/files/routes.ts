@@ -1,6 +1,4 @@
 // Files over REST: B8 (upload a PDF, streamed), B9 (list), and the download by id.
-import { AppError } from "../../errors.js";
-import { ownEntry } from "../../lookup.js";
 import { noneMatchHas } from "../../rest/conditional.js";
 import { B, type RestInput, type RestReply, type RestRoute, route } from "../../rest/contract.js";
 import { pageQuery } from "../../rest/docs.js";
@@ -13,22 +11,8 @@ import { reply } from "../../rest/responses.js";
 import { MAX_TIMESTAMP } from "../../schema/builder.js";
 import { LIST_LIMITS } from "../../schema/pagination.js";
 import { FILE_FIELDS, fileRecord } from "./records.js";
-import { checkFileParams, openFile } from "./schema.js";
+import { CONTENT_TYPES, checkFileParams, mediaType, openFile } from "./schema.js";
 import { PDF_CONTENT_TYPE, PDF_LIMIT_BYTES, receivePdf } from "./upload.js";
-
-/**
- * B9's `contentType` values and the media type each stands for. Only PDFs are stored: a value that
- * names no stored type would silently list nothing, so it is a 400 listing these instead.
- */
-const CONTENT_TYPES: Record<string, string> = { [PDF_CONTENT_TYPE]: PDF_CONTENT_TYPE, pdf: PDF_CONTENT_TYPE };
-
-/** The stored media type a `contentType` value names (media types are case-insensitive). */
-function mediaType(value: string): string {
-  const type = ownEntry(CONTENT_TYPES, value.trim().toLowerCase());
-  if (type) return type;
-  const message = `must be one of ${Object.keys(CONTENT_TYPES).join(", ")}`;
-  throw new AppError(400, `contentType ${message}`, [{ path: "contentType", message }]);
-}
 
 const UPLOAD = graphql(`mutation UploadPdf($accountId: String!, $flowId: String!, $version: Float!, $timestamp: Float!, $filename: String!) {
   uploadPdf(accountId: $accountId, flowId: $flowId, version: $version, timestamp: $timestamp, filename: $filename) { ${FILE_FIELDS} } }`);
@@ -107,7 +91,7 @@ export const fileRoutes: RestRoute[] = [
       first: limitParam(i.query, LIST_LIMITS.files),
       after: cursorParam(i.query),
       filter: {
-        contentType: mediaType(stringParam(i.query, "contentType", { required: true })!),
+        contentType: mediaType(stringParam(i.query, "contentType", { required: true })!, "contentType"),
         fromTime: intParam(i.query, "fromTime", { min: 0, max: MAX_TIMESTAMP }) ?? 1,
       },
     }),

@@ -7,6 +7,7 @@ import { prisma, withTransaction } from "../../db/index.js";
 import { AppError, badRequest } from "../../errors.js";
 import type { StoredFile as FileRow } from "../../generated/sqlite/client.js";
 import { newId } from "../../ids.js";
+import { ownEntry } from "../../lookup.js";
 import { publicUrl } from "../../publicUrl.js";
 import { builder, MAX_TIMESTAMP } from "../../schema/builder.js";
 import { afterCursor, connectionFrom, LIST_LIMITS, pageExtensions, pageLimit, toPage } from "../../schema/pagination.js";
@@ -39,9 +40,26 @@ export const File = builder.objectRef<FileRow>("File").implement({
   }),
 });
 
+/**
+ * The `contentType` filter's values (B9's, GraphQL's) and the media type each stands for. Only PDFs
+ * are stored: a value that names no stored type would silently list nothing, so it is a 400
+ * listing these instead.
+ */
+export const CONTENT_TYPES: Record<string, string> = { [PDF_CONTENT_TYPE]: PDF_CONTENT_TYPE, pdf: PDF_CONTENT_TYPE };
+
+/** The stored media type a `contentType` filter value names (media types are case-insensitive); `path` names the input in a 400. */
+export function mediaType(value: string, path: string): string {
+  const type = ownEntry(CONTENT_TYPES, value.trim().toLowerCase());
+  if (type) return type;
+  throw bad(path, `must be one of ${Object.keys(CONTENT_TYPES).join(", ")}`);
+}
+
 const FileFilter = builder.inputType("FileFilter", {
   fields: (t) => ({
-    contentType: t.string({ required: false, description: "Only files of this media type, e.g. application/pdf." }),
+    contentType: t.string({
+      required: false,
+      description: `Only files of this media type: ${PDF_CONTENT_TYPE} or its short name pdf, in any letter case (the only type stored); anything else is a 400.`,
+    }),
     fromTime: t.field({ type: "Timestamp", required: false, description: "Only files uploaded at or after this time." }),
   }),
 });
@@ -59,7 +77,8 @@ builder.objectField(Account, "files", (t) =>
         where: {
           AND: [
             { accountId: account.id },
-            contentType ? { contentType } : {},
+            // Read as B9 reads it: GraphQL listed nothing for "pdf" or "Application/PDF", and for a type never stored.
+            contentType != null ? { contentType: mediaType(contentType, "filter.contentType") } : {},
             fromTime ? { createdAt: { gte: fromTime } } : {},
             afterCursor("createdAt", args.after, true, account.id),
           ],
