@@ -163,6 +163,9 @@ describe("copy jobs across processes", () => {
           .logs()
           .filter((l) => l.msg === "copy job done" && ids.includes(l.jobId))
           .map((l) => l.jobId as string);
+      // A worker logs "copy job done" after it has released the job, so the line may trail the
+      // notification the wait above saw (a run on PostgreSQL missed one): wait for the lines too.
+      await until("each job's done line logged", async () => doneBy(a).length + doneBy(b).length >= 6, 10_000);
       const [byA, byB] = [doneBy(a), doneBy(b)];
       expect([...byA, ...byB].sort()).toEqual([...ids].sort()); // each job done once, by one of them
       expect(byA.length + byB.length).toBe(6);
