@@ -351,6 +351,10 @@ function suite(name: string, setup: () => Promise<{ env: Record<string, string>;
         ["a%00b.pdf", /filename/],
         ["a%5Cb.pdf", /filename/],
         [`${"x".repeat(300)}.pdf`, /filename/],
+        // U+202E shows "<RLO>fdp.exe" as "exe.pdf"; U+2067 and U+200F are bidirectional controls too.
+        ["%E2%80%AEfdp.exe", /filename must not contain bidirectional formatting characters/],
+        ["a%E2%81%A7b.pdf", /bidirectional/],
+        ["a%E2%80%8Fb.pdf", /bidirectional/],
       ] as const;
       for (const [filename, detail] of bad) {
         const res = await upload(a, pdf(100), `flow-1/1/1/${filename}`);

@@ -52,7 +52,7 @@ export const fileRoutes: RestRoute[] = [
       version: { description: "Integer version (int64, ≥ 0).", example: "3" },
       timestamp: { description: "Integer timestamp (int64 epoch ms, ≥ 0).", example: "1718000000000" },
       filename: {
-        description: "File name (URL-encoded): 1–255 characters without `/`, `\\`, NUL or control characters; not `.` or `..`.",
+        description: "File name (URL-encoded): 1–255 characters without `/`, `\\`, NUL, control or bidirectional formatting characters; not `.` or `..`.",
         example: "guide.pdf",
       },
     },

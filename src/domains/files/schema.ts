@@ -115,11 +115,17 @@ const bad = (path: string, message: string) => badRequest(`${path} ${message}`, 
 const unsafe = (name: string) =>
   [...name].some((ch) => ch === "/" || ch === "\\" || ch.charCodeAt(0) < 0x20 || (ch.charCodeAt(0) >= 0x7f && ch.charCodeAt(0) <= 0x9f));
 
+const BIDI_CONTROL = /\p{Bidi_Control}/u;
+
 /** A file name as stored: NFC, trimmed, 1–255 characters, no separators or control characters, not `.`/`..`. */
 export function sanitiseFilename(raw: string): string {
   const name = raw.normalize("NFC").trim();
   if (name === "") throw bad("filename", "must not be empty");
   if (unsafe(name)) throw bad("filename", "must not contain '/', '\\', NUL or other control characters");
+  // U+202E and the other bidirectional controls reorder what is shown: "<U+202E>fdp.exe" reads
+  // "exe.pdf" in a browser's download bar or a file manager, and is saved as a `.exe`.
+  if (BIDI_CONTROL.test(name))
+    throw bad("filename", "must not contain bidirectional formatting characters (such as U+202E), which can disguise a name's extension");
   if (name === "." || name === "..") throw bad("filename", "must not be a relative path");
   if (longerThan(name, FILENAME_MAX)) throw bad("filename", `must be at most ${FILENAME_MAX} characters`);
   return name;
