@@ -343,6 +343,25 @@ describe("delivery", () => {
     expect(rcv.received.filter((x) => x.path === "/sig")).toHaveLength(1); // flow_started was not subscribed
   });
 
+  it("a delivery log's cursor resumes its own endpoint's log; another endpoint's cursor is a 400, not a position in this log", async () => {
+    const t = await tenant("whc");
+    const one = await create(t, { url: `${rcv.url}/c1`, events: ["*"] });
+    const two = await create(t, { url: `${rcv.url}/c2`, events: ["*"] });
+    await events(
+      t,
+      [1, 2, 3].map((i) => ({ type: "user_action", time: Date.now() - i, actionId: `c${i}` })),
+    );
+    await until("three deliveries each", async () => (await deliveries(t, one.body.id)).length === 3 && (await deliveries(t, two.body.id)).length === 3);
+    const page = (id: string, query: string) => req(`${hooks(t)}/${id}/deliveries?limit=1${query}`, { headers: t.headers });
+    const first = await page(one.body.id, "");
+    const next = await page(one.body.id, `&cursor=${first.body.cursor}`);
+    expect([next.status, next.body.data.length]).toEqual([200, 1]);
+    expect(next.body.data[0].id).not.toBe(first.body.data[0].id);
+    const other = await page(two.body.id, `&cursor=${first.body.cursor}`);
+    expect(other.status, other.text).toBe(400);
+    expect(other.body.errors).toEqual([{ path: "cursor", message: "cursor from another list" }]);
+  });
+
   it("retries failures on the schedule with the same webhook-id, each attempt in the log", async () => {
     const t = await tenant("whr");
     const c = await create(t, { url: `${rcv.url}/retry`, events: ["*"] });

@@ -136,13 +136,16 @@ builder.prismaObjectField(Account, "webhookDeliveries", (t) =>
       resolve: async (account, args) => {
         const limit = pageLimit(args, LIST_LIMITS.standard);
         await findHook(account.id, args.webhookId);
+        // Each endpoint's log is a list of its own: another endpoint's cursor is a 400, not a
+        // position in this one (one issued before cursors named the endpoint is read as this one's).
+        const list = { name: `webhook:${args.webhookId}`, untagged: true };
         const rows = await prisma.webhookDelivery.findMany({
-          where: { AND: [{ webhookId: args.webhookId, accountId: account.id }, afterCursor("createdAt", args.after, true, account.id, "desc")] },
+          where: { AND: [{ webhookId: args.webhookId, accountId: account.id }, afterCursor("createdAt", args.after, true, account.id, "desc", "id", list)] },
           orderBy: [{ createdAt: "desc" }, { id: "desc" }],
           include: { log: { orderBy: { attempt: "asc" } } },
           take: limit + 1,
         });
-        return connectionFrom(toPage(rows, limit), account.id, (r) => r.createdAt);
+        return connectionFrom(toPage(rows, limit), account.id, (r) => r.createdAt, undefined, list.name);
       },
     },
     {},
