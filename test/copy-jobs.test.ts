@@ -757,6 +757,9 @@ describe("B6: Idempotency-Key", () => {
     // The same request again later, ids in the same order with the same white space read away: the same answer.
     const later = await copy(w, { ...body, contentIds: [` ${w.src}-a`, `${w.src}-b`, `${w.src}-a`] }, headers);
     expect([later.status, later.body]).toEqual([202, answers[0]!.body]);
+    // The destination user's e-mail in other letter case is the same user, so the same request.
+    const shouted = await copy(w, { ...body, destinationUserId: ` ${w.destUser.email.toUpperCase()}` }, headers);
+    expect([shouted.status, shouted.body]).toEqual([202, answers[0]!.body]);
     expect(await prisma.copyJob.count({ where: { accountId: w.src } })).toBe(1);
     expect(await prisma.content.count({ where: { accountId: w.dst } })).toBe(2);
     // Without a key, or with another one, a request is a new job.

@@ -104,9 +104,13 @@ const accepted = (job: Pick<JobRow, "id" | "accountId" | "destinationAccountId" 
   message: `Copy of ${job.total} item(s) to account '${job.destinationAccountId}' queued; ${job.requestedBy} is e-mailed when it completes. Status: GET ${jobStatusUrl(job.accountId, job.id)}`,
 });
 
-/** What makes two copy requests the same one: the caller and the request as it is read (ids trimmed, once each). */
+/**
+ * What makes two copy requests the same one: the caller and the request as it is read (ids trimmed,
+ * once each; a destination user given by e-mail lower-cased, as it is looked up: `Ops@x` is `ops@x`).
+ */
 function fingerprint(caller: string, input: { destinationAccountId: string; destinationUserId: string; copyUserTags?: boolean | null }, ids: string[]) {
-  const request = [caller, input.destinationAccountId, input.destinationUserId.trim(), input.copyUserTags ?? false, ids];
+  const who = input.destinationUserId.trim();
+  const request = [caller, input.destinationAccountId, who.includes("@") ? who.toLowerCase() : who, input.copyUserTags ?? false, ids];
   return createHash("sha256").update(JSON.stringify(request)).digest("hex");
 }
 
