@@ -582,6 +582,23 @@ describe("delivery", () => {
     expect(await prisma.webhookAttempt.count({ where: { delivery: { webhookId: c.body.id } } })).toBe(0);
   });
 
+  it("a delivery replayed near the end of the retention stays a whole retention after its new attempt", async () => {
+    const t = await tenant("whpr");
+    const c = await create(t, { url: `${rcv.url}/prune-replayed`, events: ["*"] });
+    await events(t, [{ type: "user_action", time: Date.now(), actionId: "x" }]);
+    const [d] = await until("delivered", async () => {
+      const list = await deliveries(t, c.body.id);
+      return list[0]?.status === "delivered" ? list : null;
+    });
+    // Its last attempt a day before the retention ends (as a replay 29 days after the delivery leaves it).
+    const day = 86_400_000;
+    await prisma.webhookAttempt.updateMany({ where: { deliveryId: d.id }, data: { at: new Date(Date.now() + DELIVERY_LOG_RETENTION_MS - day) } });
+    expect(await pruneDeliveries(new Date(Date.now() + DELIVERY_LOG_RETENTION_MS + 60_000))).toBe(0);
+    expect(await deliveries(t, c.body.id)).toHaveLength(1);
+    await pruneDeliveries(new Date(Date.now() + 2 * DELIVERY_LOG_RETENTION_MS));
+    expect(await deliveries(t, c.body.id)).toEqual([]);
+  });
+
   it("gives an endpoint that does not answer the timeout, then retries", async () => {
     const t = await tenant("whto");
     const c = await create(t, { url: `${rcv.url}/hang`, events: ["*"] });

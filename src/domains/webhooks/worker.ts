@@ -284,10 +284,18 @@ export class WebhookWorker {
   }
 }
 
-/** Deletes finished deliveries older than the log's retention (harmless on several instances at once). */
+/**
+ * Deletes finished deliveries whose last activity is older than the log's retention (harmless on
+ * several instances at once): created before it and with no attempt since, so a delivery replayed
+ * near the end of its retention keeps its new attempts a whole retention, not until the next day.
+ */
 export async function pruneDeliveries(now = clock.now()): Promise<number> {
   const before = new Date(now.getTime() - DELIVERY_LOG_RETENTION_MS);
-  return (await prisma.webhookDelivery.deleteMany({ where: { status: { not: "pending" }, createdAt: { lt: before } } })).count;
+  return (
+    await prisma.webhookDelivery.deleteMany({
+      where: { status: { not: "pending" }, createdAt: { lt: before }, log: { none: { at: { gte: before } } } },
+    })
+  ).count;
 }
 
 /** The receiver can continue the attempt's trace (tracing on): a W3C traceparent header. */
