@@ -33,6 +33,23 @@ const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 /** Rows written as an earlier version of the service could have (audited, as every write is). */
 const asSystem = <T>(fn: Parameters<typeof withTransaction<T>>[0]) =>
   requestScope.run({ requestId: null, ip: null, actor: "system:test" }, () => withTransaction(fn));
+/** A GET endpoint saved by an earlier version, past the checks a save makes today: its row written directly (its document is the caller's to store). */
+const savedEarlier = (tx: Parameters<Parameters<typeof asSystem>[0]>[0], t: Tenant, id: string, name: string, text: string) => {
+  const now = new Date();
+  return tx.savedEndpoint.create({
+    data: {
+      id: `${id}_${t.accountId}`,
+      accountId: t.accountId,
+      name,
+      method: "GET",
+      documentHash: sha(text),
+      maxAgeSeconds: 0,
+      variables: "[]",
+      createdAt: now,
+      updatedAt: now,
+    },
+  });
+};
 const TAGS = "query TopTags($accountId: String!, $first: Int = 10) { account(id: $accountId) { tags(first: $first) { nodes { name type } } } }";
 const CONTENTS =
   "query Contents($accountId: String!, $states: [ContentState!], $first: Int!, $withTitle: Boolean!) { account(id: $accountId) { contents(first: $first, filter: { state: $states }) { nodes { id ...T @include(if: $withTitle) state } } } } fragment T on Content { title }";
@@ -159,22 +176,9 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
 
   it("an endpoint saved past the limits (before they applied here) is refused when called: 400, nothing runs", async () => {
     const aliases = `query Old($accountId: String!) { ${Array.from({ length: 20 }, (_, i) => `a${i}: account(id: $accountId) { id }`).join(" ")} }`;
-    const now = new Date();
     await asSystem(async (tx) => {
       await tx.persistedDocument.create({ data: { accountId: a.accountId, hash: sha(aliases), text: aliases } });
-      await tx.savedEndpoint.create({
-        data: {
-          id: `ep_old_${a.accountId}`,
-          accountId: a.accountId,
-          name: "old-past",
-          method: "GET",
-          documentHash: sha(aliases),
-          maxAgeSeconds: 0,
-          variables: "[]",
-          createdAt: now,
-          updatedAt: now,
-        },
-      });
+      await savedEarlier(tx, a, "ep_old", "old-past", aliases);
     });
     expectProblem(
       await run(a, "old-past"),
@@ -201,22 +205,7 @@ describe("saving an endpoint: PUT/GET/DELETE /v1/accounts/{accountId}/endpoints/
     await asSystem((tx) => tx.persistedDocument.create({ data: { accountId: a.accountId, hash: sha(text), text } }));
     expectProblem(await put(a, "nul", { documentId: `sha256:${sha(text)}` }), 400, /^document has a string literal at line 1/);
     expect(await prisma.savedEndpoint.count({ where: { accountId: a.accountId } })).toBe(before);
-    const now = new Date();
-    await asSystem((tx) =>
-      tx.savedEndpoint.create({
-        data: {
-          id: `ep_nul_${a.accountId}`,
-          accountId: a.accountId,
-          name: "old-nul",
-          method: "GET",
-          documentHash: sha(text),
-          maxAgeSeconds: 0,
-          variables: "[]",
-          createdAt: now,
-          updatedAt: now,
-        },
-      }),
-    );
+    await asSystem((tx) => savedEarlier(tx, a, "ep_nul", "old-nul", text));
     expectProblem(await run(a, "old-nul"), 400, /^This endpoint's document has a string literal at line 1: text must not contain NUL/);
     const doc = await call(`${server.url}${pathB(a)}/endpoints/openapi.json`, { headers: a.headers });
     expect(doc.status, doc.text).toBe(200);
@@ -584,22 +573,9 @@ describe("with INTROSPECTION=false", () => {
     expect(await prisma.persistedDocument.count({ where: { accountId: a.accountId, hash: { in: [sha(schemaText), sha(typeText)] } } })).toBe(0);
 
     // Saved while introspection was on, then called with it off: refused, nothing runs.
-    const now = new Date();
     await asSystem(async (tx) => {
       await tx.persistedDocument.create({ data: { accountId: a.accountId, hash: sha(typeText), text: typeText } });
-      await tx.savedEndpoint.create({
-        data: {
-          id: `ep_intro_${a.accountId}`,
-          accountId: a.accountId,
-          name: "intro-old",
-          method: "GET",
-          documentHash: sha(typeText),
-          maxAgeSeconds: 0,
-          variables: "[]",
-          createdAt: now,
-          updatedAt: now,
-        },
-      });
+      await savedEarlier(tx, a, "ep_intro", "intro-old", typeText);
     });
     expectProblem(await call(`${off.url}${pathB(a)}/run/intro-old`, { headers: a.headers }), 400, /introspection is disabled/);
   });

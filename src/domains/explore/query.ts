@@ -276,7 +276,7 @@ export async function runQuery(
       }
       return 0;
     });
-    if (page) rows = rows.slice(page.offset, page.offset + page.limit + 1);
+    rows = rows.slice(page.offset, page.offset + page.limit + 1);
   }
   if (q.interval) for (const r of rows) r[0] = labelOfKey(r[0] as number, q.interval);
   if (opts.allRows && rows.length > allRowsMax)
